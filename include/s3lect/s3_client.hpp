@@ -1,0 +1,127 @@
+// s3lect's own S3 client: GET and conditional PUT over HTTP or HTTPS, SigV4-signed, on the
+// caller's executor. Beast and OpenSSL stay inside src/.
+#pragma once
+
+#include <s3lect/logger.hpp>
+#include <s3lect/storage.hpp>
+
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+
+namespace s3lect {
+
+/// Static AWS credentials. An empty access key id means "take them from the environment".
+struct credentials {
+  std::string access_key_id;
+  std::string secret_access_key;
+  std::string session_token;  ///< Sent as x-amz-security-token when not empty.
+};
+
+/// How the bucket is put in request URLs.
+enum class addressing_style {
+  automatic,       ///< Virtual-hosted for AWS endpoints when the bucket name allows it, else path.
+  path,            ///< https://endpoint/BUCKET/KEY
+  virtual_hosted,  ///< https://BUCKET.endpoint/KEY
+};
+
+/// TLS settings for HTTPS endpoints.
+struct tls_config {
+  std::string ca_file;  ///< PEM file of trusted CAs; empty with empty ca_pem: the system roots.
+  std::string ca_pem;   ///< PEM text of trusted CAs, in addition to ca_file.
+  bool verify_peer = true;  ///< Off only for experiments: anyone can then impersonate the store.
+};
+
+/// Configuration of an s3_client. Empty fields are filled by apply_environment().
+struct s3_config {
+  std::string bucket;
+  /// `http://host[:port]` or `https://host[:port]`. Empty: AWS_ENDPOINT_URL_S3, then
+  /// AWS_ENDPOINT_URL, then `https://s3.REGION.amazonaws.com`.
+  std::string endpoint;
+  /// Signing region. Empty: AWS_REGION, then AWS_DEFAULT_REGION, then "us-east-1".
+  std::string region;
+  addressing_style addressing = addressing_style::automatic;
+  /// Empty access key id: AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, AWS_SESSION_TOKEN.
+  credentials creds;
+  tls_config tls;
+  /// Bound on one attempt: resolve, connect, handshake, write and read. 0 disables it.
+  std::chrono::milliseconds request_timeout{5000};
+  /// Replies with a larger body fail with errc::body_too_large (lock records are small).
+  std::size_t max_body_bytes = 1024 * 1024;
+  /// Idle keep-alive connections kept for reuse.
+  std::size_t max_idle_connections = 4;
+  logger log;
+
+  /// Fills empty endpoint, region and credentials from the standard AWS environment variables.
+  void apply_environment();
+  /// Returns nullopt when valid, else "field: what is wrong" naming the first offending field.
+  std::optional<std::string> validate() const;
+};
+
+/// Counters of one client, for tests, benchmarks and metrics.
+struct s3_client_stats {
+  std::uint64_t gets = 0;
+  std::uint64_t puts = 0;
+  std::uint64_t deletes = 0;
+  std::uint64_t failures = 0;     ///< Requests that completed with an error other than 412.
+  std::uint64_t connections = 0;  ///< TCP connections opened.
+};
+
+/// An S3 client. Thread-safe; any number of requests may be outstanding and each uses its own
+/// keep-alive connection from a small pool. Must outlive its pending operations.
+class s3_client final : public storage {
+ public:
+  /// Resolves `config` against the environment and validates it; throws
+  /// boost::system::system_error (errc::invalid_config) naming the offending field.
+  s3_client(executor_type executor, s3_config config);
+  ~s3_client() override;
+  s3_client(const s3_client&) = delete;
+  s3_client& operator=(const s3_client&) = delete;
+
+  executor_type get_executor() const override;
+
+  /// The configuration after apply_environment().
+  const s3_config& config() const noexcept;
+
+  /// Snapshot of the counters.
+  s3_client_stats stats() const;
+
+  /// Deletes `key` (used to clean up scratch objects). Completes with
+  /// `void(error_code, response_info)`; a missing object is success. Cancellation: terminal.
+  template <class CompletionToken = default_token>
+  auto async_delete(std::string key, CompletionToken&& token = {}) {
+    return boost::asio::async_initiate<CompletionToken,
+                                       void(boost::system::error_code, response_info)>(
+        initiate_delete{this}, token, std::move(key));
+  }
+
+  /// Closes idle keep-alive connections.
+  void close_idle_connections();
+
+ protected:
+  void get_impl(std::string key,
+                boost::asio::any_completion_handler<get_signature> handler) override;
+  void put_impl(std::string key, std::string body, put_condition condition,
+                boost::asio::any_completion_handler<put_signature> handler) override;
+
+ private:
+  struct impl;
+  using delete_handler =
+      boost::asio::any_completion_handler<void(boost::system::error_code, response_info)>;
+  void delete_impl(std::string key, delete_handler handler);
+
+  struct initiate_delete {
+    s3_client* self;
+    template <class Handler>
+    void operator()(Handler&& handler, std::string key) const {
+      self->delete_impl(std::move(key), delete_handler(std::forward<Handler>(handler)));
+    }
+  };
+
+  std::shared_ptr<impl> impl_;
+};
+
+}  // namespace s3lect

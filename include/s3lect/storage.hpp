@@ -1,0 +1,132 @@
+// The storage abstraction the elector runs on: read an object with its ETag, and write it
+// only if it is absent or still has a given ETag. Implemented by s3_client (the real store) and
+// memory_storage (unit tests and fault injection).
+#pragma once
+
+#include <boost/asio/any_completion_handler.hpp>
+#include <boost/asio/any_io_executor.hpp>
+#include <boost/asio/async_result.hpp>
+#include <boost/asio/use_awaitable.hpp>
+#include <boost/system/error_code.hpp>
+
+#include <chrono>
+#include <optional>
+#include <string>
+#include <utility>
+
+namespace s3lect {
+
+/// The default completion token of every s3lect operation: `co_await op(...)` yields the result
+/// and throws boost::system::system_error on failure. Pass `as_tuple(use_awaitable)`, a callback,
+/// `use_future` or `deferred` instead as with any Asio operation.
+using default_token = boost::asio::use_awaitable_t<>;
+
+/// An object's body and its ETag. ETags are kept normalised: without quotes or a `W/` prefix.
+struct object {
+  std::string body;
+  std::string etag;
+};
+
+/// The condition of a conditional PUT.
+struct put_condition {
+  enum class kind {
+    if_absent,  ///< `If-None-Match: *`: create only if no object exists at the key.
+    if_match,   ///< `If-Match: etag`: replace only if the object still has this ETag.
+  };
+  kind type = kind::if_absent;
+  std::string etag;  ///< Normalised ETag; used with kind::if_match only.
+
+  /// Create-if-absent.
+  static put_condition absent() { return {kind::if_absent, {}}; }
+  /// Replace-if-ETag-matches.
+  static put_condition matches(std::string etag) { return {kind::if_match, std::move(etag)}; }
+};
+
+/// What the store said about one request, useful in logs and diagnostics even on failure.
+struct response_info {
+  unsigned http_status = 0;  ///< 0 when no HTTP answer was received.
+  std::string error_code;    ///< S3 error code from the XML error body, e.g. "PreconditionFailed".
+  std::string message;       ///< S3 error message, or a description of a local failure.
+  std::string request_id;    ///< S3 request id, when the store sent one.
+  std::optional<std::chrono::system_clock::time_point> server_date;  ///< The `Date` header.
+  std::chrono::microseconds round_trip{0};  ///< Time from sending to the complete answer.
+};
+
+/// Result of a GET: the object, or nullopt when no object exists at the key (not an error).
+struct get_result {
+  std::optional<object> found;
+  response_info info;
+};
+
+/// Result of a conditional PUT: the new ETag on success.
+struct put_result {
+  std::string etag;
+  response_info info;
+};
+
+/// Completion signature of storage::async_get.
+using get_signature = void(boost::system::error_code, get_result);
+/// Completion signature of storage::async_put.
+using put_signature = void(boost::system::error_code, put_result);
+
+/// Abstract awaitable object store. Implementations must honour the conditions exactly: a store
+/// that ignores them hands the lock out twice. Thread-safe: operations may be started from any
+/// thread; handlers run on the implementation's executor unless the token binds another one.
+class storage {
+ public:
+  using executor_type = boost::asio::any_io_executor;
+
+  virtual ~storage() = default;
+
+  /// The executor the operations run on.
+  virtual executor_type get_executor() const = 0;
+
+  /// Reads `key`. Completes with `void(error_code, get_result)`; a missing object is success
+  /// with `found == nullopt`. Cancellation: terminal; the request is abandoned.
+  template <class CompletionToken = default_token>
+  auto async_get(std::string key, CompletionToken&& token = {}) {
+    return boost::asio::async_initiate<CompletionToken, get_signature>(
+        initiate_get{this}, token, std::move(key));
+  }
+
+  /// Writes `body` at `key` if `condition` holds. Completes with `void(error_code, put_result)`:
+  /// errc::precondition_failed when the condition did not hold, errc::conflict for an undecided
+  /// concurrent write, errc::outcome_unknown when the write may or may not have committed.
+  /// Cancellation: terminal; a cancelled PUT's outcome is unknown.
+  template <class CompletionToken = default_token>
+  auto async_put(std::string key, std::string body, put_condition condition,
+                 CompletionToken&& token = {}) {
+    return boost::asio::async_initiate<CompletionToken, put_signature>(
+        initiate_put{this}, token, std::move(key), std::move(body), std::move(condition));
+  }
+
+ protected:
+  /// Starts a GET; must complete `handler` exactly once, honouring its cancellation slot.
+  virtual void get_impl(std::string key,
+                        boost::asio::any_completion_handler<get_signature> handler) = 0;
+  /// Starts a conditional PUT; must complete `handler` exactly once.
+  virtual void put_impl(std::string key, std::string body, put_condition condition,
+                        boost::asio::any_completion_handler<put_signature> handler) = 0;
+
+ private:
+  struct initiate_get {
+    storage* self;
+    template <class Handler>
+    void operator()(Handler&& handler, std::string key) const {
+      self->get_impl(std::move(key), boost::asio::any_completion_handler<get_signature>(
+                                         std::forward<Handler>(handler)));
+    }
+  };
+  struct initiate_put {
+    storage* self;
+    template <class Handler>
+    void operator()(Handler&& handler, std::string key, std::string body,
+                    put_condition condition) const {
+      self->put_impl(std::move(key), std::move(body), std::move(condition),
+                     boost::asio::any_completion_handler<put_signature>(
+                         std::forward<Handler>(handler)));
+    }
+  };
+};
+
+}  // namespace s3lect

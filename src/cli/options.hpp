@@ -1,0 +1,53 @@
+// Command-line parsing shared by the s3lect subcommands: `--name value` / `--name=value`
+// options, durations such as 500ms, 15s and 1m, and s3://BUCKET/KEY locations.
+#pragma once
+
+#include <chrono>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace s3lect::cli {
+
+/// A bucket and key given as s3://BUCKET/KEY.
+struct s3_location {
+  std::string bucket;
+  std::string key;
+};
+
+/// Parses s3://BUCKET/KEY; the key keeps every character after the bucket's slash.
+/// Returns nullopt and sets `error` when malformed.
+std::optional<s3_location> parse_s3_location(std::string_view text, std::string& error);
+
+/// Parses a duration such as 500ms, 15s, 1m, 1m30s or 0. Returns nullopt when malformed.
+std::optional<std::chrono::milliseconds> parse_duration(std::string_view text);
+
+/// Options and positional arguments of one subcommand.
+class parsed_args {
+ public:
+  /// Parses `args` against the allowed option names: `flags` take no value, `valued` take one.
+  /// Everything after `--` is kept as the trailing command. Returns nullopt and sets `error` on
+  /// an unknown option, a missing value or a repeated option.
+  static std::optional<parsed_args> parse(const std::vector<std::string>& args,
+                                          const std::vector<std::string>& flags,
+                                          const std::vector<std::string>& valued,
+                                          std::string& error);
+
+  /// True when the flag or valued option was given.
+  bool has(const std::string& name) const { return values_.count(name) != 0; }
+  /// The value of an option, or nullopt.
+  std::optional<std::string> get(const std::string& name) const;
+  /// Positional arguments before `--`.
+  const std::vector<std::string>& positional() const { return positional_; }
+  /// Arguments after `--`.
+  const std::vector<std::string>& trailing() const { return trailing_; }
+
+ private:
+  std::map<std::string, std::string> values_;
+  std::vector<std::string> positional_;
+  std::vector<std::string> trailing_;
+};
+
+}  // namespace s3lect::cli

@@ -1,0 +1,31 @@
+// The options every subcommand uses to reach the lock: --lock, --endpoint, --region,
+// --ca-file, --path-style, turned into an s3_config.
+#pragma once
+
+#include "cli/options.hpp"
+
+#include <s3lect/s3_client.hpp>
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace s3lect::cli {
+
+/// Flag names of the store options (no value).
+const std::vector<std::string>& store_flag_names();
+/// Valued option names of the store options.
+const std::vector<std::string>& store_valued_names();
+/// Help text of the store options.
+const char* store_options_help();
+
+/// The store configuration and lock key from parsed options plus the AWS environment.
+struct store_target {
+  s3_config config;
+  std::string key;
+};
+
+/// Builds the target; returns nullopt and sets `error` when an option is missing or invalid.
+std::optional<store_target> make_store_target(const parsed_args& args, std::string& error);
+
+}  // namespace s3lect::cli
