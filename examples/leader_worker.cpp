@@ -1,0 +1,109 @@
+// A leader-only worker: it campaigns for a lock and does its work only while leader, handing
+// the work the fencing term and stopping it the moment leadership is lost.
+//
+//   for (;;) {
+//     auto lease = co_await elector.async_wait_for_leadership();
+//     co_await (work(lease.term) || elector.async_wait_for_loss(lease));
+//   }
+//
+// The store comes from the environment (AWS_ENDPOINT_URL, AWS_ACCESS_KEY_ID, ...).
+// usage: leader_worker BUCKET KEY ID [CA_FILE] [--lease-ms N]
+// It prints one line per event, `<unix ms> <id> <event> ...`, which scripts/demo.sh reads.
+// SIGTERM or SIGINT stops it gracefully: a leader releases the lock so a follower takes over
+// at once.
+#include <s3lect/elector.hpp>
+#include <s3lect/s3_client.hpp>
+
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
+#include <boost/asio/experimental/awaitable_operators.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/signal_set.hpp>
+#include <boost/asio/steady_timer.hpp>
+
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <iostream>
+#include <string>
+
+namespace asio = boost::asio;
+using namespace asio::experimental::awaitable_operators;
+using namespace std::chrono_literals;
+
+namespace {
+
+void print_event(const std::string& id, const std::string& event) {
+  const auto now = std::chrono::duration_cast<std::chrono::milliseconds>(
+      std::chrono::system_clock::now().time_since_epoch());
+  std::printf("%lld %s %s\n", static_cast<long long>(now.count()), id.c_str(), event.c_str());
+  std::fflush(stdout);
+}
+
+/// The leader's work: here, a heartbeat each second that carries the fencing term.
+asio::awaitable<void> work(std::string id, std::uint64_t term) {
+  asio::steady_timer timer(co_await asio::this_coro::executor);
+  for (int beat = 1;; ++beat) {
+    timer.expires_after(1s);
+    co_await timer.async_wait(asio::use_awaitable);
+    print_event(id, "working term=" + std::to_string(term) + " beat=" + std::to_string(beat));
+  }
+}
+
+asio::awaitable<void> lead_when_elected(s3lect::elector& elector, std::string id) {
+  for (;;) {
+    auto lease = co_await elector.async_wait_for_leadership();
+    print_event(id, "leader term=" + std::to_string(lease.term));
+    co_await (work(id, lease.term) || elector.async_wait_for_loss(lease));
+    print_event(id, "lost term=" + std::to_string(lease.term));
+  }
+}
+
+asio::awaitable<void> stop_on_signal(s3lect::elector& elector, std::string id) {
+  asio::signal_set signals(co_await asio::this_coro::executor, SIGINT, SIGTERM);
+  co_await signals.async_wait(asio::use_awaitable);
+  print_event(id, "stopping");
+  co_await elector.async_stop();
+  print_event(id, "stopped");
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc < 4) {
+    std::cerr << "usage: leader_worker BUCKET KEY ID [CA_FILE] [--lease-ms N]\n";
+    return 2;
+  }
+  s3lect::s3_config store_config;
+  store_config.bucket = argv[1];
+  store_config.addressing = s3lect::addressing_style::path;
+  s3lect::elector_config config;
+  config.lock_key = argv[2];
+  config.server_id = argv[3];
+  for (int i = 4; i < argc; ++i) {
+    if (std::strcmp(argv[i], "--lease-ms") == 0 && i + 1 < argc) {
+      // Scale every interval with the lease, keeping the default proportions 15:10:5:30.
+      const std::chrono::milliseconds lease{std::stol(argv[++i])};
+      config.lease = lease;
+      config.renew_deadline = lease * 2 / 3;
+      config.frequent_interval = lease / 3;
+      config.infrequent_interval = lease * 2;
+      config.request_timeout = lease / 10;
+      config.retry.delays = {lease / 150, lease / 15};
+    } else {
+      store_config.tls.ca_file = argv[i];
+    }
+  }
+
+  asio::io_context io;
+  s3lect::s3_client store(io.get_executor(), store_config);
+  s3lect::elector elector(io.get_executor(), store, config);
+  elector.start();
+  print_event(config.server_id, "started");
+  asio::co_spawn(io, lead_when_elected(elector, config.server_id), asio::detached);
+  asio::co_spawn(io, stop_on_signal(elector, config.server_id), [&io](std::exception_ptr) {
+    io.stop();
+  });
+  io.run();
+  return 0;
+}

@@ -1,0 +1,98 @@
+// The waiter list behind every async_wait_* of the elector: any number of waiters, each
+// completed once, individually cancellable, completed on its own executor, never inline.
+#include "waiter_list.hpp"
+
+#include <boost/asio/bind_cancellation_slot.hpp>
+#include <boost/asio/cancellation_signal.hpp>
+#include <boost/asio/io_context.hpp>
+
+#include <gtest/gtest.h>
+
+namespace asio = boost::asio;
+using boost::system::error_code;
+using s3lect::detail::waiter_list;
+
+namespace {
+
+struct recorder {
+  int calls = 0;
+  error_code ec;
+  int value = -1;
+};
+
+struct record_into {
+  recorder* r;
+  void operator()(error_code ec, int value) const {
+    ++r->calls;
+    r->ec = ec;
+    r->value = value;
+  }
+};
+
+}  // namespace
+
+TEST(WaiterList, CompletesOnlyMatchingWaitersAndNeverInline) {
+  asio::io_context io;
+  waiter_list<int, int> list(io.get_executor());
+  recorder low, high;
+  list.add(1, record_into{&low});
+  list.add(5, record_into{&high});
+  list.complete_if([](int key) -> std::optional<std::tuple<error_code, int>> {
+    if (key < 3) return std::tuple<error_code, int>{error_code{}, key * 10};
+    return std::nullopt;
+  });
+  EXPECT_EQ(low.calls, 0) << "completion must be posted, not run inline";
+  io.run();
+  EXPECT_EQ(low.calls, 1);
+  EXPECT_EQ(low.value, 10);
+  EXPECT_EQ(high.calls, 0);
+  EXPECT_EQ(list.size(), 1u);
+}
+
+TEST(WaiterList, ManyWaitersAllComplete) {
+  asio::io_context io;
+  waiter_list<int, int> list(io.get_executor());
+  std::vector<recorder> records(50);
+  for (auto& r : records) list.add(0, record_into{&r});
+  list.complete_all({error_code{}, 7});
+  io.run();
+  for (const auto& r : records) {
+    EXPECT_EQ(r.calls, 1);
+    EXPECT_EQ(r.value, 7);
+  }
+}
+
+TEST(WaiterList, CancellationCompletesOnlyThatWaiterWithOperationAborted) {
+  asio::io_context io;
+  waiter_list<int, int> list(io.get_executor());
+  asio::cancellation_signal signal;
+  recorder cancelled, kept;
+  list.add(0, asio::bind_cancellation_slot(signal.slot(), record_into{&cancelled}));
+  list.add(0, record_into{&kept});
+  signal.emit(asio::cancellation_type::terminal);
+  io.run();
+  io.restart();
+  EXPECT_EQ(cancelled.calls, 1);
+  EXPECT_EQ(cancelled.ec, asio::error::operation_aborted);
+  EXPECT_EQ(kept.calls, 0);
+  EXPECT_EQ(list.size(), 1u);
+
+  // A second emission after completion must not complete it twice.
+  signal.emit(asio::cancellation_type::terminal);
+  list.complete_all({error_code{}, 1});
+  io.run();
+  EXPECT_EQ(cancelled.calls, 1);
+  EXPECT_EQ(kept.calls, 1);
+}
+
+TEST(WaiterList, DestructionCompletesPendingWaitersWithStopped) {
+  asio::io_context io;
+  recorder r;
+  {
+    waiter_list<int, int> list(io.get_executor());
+    list.add(0, record_into{&r});
+  }
+  io.run();
+  EXPECT_EQ(r.calls, 1);
+  EXPECT_EQ(r.ec, s3lect::errc::stopped);
+}
