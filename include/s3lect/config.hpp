@@ -1,0 +1,102 @@
+// The elector's configuration: an aggregate with the design's defaults, checked by validate().
+#pragma once
+
+#include <s3lect/logger.hpp>
+#include <s3lect/retry.hpp>
+
+#include <boost/asio/awaitable.hpp>
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+
+namespace s3lect {
+
+/// Settings of one elector. Set the fields you need, then validate(); the elector validates
+/// again and refuses an invalid configuration. Durations are whole milliseconds.
+///
+/// Names used below: L = lease, D = renew_deadline, F = frequent_interval,
+/// I = infrequent_interval, W = retry.worst_case(request_timeout), the longest one storage
+/// operation can take with all its attempts and delays.
+///
+/// Rules checked by validate(), in this order, each naming its field:
+/// - lock_key: non-empty, at most 1024 bytes (S3's key limit), valid UTF-8.
+/// - server_id: non-empty, at most 1024 bytes, valid UTF-8 (it is written into the JSON record,
+///   and a record we could not parse back would be "held by an unknown writer").
+/// - server_address: at most 1024 bytes, valid UTF-8; non-empty when peer_mode is on (followers
+///   reach the leader's health endpoint there).
+/// - 0 < lease ≤ 24 h (readers reject a record whose leaseMs exceeds a day as malformed).
+/// - frequent_interval < renew_deadline < lease (L > D > F), then frequent_interval > 0.
+/// - infrequent_interval ≥ frequent_interval.
+/// - max_clock_skew, when set, ≥ 0.
+/// - 0 ≤ acquire_grace ≤ lease. A grace only delays the report of a leadership the elector
+///   already holds and renews, so no value is unsafe; one longer than the lease is a unit
+///   mistake, not a policy.
+/// - request_timeout > 0.
+/// - retry: retry.validate(), and W ≤ D − F. A renewal starts at S + F (S = when the last
+///   successful renewal was sent); "fits" means that renewal, every attempt running into
+///   request_timeout plus every delay, has completed by S + D, the moment the leader would
+///   demote itself. With the default delays (100 ms, 1 s) and three attempts, the default
+///   request_timeout of 1 s gives W = 4.1 s ≤ D − F = 5 s (2 s would give 7.1 s and fail).
+///   Only the first operation has to fit: if it ends in doubt, the re-read that resolves it may
+///   still run past S + D, and then the leader demotes itself, which is always safe.
+/// - peer_health_path starts with '/'; peer_timeout > 0.
+struct elector_config {
+  /// S3 object key of the lock record, e.g. "leader/my-group.json".
+  std::string lock_key;
+  /// This process's unique identity, written as the record's leaderID.
+  std::string server_id;
+  /// Where followers reach this process's health endpoint when it leads (peer mode).
+  std::string server_address;
+
+  /// L: how long a record stays valid without renewal (Go's LeaderTimeout).
+  std::chrono::milliseconds lease{std::chrono::seconds{15}};
+  /// D: a leader whose last successful renewal was sent D ago demotes itself.
+  std::chrono::milliseconds renew_deadline{std::chrono::seconds{10}};
+  /// F: leaders renew, and followers in frequent mode read, this often.
+  std::chrono::milliseconds frequent_interval{std::chrono::seconds{5}};
+  /// I: followers in stable mode read (or check the leader's health) this often.
+  std::chrono::milliseconds infrequent_interval{std::chrono::seconds{30}};
+  /// Expiry rule (c): a follower may take over when lastUpdated + L + max_clock_skew has passed
+  /// on its wall clock. nullopt disables rule (c): only the follower's own monotonic clock counts.
+  std::optional<std::chrono::milliseconds> max_clock_skew{std::chrono::seconds{2}};
+  /// After taking over an expired (not released) record, hold and renew it for this long
+  /// before reporting leadership: a margin against an old leader that does not know it lost.
+  std::chrono::milliseconds acquire_grace{0};
+  /// Timeout of one attempt of a storage request; the retry policy makes several attempts.
+  std::chrono::milliseconds request_timeout{std::chrono::seconds{1}};
+  /// Retry schedule of every storage request (and peer check).
+  retry_policy retry;
+
+  /// Followers in stable mode check the leader's health endpoint instead of reading S3.
+  bool peer_mode = false;
+  /// Path of the leader's health endpoint.
+  std::string peer_health_path = "/health/leadership";
+  /// Timeout of one attempt of a peer health check.
+  std::chrono::milliseconds peer_timeout{std::chrono::seconds{3}};
+
+  /// Runs after the lock is taken, before leadership is reported, with the new term. It runs
+  /// beside the renewals (never blocking them) and is cancelled if leadership is lost meanwhile.
+  /// If it throws, the elector resigns and backs off (F, doubling up to I) before competing
+  /// again. Empty: leadership is reported at once.
+  std::function<boost::asio::awaitable<void>(std::uint64_t term)> on_acquire;
+  /// Runs after a reported leadership ended, with its term; best effort (a throw is logged).
+  /// Leader work must already be stopped by then: use async_wait_for_loss to stop it.
+  std::function<boost::asio::awaitable<void>(std::uint64_t term)> on_lose;
+
+  /// Where the elector logs; silent by default.
+  logger log;
+
+  /// Returns nullopt when valid, else "field: what is wrong" for the first offending field,
+  /// e.g. "renew_deadline: must be less than lease (15000 ms), is 15000 ms".
+  std::optional<std::string> validate() const;
+};
+
+/// Checks that `next` may replace `current` in a running elector: `next` is valid and keeps
+/// lock_key and server_id. Returns nullopt when it may, else why not.
+std::optional<std::string> validate_update(const elector_config& current,
+                                           const elector_config& next);
+
+}  // namespace s3lect

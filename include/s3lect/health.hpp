@@ -1,0 +1,283 @@
+// The peer-mode health endpoint (design §7): a leader answers `GET /health/leadership` with its
+// last successful lock record, followers hold a `?watch=` request open to hear of a release at
+// once. Three layers: leadership_source (what the elector exposes), health_handler (request to
+// response, usable inside any HTTP server) and health_server (a standalone HTTPS server).
+// No Beast, OpenSSL or JSON here; see beast_handler.hpp to embed the handler in a Beast server.
+#pragma once
+
+#include <s3lect/logger.hpp>
+#include <s3lect/storage.hpp>
+
+#include <boost/asio/any_completion_handler.hpp>
+#include <boost/asio/any_io_executor.hpp>
+#include <boost/asio/async_result.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/system/error_code.hpp>
+
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace s3lect {
+
+namespace detail {
+struct health_handler_state;
+struct health_server_state;
+}  // namespace detail
+
+/// What the health endpoint reports, read from the elector at one instant.
+struct leadership_snapshot {
+  bool is_leader = false;
+  /// Leader: the term it holds. Follower: the term of the last record it saw.
+  std::uint64_t term = 0;
+  /// Leader only: the JSON body of its last *successful* write (never a record stamped "now",
+  /// which would hide a leader that can no longer reach the store).
+  std::string record_json;
+  /// Leader only: how long its lease lasts from now, as the leader counts it.
+  std::chrono::milliseconds lease_remaining{0};
+  /// The current leader as last seen; empty when none is known.
+  std::string leader_id;
+  /// Increases whenever is_leader, term or leader_id changes (not on renewals).
+  std::uint64_t version = 0;
+};
+
+/// Where the health endpoint gets its answers from; the elector implements it. Both functions
+/// may be called from any thread.
+class leadership_source {
+ public:
+  using change_signature = void(boost::system::error_code);
+
+  virtual ~leadership_source() = default;
+
+  /// A consistent snapshot of the current state. Must not block.
+  virtual leadership_snapshot snapshot() const = 0;
+
+  /// Waits until snapshot().version exceeds `seen_version` (at once if it already does).
+  /// Completes with `void(error_code)`. Cancellation: any type; operation_aborted.
+  template <class CompletionToken = default_token>
+  auto async_wait_change(std::uint64_t seen_version, CompletionToken&& token = {}) {
+    return boost::asio::async_initiate<CompletionToken, change_signature>(
+        initiate_wait_change{this}, token, seen_version);
+  }
+
+ protected:
+  /// Starts a wait; must complete `handler` exactly once, never inline, and honour any type of
+  /// cancellation emitted on its slot.
+  virtual void wait_change_impl(
+      std::uint64_t seen_version,
+      boost::asio::any_completion_handler<change_signature> handler) = 0;
+
+ private:
+  struct initiate_wait_change {
+    leadership_source* self;
+    template <class Handler>
+    void operator()(Handler&& handler, std::uint64_t seen_version) const {
+      self->wait_change_impl(seen_version, boost::asio::any_completion_handler<change_signature>(
+                                               std::forward<Handler>(handler)));
+    }
+  };
+};
+
+/// Settings of the health endpoint itself, shared by health_handler and health_server.
+struct health_handler_config {
+  /// The endpoint's path; other paths get 404. Must start with '/', no query or fragment.
+  std::string path = "/health/leadership";
+  /// Watches held at once; beyond this a watch is answered at once. 0 disables watching.
+  std::size_t max_watchers = 64;
+  /// Longer watches are shortened to this; 0 disables watching.
+  std::chrono::milliseconds max_watch{std::chrono::seconds{60}};
+
+  /// Returns nullopt when valid, else "field: what is wrong" naming the first offending field.
+  std::optional<std::string> validate() const;
+};
+
+/// An HTTP request as the health endpoint needs it.
+struct health_request {
+  std::string method;  ///< e.g. "GET"; compared case-sensitively, as HTTP requires.
+  std::string target;  ///< The request target, e.g. "/health/leadership?watch=30000&term=7".
+};
+
+/// The answer to a health_request. The caller adds framing (Content-Length, Connection).
+struct health_response {
+  unsigned status = 200;
+  /// Content-Type, Cache-Control, and depending on the answer Allow and X-S3lect-Watch.
+  std::vector<std::pair<std::string, std::string>> headers;
+  std::string body;  ///< Always a JSON object.
+};
+
+/// Turns health requests into responses for one leadership_source, holding watch requests until
+/// the leadership changes. Usable inside any HTTP server. Thread-safe. The source must outlive
+/// the handler; destroying the handler completes its pending operations with errc::stopped.
+class health_handler {
+ public:
+  using executor_type = boost::asio::any_io_executor;
+  using handle_signature = void(boost::system::error_code, health_response);
+
+  /// Validates `config`; throws boost::system::system_error (errc::invalid_config) naming the
+  /// offending field. Watches run on a strand of `executor`.
+  health_handler(executor_type executor, leadership_source& source,
+                 health_handler_config config = {});
+  ~health_handler();
+  health_handler(const health_handler&) = delete;
+  health_handler& operator=(const health_handler&) = delete;
+
+  /// The executor given at construction.
+  executor_type get_executor() const;
+  /// The configuration in force.
+  const health_handler_config& config() const noexcept;
+
+  /// Answers at once, as to a plain GET: a watch request's parameters are checked (400 when
+  /// bad) but the request is not held. For servers that cannot wait.
+  health_response handle(const health_request& request) const;
+
+  /// Answers `request`, holding a watch until the source is no longer "leader with the watched
+  /// term", the watch time passes, or stop() is called. Completes with
+  /// `void(error_code, health_response)`; the error is set only when the operation was
+  /// cancelled or the handler destroyed. Cancellation: any type; completes with
+  /// operation_aborted and an empty response.
+  template <class CompletionToken = default_token>
+  auto async_handle(health_request request, CompletionToken&& token = {}) {
+    return boost::asio::async_initiate<CompletionToken, handle_signature>(
+        initiate_handle{this}, token, std::move(request));
+  }
+
+  /// Answers every pending watch at once with the current state, and every later one without
+  /// holding it: for a graceful shutdown. Returns at once; the answers are posted.
+  void stop();
+
+  /// Number of watches being held now.
+  std::size_t active_watches() const noexcept;
+
+ private:
+  friend class health_server;
+
+  void handle_impl(health_request request,
+                   boost::asio::any_completion_handler<handle_signature> handler);
+  /// Stops using the source: pending operations complete with errc::stopped.
+  void detach();
+
+  struct initiate_handle {
+    health_handler* self;
+    template <class Handler>
+    void operator()(Handler&& handler, health_request request) const {
+      self->handle_impl(std::move(request), boost::asio::any_completion_handler<handle_signature>(
+                                                std::forward<Handler>(handler)));
+    }
+  };
+
+  std::shared_ptr<detail::health_handler_state> state_;
+};
+
+/// Settings of a standalone health server. An aggregate: set the fields, then validate().
+struct health_server_config {
+  /// Where to listen: "IPv4:port" or "[IPv6]:port", IP literals only; port 0 picks a free one
+  /// (see local_endpoint()). Required.
+  std::string bind_address;
+
+  /// The server's certificate chain (leaf first): exactly one of the file and the PEM text.
+  std::string certificate_file;
+  std::string certificate_pem;
+  /// The certificate's private key, unencrypted: exactly one of the file and the PEM text.
+  std::string private_key_file;
+  std::string private_key_pem;
+
+  /// CAs that client certificates must chain to (file and/or PEM text). When set, a client
+  /// certificate that does not verify is refused even if require_client_cert is false.
+  std::string client_ca_file;
+  std::string client_ca_pem;
+  /// Mutual TLS: refuse clients without a certificate from the client CA.
+  bool require_client_cert = false;
+
+  /// Larger request headers are answered with 431 and the connection closed.
+  std::size_t max_header_bytes = 8 * 1024;
+  /// Time allowed for the TLS handshake, for a request from its first byte to its last, and
+  /// for writing an answer: a client dribbling bytes (slowloris) is cut off after this.
+  std::chrono::milliseconds read_timeout{std::chrono::seconds{5}};
+  /// A keep-alive connection idle this long between requests is closed.
+  std::chrono::milliseconds idle_timeout{std::chrono::seconds{90}};
+  /// Connections beyond this are accepted and closed at once (counted as rejected).
+  std::size_t max_connections = 256;
+
+  /// The endpoint's path and watch limits.
+  health_handler_config handler;
+  /// Where the server logs; silent by default.
+  logger log;
+
+  /// Returns nullopt when valid, else "field: what is wrong" naming the first offending field.
+  /// Checks the shape of the settings only; unreadable certificate files are reported by the
+  /// health_server constructor.
+  std::optional<std::string> validate() const;
+};
+
+/// Counters of a health server, for tests and metrics.
+struct health_server_stats {
+  std::uint64_t accepted_connections = 0;  ///< Including rejected ones.
+  std::uint64_t rejected_connections = 0;  ///< Closed at once: max_connections reached.
+  std::uint64_t failed_handshakes = 0;     ///< TLS handshakes that failed or timed out.
+  std::uint64_t requests = 0;              ///< Answers written, errors (400, 431) included.
+  std::uint64_t active_connections = 0;
+  std::uint64_t active_watches = 0;
+};
+
+/// A standalone HTTPS server for the health endpoint (TLS 1.2 or later, optional mutual TLS),
+/// running on the given executor (through a strand) with no threads of its own.
+class health_server {
+ public:
+  using executor_type = boost::asio::any_io_executor;
+
+  /// Validates `config` and loads the certificates and keys; throws
+  /// boost::system::system_error (errc::invalid_config) naming the offending field. Does not
+  /// bind: call start(). `source` must outlive the server.
+  health_server(executor_type executor, leadership_source& source, health_server_config config);
+  /// Closes the listener and every connection without answering pending watches (use
+  /// async_stop() for that). Pending internal work finishes without touching `source`.
+  ~health_server();
+  health_server(const health_server&) = delete;
+  health_server& operator=(const health_server&) = delete;
+
+  /// The executor given at construction.
+  executor_type get_executor() const;
+
+  /// Binds and listens, then accepts connections on the executor. Returns the bind error
+  /// (e.g. address_in_use, address_not_available, access_denied) instead of swallowing it;
+  /// asio::error::already_started when called twice. Call once, before async_stop().
+  boost::system::error_code start();
+
+  /// The address the server listens on (with the port chosen for port 0); a default endpoint
+  /// before a successful start().
+  boost::asio::ip::tcp::endpoint local_endpoint() const;
+
+  /// Stops gracefully: stops accepting, answers pending watches with the current state (with
+  /// `Connection: close`), closes idle connections and lets those mid-answer finish. Completes
+  /// with `void(error_code)` (always success) once every connection is closed, which
+  /// read_timeout bounds. Cancellation: not supported.
+  template <class CompletionToken = default_token>
+  auto async_stop(CompletionToken&& token = {}) {
+    return boost::asio::async_initiate<CompletionToken, void(boost::system::error_code)>(
+        initiate_stop{this}, token);
+  }
+
+  /// A snapshot of the counters; callable from any thread.
+  health_server_stats stats() const;
+
+ private:
+  using stop_handler = boost::asio::any_completion_handler<void(boost::system::error_code)>;
+  void stop_impl(stop_handler handler);
+
+  struct initiate_stop {
+    health_server* self;
+    template <class Handler>
+    void operator()(Handler&& handler) const {
+      self->stop_impl(stop_handler(std::forward<Handler>(handler)));
+    }
+  };
+
+  std::shared_ptr<detail::health_server_state> state_;
+};
+
+}  // namespace s3lect

@@ -1,0 +1,70 @@
+// The lock record stored at the lock key: a JSON superset of the Go s3lect format, so Go and
+// C++ nodes read each other's records (design §2).
+#pragma once
+
+#include <s3lect/error.hpp>
+
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace s3lect {
+
+/// Larger bodies are refused unread: no writer of ours comes near it.
+inline constexpr std::size_t max_record_bytes = 64 * 1024;
+/// Larger terms are refused: above 2^53 a JavaScript or double-based reader loses precision.
+inline constexpr std::uint64_t max_record_term = std::uint64_t{1} << 53;
+/// Larger leaseMs values are refused: a writer that claims a lease of days is broken.
+inline constexpr std::chrono::milliseconds max_record_lease{std::chrono::hours{24}};
+/// A lastUpdated further ahead of the reader's clock than this is refused: that writer's clock
+/// is broken, and trusting it would let it hold a record forever under rule (c).
+inline constexpr std::chrono::hours max_record_future{24 * 366};
+
+/// One lock record. Records of Go writers have no term, lease, released flag or nonce.
+struct lock_record {
+  std::string leader_id;    ///< JSON "leaderID".
+  std::string leader_addr;  ///< JSON "leaderAddr".
+  /// JSON "lastUpdated": the writer's wall clock just before it sent the write. The epoch when
+  /// the record carried Go's zero time (which marks a released record).
+  std::chrono::system_clock::time_point last_updated{};
+  /// JSON "term": the fencing token; 0 when absent (Go writers).
+  std::uint64_t term = 0;
+  /// JSON "leaseMs": the writer's lease; absent in Go records.
+  std::optional<std::chrono::milliseconds> lease;
+  /// JSON "released", or Go's zero "lastUpdated": anyone may take over at once.
+  bool released = false;
+  /// JSON "nonce": random per write, so every write has its own body and ETag.
+  std::string nonce;
+
+  friend bool operator==(const lock_record&, const lock_record&) = default;
+};
+
+/// Serialises `record` as the JSON of design §2, lastUpdated as RFC 3339 UTC with milliseconds
+/// (rounded up). A released record is written with Go's zero lastUpdated,
+/// "0001-01-01T00:00:00Z", so that Go readers, which know no "released" field, see it expired
+/// and take over at once too.
+std::string encode_record(const lock_record& record);
+
+/// The outcome of decode_record: a record, or errc::malformed_record and what is wrong.
+struct record_decoding {
+  std::optional<lock_record> record;  ///< Set when the body is a valid record.
+  boost::system::error_code error;    ///< errc::malformed_record when `record` is empty.
+  std::string message;                ///< Why, naming the field: "term: must be at most 2^53".
+};
+
+/// Parses a lock record written by s3lect (C++ or Go), given the reader's wall clock `now`.
+/// Ignores unknown fields. Refuses, with a message: bodies over max_record_bytes, anything but
+/// a JSON object, fields of the wrong type, a missing or empty leaderID (unless released), a
+/// missing or unparsable lastUpdated, one before 1970 (other than Go's zero time) or more than
+/// max_record_future after `now`, a negative, fractional or > 2^53 term, a leaseMs outside
+/// 1 ms .. 24 h. Never throws.
+record_decoding decode_record(std::string_view body, std::chrono::system_clock::time_point now);
+
+/// A fresh nonce: 16 lowercase hex digits (64 bits) from std::random_device, which holds no
+/// state a fork could duplicate.
+std::string make_nonce();
+
+}  // namespace s3lect

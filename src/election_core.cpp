@@ -1,0 +1,681 @@
+#include "election_core.hpp"
+
+#include <boost/asio/error.hpp>
+
+#include <algorithm>
+#include <utility>
+
+namespace s3lect::detail {
+namespace {
+
+using std::chrono::milliseconds;
+
+// Writes remembered for recognising our own record on a re-read: far more than can be in doubt
+// at once (one operation in flight, resolved by the next read).
+constexpr std::size_t max_own_writes = 16;
+
+std::string in_ms(steady_time::duration d) {
+  return std::to_string(std::chrono::duration_cast<milliseconds>(d).count()) + "ms";
+}
+
+const char* to_string(loss_reason reason) {
+  switch (reason) {
+    case loss_reason::renew_deadline:
+      return "renew_deadline";
+    case loss_reason::superseded:
+      return "superseded";
+    case loss_reason::resigned:
+      return "resigned";
+    case loss_reason::stopped:
+      return "stopped";
+  }
+  return "unknown";
+}
+
+}  // namespace
+
+election_core::election_core(elector_config config) : config_(std::move(config)) {}
+
+// ---------------------------------------------------------------------------------------------
+// Events
+
+step election_core::start(const instant& now) {
+  if (started_ && !stopped_) return finish(now, {});
+  started_ = true;
+  stopped_ = stop_wanted_ = release_wanted_ = false;
+  // Writes of an earlier run are history: finding one again means "ours, but not leading".
+  for (own_write& write : own_writes_) write.resumable = false;
+  acquire_not_before_.reset();
+  observed_.reset();
+  previous_read_.reset();
+  mode_ = poll_mode::frequent;
+  healthy_reads_ = 0;
+  read_now_ = true;
+  log(log_level::info, "election started key=" + config_.lock_key + " id=" + config_.server_id);
+  return finish(now, {});
+}
+
+step election_core::on_read_done(const instant& now, const boost::system::error_code& ec,
+                                 const get_result& result) {
+  step out;
+  if (!in_flight_ || in_flight_->what != purpose::read) return finish(now, std::move(out));
+  const bool cancelled = cancel_sent_ && ec == boost::asio::error::operation_aborted;
+  in_flight_.reset();
+  cancel_sent_ = false;
+  last_election_time_ = now.wall;
+  enforce_deadline(now, out);
+  if (cancelled) {
+    // Cancelled by a demotion or a stop: whatever comes next decides when to read again.
+    if (stop_wanted_) acquire_in_doubt_ = false;
+    return finish(now, std::move(out));
+  }
+  last_read_at_ = now.steady;
+  read_now_ = false;
+  if (ec) {
+    note_failure(ec, result.info.message);
+    log(log_level::warning, "read failed error=" + last_error_);
+    if (mode_ == poll_mode::stable)
+      log(log_level::info, "back to frequent mode reason=read_failed");
+    mode_ = poll_mode::frequent;
+    healthy_reads_ = 0;
+    if (holding_ && holding_->verify_pending) {
+      holding_->verify_pending = false;
+      holding_->retry_at = now.steady + renew_retry_pause();
+    }
+    if (stop_wanted_) acquire_in_doubt_ = false;
+    return finish(now, std::move(out));
+  }
+  consecutive_failures_ = 0;
+  observe(now, result.found, out);
+  return finish(now, std::move(out));
+}
+
+step election_core::on_write_done(const instant& now, const boost::system::error_code& ec,
+                                  const put_result& result) {
+  step out;
+  if (!in_flight_ || in_flight_->what == purpose::read) return finish(now, std::move(out));
+  const purpose what = in_flight_->what;
+  const std::string nonce = in_flight_->nonce;
+  const bool cancelled = cancel_sent_ && ec == boost::asio::error::operation_aborted;
+  in_flight_.reset();
+  cancel_sent_ = false;
+  last_election_time_ = now.wall;
+  // First, so that a renewal landing at or after S + D finds its leadership already over.
+  enforce_deadline(now, out);
+  const own_write* sent = find_own(nonce);
+  if (!sent) return finish(now, std::move(out));  // unreachable: the last write is remembered
+  const own_write own = *sent;
+
+  if (!ec) {
+    consecutive_failures_ = 0;
+    max_term_seen_ = std::max(max_term_seen_, own.record.term);
+    last_term_ = own.record.term;
+    last_etag_ = result.etag;
+    if (what == purpose::release) {
+      finish_release(now, true, result.etag, out);
+    } else if (holding_) {
+      holding_->renewed_at = own.sent;
+      holding_->etag = result.etag;
+      holding_->record = own.record;
+      holding_->retry_at.reset();
+      last_renewal_ = own.sent;
+      last_renewal_wall_ = own.record.last_updated;
+      leader_last_seen_ = now.wall;
+    } else if (own.resumable && now.steady < own.sent + config_.renew_deadline) {
+      become_holder(now, own, result.etag, out);
+    } else {
+      // Landed after a demotion or after its own deadline: the record is ours, but that
+      // leadership is over. Anyone, us included, may take it over at once with a new term.
+      observed_ = observation{observed_kind::ours_dead, result.etag, now.steady, own.record};
+      announce(own.record.leader_id, own.record.leader_addr, own.record.term, out);
+      log(log_level::info,
+          "late write landed after demotion term=" + std::to_string(own.record.term));
+    }
+    return finish(now, std::move(out));
+  }
+
+  if (!cancelled) note_failure(ec, result.info.message);
+  if (what == purpose::release) {
+    log(log_level::warning, "release failed error=" + last_error_);
+    finish_release(now, false, {}, out);
+    return finish(now, std::move(out));
+  }
+  mode_ = poll_mode::frequent;
+  healthy_reads_ = 0;
+  read_now_ = true;
+  if (ec == errc::precondition_failed) {
+    // Someone else wrote first: never ours. A renewal's 412 demotes at once.
+    if (holding_) demote(loss_reason::superseded, out);
+    acquire_in_doubt_ = false;
+    observed_.reset();
+    log(log_level::info,
+        std::string(what == purpose::renew ? "renewal" : "acquisition") + " lost the race");
+    return finish(now, std::move(out));
+  }
+  // The write may or may not have landed: a re-read compares the record's nonce with ours.
+  // Never assume a win. The observation stays, so expiry still counts from its first sight.
+  if (holding_) {
+    holding_->verify_pending = true;
+  } else if (what == purpose::acquire) {
+    // If it did not land, the record is likely still takeable: pause before the next try so
+    // that fast failures do not spin.
+    acquire_in_doubt_ = own.resumable;
+    acquire_not_before_ = now.steady + renew_retry_pause();
+  }
+  if (!cancelled) log(log_level::warning, "write outcome unknown, re-reading error=" + last_error_);
+  return finish(now, std::move(out));
+}
+
+step election_core::on_timer(const instant& now) {
+  return finish(now, {});
+}
+
+step election_core::stop(const instant& now) {
+  step out;
+  if (!started_ || stopped_) return out;
+  enforce_deadline(now, out);
+  if (stop_wanted_) return finish(now, std::move(out));
+  stop_wanted_ = true;
+  release_wanted_ = true;
+  report_loss(loss_reason::stopped, out);
+  if (in_flight_ && in_flight_->what == purpose::read && !holding_ && !acquire_in_doubt_ &&
+      !cancel_sent_) {
+    out.cancel_operation = true;
+    cancel_sent_ = true;
+  }
+  log(log_level::info, "stopping");
+  return finish(now, std::move(out));
+}
+
+step election_core::resign(const instant& now, milliseconds hold_off) {
+  step out;
+  if (!started_ || stopped_ || stop_wanted_) return finish(now, std::move(out));
+  enforce_deadline(now, out);
+  acquire_not_before_ = now.steady + hold_off;
+  release_wanted_ = true;
+  report_loss(loss_reason::resigned, out);
+  log(log_level::info, "resigning hold_off=" + in_ms(hold_off));
+  return finish(now, std::move(out));
+}
+
+step election_core::update_config(const instant& now, elector_config config) {
+  config_ = std::move(config);
+  if (!started_ || stopped_) return {};
+  return finish(now, {});
+}
+
+// ---------------------------------------------------------------------------------------------
+// Deciding what to do next
+
+step election_core::finish(const instant& now, step out) {
+  advance(now, out);
+  out.wake_at = next_wake(now);
+  return out;
+}
+
+void election_core::advance(const instant& now, step& out) {
+  if (!started_ || stopped_) return;
+  enforce_deadline(now, out);
+  if (holding_ && !holding_->reported && !release_wanted_ && now.steady >= holding_->report_at) {
+    holding_->reported = true;
+    out.notices.push_back(leadership_gained{holding_->term});
+    log(log_level::info, "leadership gained term=" + std::to_string(holding_->term));
+  }
+  const bool acquiring = acquire_in_doubt_ || (in_flight_ && in_flight_->what == purpose::acquire);
+  if (release_wanted_ && !holding_ && !acquiring) {
+    release_wanted_ = false;
+    out.notices.push_back(release_finished{false});
+  }
+  if (in_flight_) return;
+
+  if (holding_) {
+    if (holding_->verify_pending) return start_read(out);
+    const put_condition renew_condition = put_condition::matches(holding_->etag);
+    if (release_wanted_) {
+      return start_write(now, purpose::release, renew_condition, holding_->term, false, out);
+    }
+    if (now.steady >= renew_due()) {
+      return start_write(now, purpose::renew, renew_condition, holding_->term, false, out);
+    }
+    return;
+  }
+  if (stop_wanted_) {
+    if (acquire_in_doubt_) return start_read(out);  // one read: release it if it is ours
+    stopped_ = true;
+    out.notices.push_back(core_stopped{});
+    log(log_level::info, "stopped");
+    return;
+  }
+  if (takeover_allowed(now)) return start_acquisition(now, out);
+  if (now.steady >= read_due(now)) start_read(out);
+}
+
+std::optional<steady_time> election_core::next_wake(const instant& now) const {
+  if (!started_ || stopped_) return std::nullopt;
+  std::optional<steady_time> wake;
+  const auto consider = [&wake](steady_time t) {
+    if (!wake || t < *wake) wake = t;
+  };
+  if (holding_) {
+    if (!in_flight_ || in_flight_->what != purpose::release) {
+      consider(holding_->renewed_at + config_.renew_deadline);
+    }
+    if (!holding_->reported && !release_wanted_) consider(holding_->report_at);
+    if (!in_flight_ && !holding_->verify_pending && !release_wanted_) consider(renew_due());
+    return wake;
+  }
+  if (in_flight_) return wake;
+  consider(read_due(now));
+  // In stable mode the follower trusts the healthy leader until its next read: that is the
+  // point of stable mode. Acting at the expiry moment is for frequent mode.
+  if (mode_ == poll_mode::frequent && !acquire_in_doubt_) {
+    if (const auto t = takeover_time(now)) {
+      consider(acquire_not_before_ ? std::max(*t, *acquire_not_before_) : *t);
+    }
+  }
+  return wake;
+}
+
+void election_core::enforce_deadline(const instant& now, step& out) {
+  if (!holding_ || (in_flight_ && in_flight_->what == purpose::release)) return;
+  if (now.steady >= holding_->renewed_at + config_.renew_deadline) {
+    demote(loss_reason::renew_deadline, out);
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Reading the record
+
+void election_core::observe(const instant& now, const std::optional<object>& found, step& out) {
+  acquire_in_doubt_ = false;  // whatever the record says resolves a write in doubt
+  if (!found) {
+    if (holding_) demote(loss_reason::superseded, out);
+    observed_ = observation{observed_kind::absent, {}, now.steady, std::nullopt};
+    previous_read_.reset();
+    last_etag_.clear();
+    mode_ = poll_mode::frequent;
+    healthy_reads_ = 0;
+    announce({}, {}, 0, out);
+    return;
+  }
+  const std::string& etag = found->etag;
+  last_etag_ = etag;
+  record_decoding decoded = decode_record(found->body, now.wall);
+  if (!decoded.record) {
+    // Held by an unknown writer: only expiry rule (b) applies, rule (c) needs a timestamp.
+    last_error_code_ = decoded.error;
+    last_error_ = decoded.message;
+    log(log_level::error, "unreadable lock record etag=" + etag + " error=" + decoded.message);
+    if (holding_) demote(loss_reason::superseded, out);
+    const bool seen = observed_ && observed_->etag == etag;
+    observed_ = observation{observed_kind::malformed, etag,
+                            seen ? observed_->first_seen : now.steady, std::nullopt};
+    previous_read_ = read_summary{etag, {}, 0, false};
+    mode_ = poll_mode::frequent;
+    healthy_reads_ = 0;
+    announce({}, {}, 0, out);
+    return;
+  }
+  const lock_record& record = *decoded.record;
+  max_term_seen_ = std::max(max_term_seen_, record.term);
+  last_term_ = record.term;
+  // Our nonce, not our server_id: a restarted process with the same id has never written this
+  // record and must wait for it to expire like anyone else (anchors.md).
+  if (!record.nonce.empty()) {
+    if (const own_write* own = find_own(record.nonce)) {
+      const own_write copy = *own;
+      observe_own(now, etag, copy, out);
+      return;
+    }
+  }
+  observe_foreign(now, etag, record, out);
+}
+
+void election_core::observe_own(const instant& now, const std::string& etag, const own_write& own,
+                                step& out) {
+  previous_read_ = read_summary{etag, own.record.leader_id, own.record.term, false};
+  if (own.record.released) {
+    if (holding_) demote(loss_reason::superseded, out);
+    observed_ = observation{observed_kind::released, etag, now.steady, own.record};
+    mode_ = poll_mode::frequent;
+    healthy_reads_ = 0;
+    announce({}, {}, own.record.term, out);
+    return;
+  }
+  bool resumable = own.resumable;
+  if (holding_) {
+    if (own.sent >= holding_->renewed_at) {
+      const bool landed = own.sent > holding_->renewed_at;
+      holding_->renewed_at = own.sent;
+      holding_->etag = etag;
+      holding_->record = own.record;
+      if (landed) {
+        holding_->retry_at.reset();
+        last_renewal_ = own.sent;
+        last_renewal_wall_ = own.record.last_updated;
+        leader_last_seen_ = now.wall;
+      } else if (holding_->verify_pending) {
+        // The renewal did not land; the record is still our previous one. Still ours until
+        // S + D: try again after a pause.
+        holding_->retry_at = now.steady + renew_retry_pause();
+      }
+      holding_->verify_pending = false;
+      return;
+    }
+    demote(loss_reason::superseded, out);  // an older write of ours: the store went back
+    resumable = false;
+  }
+  if (resumable && now.steady < own.sent + config_.renew_deadline) {
+    become_holder(now, own, etag, out);
+    return;
+  }
+  observed_ = observation{observed_kind::ours_dead, etag, now.steady, own.record};
+  mode_ = poll_mode::frequent;
+  healthy_reads_ = 0;
+  announce(own.record.leader_id, own.record.leader_addr, own.record.term, out);
+}
+
+void election_core::observe_foreign(const instant& now, const std::string& etag,
+                                    const lock_record& record, step& out) {
+  if (holding_) demote(loss_reason::superseded, out);
+  if (record.released) {
+    observed_ = observation{observed_kind::released, etag, now.steady, record};
+    previous_read_ = read_summary{etag, {}, record.term, false};
+    mode_ = poll_mode::frequent;
+    healthy_reads_ = 0;
+    announce({}, {}, record.term, out);
+    return;
+  }
+  const bool seen = observed_ && observed_->etag == etag;
+  if (!seen) leader_last_seen_ = now.wall;
+  observed_ =
+      observation{observed_kind::held, etag, seen ? observed_->first_seen : now.steady, record};
+  announce(record.leader_id, record.leader_addr, record.term, out);
+  const read_summary summary{etag, record.leader_id, record.term, true};
+  update_mode(now, summary);
+  previous_read_ = summary;
+}
+
+void election_core::update_mode(const instant& now, const read_summary& read) {
+  const bool same_etag = previous_read_ && previous_read_->etag == read.etag;
+  const bool renewed = previous_read_ && previous_read_->held && !same_etag &&
+                       previous_read_->leader_id == read.leader_id &&
+                       previous_read_->term == read.term;
+  const auto expiry = takeover_time(now);
+  const bool expired = expiry && *expiry <= now.steady;
+  const poll_mode before = mode_;
+  if (expired || same_etag) {
+    // The leader did not renew since the last read (it renews every F), or its record expired.
+    mode_ = poll_mode::frequent;
+    healthy_reads_ = 0;
+  } else if (!renewed) {
+    mode_ = poll_mode::frequent;  // a new leader or term: watch it closely
+    healthy_reads_ = 1;
+  } else if (++healthy_reads_ >= 2) {
+    mode_ = poll_mode::stable;
+  }
+  if (mode_ != before) {
+    log(log_level::info, mode_ == poll_mode::stable ? "stable mode" : "back to frequent mode");
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Holding and losing the lock
+
+void election_core::become_holder(const instant& now, const own_write& own, const std::string& etag,
+                                  step& out) {
+  holding_state held;
+  held.term = own.record.term;
+  held.etag = etag;
+  held.renewed_at = own.sent;
+  held.record = own.record;
+  // The grace runs from the moment the acquisition is known to have landed.
+  held.report_at = own.grace ? now.steady + config_.acquire_grace : now.steady;
+  holding_ = std::move(held);
+  acquire_in_doubt_ = false;
+  observed_.reset();
+  previous_read_.reset();
+  mode_ = poll_mode::frequent;
+  healthy_reads_ = 0;
+  max_term_seen_ = std::max(max_term_seen_, own.record.term);
+  last_term_ = own.record.term;
+  last_etag_ = etag;
+  last_renewal_ = own.sent;
+  last_renewal_wall_ = own.record.last_updated;
+  leader_last_seen_ = now.wall;
+  announce(config_.server_id, config_.server_address, own.record.term, out);
+  log(log_level::info, "lock acquired term=" + std::to_string(own.record.term) +
+                           (own.grace ? " grace=" + in_ms(config_.acquire_grace) : ""));
+}
+
+void election_core::demote(loss_reason reason, step& out) {
+  if (!holding_) return;
+  report_loss(reason, out);
+  log(reason == loss_reason::renew_deadline ? log_level::warning : log_level::info,
+      "lock given up reason=" + std::string(to_string(reason)) +
+          " term=" + std::to_string(holding_->term));
+  // After a demotion the next acquisition is a new term, even of a record we wrote.
+  for (own_write& write : own_writes_) write.resumable = false;
+  holding_.reset();
+  mode_ = poll_mode::frequent;
+  healthy_reads_ = 0;
+  read_now_ = true;
+  if (in_flight_ && !cancel_sent_) {
+    out.cancel_operation = true;
+    cancel_sent_ = true;
+  }
+}
+
+void election_core::report_loss(loss_reason reason, step& out) {
+  if (!holding_ || !holding_->reported) return;
+  holding_->reported = false;
+  out.notices.push_back(leadership_lost{holding_->term, reason});
+}
+
+void election_core::finish_release(const instant& now, bool released, const std::string& etag,
+                                   step& out) {
+  const std::uint64_t term = holding_ ? holding_->term : last_term_;
+  for (own_write& write : own_writes_) write.resumable = false;
+  holding_.reset();
+  release_wanted_ = false;
+  out.notices.push_back(release_finished{released});
+  if (released) {
+    lock_record record;
+    record.term = term;
+    record.released = true;
+    observed_ = observation{observed_kind::released, etag, now.steady, record};
+    announce({}, {}, term, out);
+  } else {
+    observed_.reset();
+  }
+  previous_read_.reset();
+  mode_ = poll_mode::frequent;
+  healthy_reads_ = 0;
+  last_read_at_ = now.steady;
+  read_now_ = false;
+  log(log_level::info, released ? "released" : "release not written");
+}
+
+// ---------------------------------------------------------------------------------------------
+// Starting operations
+
+void election_core::start_read(step& out) {
+  in_flight_ = in_flight{purpose::read, {}};
+  storage_request request;
+  request.type = storage_request::kind::read;
+  out.operation = std::move(request);
+}
+
+void election_core::start_write(const instant& now, purpose what, put_condition condition,
+                                std::uint64_t term, bool grace, step& out) {
+  lock_record record;
+  record.leader_id = config_.server_id;
+  record.leader_addr = config_.server_address;
+  record.last_updated = now.wall;
+  record.term = term;
+  record.lease = config_.lease;
+  record.released = what == purpose::release;
+  record.nonce = make_nonce();
+
+  storage_request request;
+  request.type = storage_request::kind::write;
+  request.body = encode_record(record);
+  request.condition = std::move(condition);
+  in_flight_ = in_flight{what, record.nonce};
+  own_writes_.push_back(own_write{std::move(record), now.steady, grace, what != purpose::release});
+  if (own_writes_.size() > max_own_writes) own_writes_.pop_front();
+  out.operation = std::move(request);
+}
+
+void election_core::start_acquisition(const instant& now, step& out) {
+  // A new holder, a new term: one above every term seen, also when re-taking our own record.
+  const std::uint64_t term = max_term_seen_ + 1;
+  put_condition condition = put_condition::absent();
+  bool grace = false;
+  std::string reason = "absent";
+  switch (observed_->kind) {
+    case observed_kind::absent:
+      break;
+    case observed_kind::released:
+      condition = put_condition::matches(observed_->etag);
+      reason = "released";
+      break;
+    case observed_kind::ours_dead:
+      condition = put_condition::matches(observed_->etag);
+      reason = "own_record_after_demotion";
+      break;
+    case observed_kind::held:
+    case observed_kind::malformed:
+      condition = put_condition::matches(observed_->etag);
+      grace = true;
+      reason = "expired";
+      break;
+  }
+  log(log_level::info, "acquiring reason=" + reason + " term=" + std::to_string(term));
+  start_write(now, purpose::acquire, std::move(condition), term, grace, out);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Time rules
+
+std::optional<steady_time> election_core::takeover_time(const instant& now) const {
+  if (!observed_) return std::nullopt;
+  switch (observed_->kind) {
+    case observed_kind::absent:
+    case observed_kind::released:
+    case observed_kind::ours_dead:
+      return steady_time::min();  // rule (a), or a record we know nobody leads under
+    case observed_kind::malformed:
+      return observed_->first_seen + config_.lease;  // rule (b) only
+    case observed_kind::held: {
+      // The writer's lease counts if longer than ours: its renew deadline is shorter than it.
+      const lock_record& record = *observed_->record;
+      const milliseconds lease = std::max(config_.lease, record.lease.value_or(milliseconds{0}));
+      steady_time when = observed_->first_seen + lease;  // rule (b)
+      if (config_.max_clock_skew) {                      // rule (c), on our wall clock
+        const wall_time expires = record.last_updated + lease + *config_.max_clock_skew;
+        when = std::min(when, now.steady + std::chrono::duration_cast<steady_time::duration>(
+                                               expires - now.wall));
+      }
+      return when;
+    }
+  }
+  return std::nullopt;
+}
+
+bool election_core::takeover_allowed(const instant& now) const {
+  if (mode_ != poll_mode::frequent || acquire_in_doubt_) return false;
+  if (acquire_not_before_ && now.steady < *acquire_not_before_) return false;
+  const auto when = takeover_time(now);
+  return when && *when <= now.steady;
+}
+
+steady_time election_core::read_due(const instant& now) const {
+  if (read_now_ || !last_read_at_) return now.steady;
+  return *last_read_at_ +
+         (mode_ == poll_mode::stable ? config_.infrequent_interval : config_.frequent_interval);
+}
+
+steady_time election_core::renew_due() const {
+  const steady_time due = holding_->renewed_at + config_.frequent_interval;
+  return holding_->retry_at ? std::max(due, *holding_->retry_at) : due;
+}
+
+milliseconds election_core::renew_retry_pause() const {
+  // The retry policy already waited between attempts; pause about as long as its longest delay
+  // before the next round, so that fast failures (403, refused connections) do not spin.
+  milliseconds longest{100};
+  for (const milliseconds delay : config_.retry.delays) longest = std::max(longest, delay);
+  return std::min(config_.frequent_interval, longest);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Bookkeeping
+
+election_core::own_write* election_core::find_own(const std::string& nonce) {
+  for (own_write& write : own_writes_) {
+    if (write.record.nonce == nonce) return &write;
+  }
+  return nullptr;
+}
+
+void election_core::announce(std::string id, std::string addr, std::uint64_t term, step& out) {
+  leader_changed change{std::move(id), std::move(addr), term};
+  if (announced_ && *announced_ == change) return;
+  announced_ = change;
+  out.notices.push_back(std::move(change));
+}
+
+void election_core::note_failure(const boost::system::error_code& ec, const std::string& detail) {
+  ++consecutive_failures_;
+  last_error_code_ = ec;
+  last_error_ = detail.empty() ? ec.message() : ec.message() + ": " + detail;
+}
+
+void election_core::log(log_level level, const std::string& line) const {
+  config_.log.log(level, line);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Read-only state
+
+core_role election_core::role() const noexcept {
+  if (!started_ || stopped_) return core_role::stopped;
+  if (stop_wanted_) return core_role::stopping;
+  if (holding_) return holding_->reported ? core_role::leader : core_role::holding;
+  if (acquire_in_doubt_ || (in_flight_ && in_flight_->what == purpose::acquire)) {
+    return core_role::candidate;
+  }
+  return core_role::follower;
+}
+
+std::optional<steady_time> election_core::leadership_deadline() const noexcept {
+  if (!is_leader()) return std::nullopt;
+  return holding_->renewed_at + config_.renew_deadline;
+}
+
+const lock_record* election_core::held_record() const noexcept {
+  return holding_ ? &holding_->record : nullptr;
+}
+
+core_status election_core::status() const {
+  core_status status;
+  status.role = role();
+  if (announced_) {
+    status.leader_id = announced_->leader_id;
+    status.leader_addr = announced_->leader_addr;
+  }
+  status.term = last_term_;
+  status.etag = last_etag_;
+  status.mode = mode_;
+  status.last_renewal = last_renewal_;
+  status.last_renewal_wall = last_renewal_wall_;
+  status.leader_last_seen = leader_last_seen_;
+  status.last_election_time = last_election_time_;
+  status.consecutive_failures = consecutive_failures_;
+  status.last_error_code = last_error_code_;
+  status.last_error = last_error_;
+  return status;
+}
+
+}  // namespace s3lect::detail

@@ -1,0 +1,294 @@
+// The election state machine of design §4-§6 without I/O: fed "now" and events, it answers with
+// the actions to perform. The coroutine layer (elector) performs them: one storage operation
+// at a time under the retry policy, one timer, and the notifications to waiters and hooks.
+//
+// Choices made where the design is silent (S = send time of the last successful renewal):
+// - S is when the core *issued* the write, which is no later than when the attempt that landed
+//   was sent: the deadline S + D errs early, never late.
+// - Rule (b) counts from the *completion* of the first read that returned an ETag: the write
+//   that produced it was sent before that moment, whatever the read's latency.
+// - At the expiry moment the follower writes (If-Match on the ETag it saw) without reading
+//   first: the condition makes a stale view harmless, and it saves a GET and a round trip.
+//   Only in frequent mode: a stable follower trusts a healthy leader until its next read at I.
+// - "Healthy" (for stable mode) means the leader was seen renewing: two consecutive reads with
+//   the same leader and term and different ETags. The same ETag twice, a new leader or term, an
+//   expired, released, absent or unreadable record, or a failed read mean frequent mode.
+// - The writer's leaseMs counts when longer than our lease, for rules (b) and (c): a writer
+//   configured with a longer lease (and renew deadline) stays safe from us.
+// - A write in doubt (any error but 412) is resolved by a re-read that looks for our nonce; the
+//   core remembers its last 16 writes. A renewal found not to have landed (our previous record
+//   unchanged) is retried after a pause of min(F, max(100 ms, longest retry delay)) while
+//   before S + D; an acquisition likewise, keeping the ETag's first sight.
+// - After a demotion (or a stop, or a release), every record of ours is "ours, but nobody leads
+//   under it": it may be taken over at once, with a new term and no acquire grace.
+// - Acquire grace applies after taking over an expired record (held or unreadable), and runs
+//   from the moment the acquisition is known to have landed.
+// - stop() and resign() report the loss at once, before the released record is written, so
+//   leader work ends before anyone may take over. Reads in flight are cancelled; writes are
+//   awaited (a write in doubt gets one re-read, so that a won lock is released, not left to
+//   expire).
+#pragma once
+
+#include <s3lect/config.hpp>
+#include <s3lect/elector.hpp>
+#include <s3lect/record.hpp>
+#include <s3lect/storage.hpp>
+
+#include <boost/system/error_code.hpp>
+
+#include <chrono>
+#include <cstdint>
+#include <deque>
+#include <optional>
+#include <string>
+#include <variant>
+#include <vector>
+
+namespace s3lect::detail {
+
+using steady_time = std::chrono::steady_clock::time_point;
+using wall_time = std::chrono::system_clock::time_point;
+
+/// "Now" on both clocks, read together by the caller just before it calls the core. The steady
+/// clock measures every interval and deadline; the wall clock only stamps records and feeds
+/// expiry rule (c).
+struct instant {
+  steady_time steady;
+  wall_time wall;
+};
+
+/// Where the core stands in the election.
+enum class core_role {
+  follower,   ///< Not holding the lock: reading it, or waiting to.
+  candidate,  ///< An acquisition write is in flight, or its outcome is being resolved.
+  holding,    ///< Holds and renews the lock but has not reported it yet (acquire grace).
+  leader,     ///< Holds the lock and has reported leadership.
+  stopping,   ///< stop() was called: finishing the operation in flight and the release.
+  stopped,    ///< Done; start() may begin again.
+};
+
+/// Why a reported leadership ended.
+enum class loss_reason {
+  renew_deadline,  ///< No renewal succeeded by S + D: self-demotion.
+  superseded,      ///< 412 on renewal, or the record turned out to be someone else's.
+  resigned,        ///< resign() was called.
+  stopped,         ///< stop() was called.
+};
+
+/// A storage operation for the caller to start on the lock key, under the retry policy, and to
+/// report with on_read_done / on_write_done.
+struct storage_request {
+  enum class kind { read, write };
+  kind type = kind::read;
+  std::string body;         ///< write: the encoded record, with a fresh nonce.
+  put_condition condition;  ///< write: if_absent, or if_match on the ETag it replaces.
+};
+
+/// This elector now leads with fencing token `term`.
+struct leadership_gained {
+  std::uint64_t term = 0;
+};
+/// This elector no longer leads; stop leader work now.
+struct leadership_lost {
+  std::uint64_t term = 0;
+  loss_reason reason = loss_reason::superseded;
+};
+/// The holder named by the lock record changed; an empty id means nobody (absent, released or
+/// unreadable record). Also emitted when this elector acquires the lock.
+struct leader_changed {
+  std::string leader_id;
+  std::string leader_addr;
+  std::uint64_t term = 0;
+  friend bool operator==(const leader_changed&, const leader_changed&) = default;
+};
+/// A release asked for by stop() or resign() is over: `released` tells whether a released
+/// record was written (false: nothing was held, or the write failed).
+struct release_finished {
+  bool released = false;
+};
+/// The core stopped; it emits nothing more until start().
+struct core_stopped {};
+
+/// Something to tell the elector's users, in the order it happened.
+using core_notice = std::variant<leadership_gained, leadership_lost, leader_changed,
+                                 release_finished, core_stopped>;
+
+/// What the caller must do after an event, in this order: cancel the operation in flight (its
+/// completion must still be reported), publish the notices, start `operation`, and re-arm the
+/// single timer to `wake_at` (or disarm it when nullopt) to call on_timer() then.
+struct step {
+  bool cancel_operation = false;
+  std::vector<core_notice> notices;
+  std::optional<storage_request> operation;
+  std::optional<steady_time> wake_at;
+};
+
+/// A snapshot for status().
+struct core_status {
+  core_role role = core_role::follower;
+  std::string leader_id;  ///< Holder named by the last record read or written; empty: none.
+  std::string leader_addr;
+  std::uint64_t term = 0;  ///< Term of the last record read or written.
+  std::string etag;        ///< ETag of the last record read or written.
+  poll_mode mode = poll_mode::frequent;
+  /// Steady and wall time at which the last successful write of ours was sent.
+  std::optional<steady_time> last_renewal;
+  std::optional<wall_time> last_renewal_wall;
+  /// Wall time at which the leader's record was last seen to change, or renewed by us.
+  std::optional<wall_time> leader_last_seen;
+  /// Wall time at which the last storage operation completed.
+  std::optional<wall_time> last_election_time;
+  unsigned consecutive_failures = 0;  ///< Failed storage operations since the last success.
+  boost::system::error_code last_error_code;
+  std::string last_error;  ///< The last storage or record error; kept after recovery.
+};
+
+/// The election state machine. Not thread-safe: the elector calls it from its strand.
+///
+/// Protocol: call start(), then perform each step. Report the completion of every operation
+/// the core started (also a cancelled one: usually with asio::error::operation_aborted), call
+/// on_timer() when the timer armed from the latest step expires (early or spurious calls are
+/// harmless), and stop() / resign() / update_config() when asked. The core never starts a
+/// second operation before the first one's completion is reported.
+class election_core {
+ public:
+  /// Takes a configuration the caller has validated.
+  explicit election_core(elector_config config);
+
+  /// Begins (or, after core_stopped, begins again): the first step reads the lock.
+  step start(const instant& now);
+  /// Reports the completion of a read: `result.found` is nullopt for a missing object.
+  step on_read_done(const instant& now, const boost::system::error_code& ec,
+                    const get_result& result);
+  /// Reports the completion of a write: the new ETag in `result.etag` on success.
+  step on_write_done(const instant& now, const boost::system::error_code& ec,
+                     const put_result& result);
+  /// Reports that the time of the last step's wake_at has come.
+  step on_timer(const instant& now);
+  /// Stops: reports leadership lost at once, writes a released record if holding the lock, then
+  /// emits core_stopped. A read in flight is cancelled; a write is waited for.
+  step stop(const instant& now);
+  /// Gives up leadership (reported lost at once, released record written) and keeps following,
+  /// without trying to acquire before now + hold_off. Ends with release_finished.
+  step resign(const instant& now, std::chrono::milliseconds hold_off);
+  /// Applies a new configuration that validate_update() accepted; takes effect at once.
+  step update_config(const instant& now, elector_config config);
+
+  /// The configuration in force.
+  const elector_config& config() const noexcept { return config_; }
+  /// Where the core stands.
+  core_role role() const noexcept;
+  /// True between leadership_gained and leadership_lost.
+  bool is_leader() const noexcept { return holding_ && holding_->reported; }
+  /// While leading, S + D: the leadership is void from that steady time on, even if the timer
+  /// that makes the core demote itself has not run yet (a paused process).
+  std::optional<steady_time> leadership_deadline() const noexcept;
+  /// While holding the lock, the record of the last successful write (for the peer endpoint).
+  const lock_record* held_record() const noexcept;
+  /// A snapshot of the state.
+  core_status status() const;
+
+ private:
+  // A write this core sent: remembered so that a re-read can recognise it by its nonce.
+  struct own_write {
+    lock_record record;
+    steady_time sent;
+    bool grace = false;      // an acquisition of an expired record: report after acquire_grace
+    bool resumable = false;  // may still become (or stay) our leadership; false after a demotion
+  };
+  enum class purpose { read, acquire, renew, release };
+  struct in_flight {
+    purpose what = purpose::read;
+    std::string nonce;  // of the write
+  };
+  struct holding_state {
+    std::uint64_t term = 0;
+    std::string etag;
+    steady_time renewed_at;  // S: when the last successful write was sent
+    lock_record record;
+    bool reported = false;
+    steady_time report_at;  // when the acquire grace ends
+    bool verify_pending = false;
+    std::optional<steady_time> retry_at;  // next renewal after a renewal that did not land
+  };
+  enum class observed_kind { absent, released, held, malformed, ours_dead };
+  struct observation {
+    observed_kind kind = observed_kind::absent;
+    std::string etag;
+    steady_time first_seen;  // completion of the first read that returned `etag`
+    std::optional<lock_record> record;
+  };
+  struct read_summary {
+    std::string etag;
+    std::string leader_id;
+    std::uint64_t term = 0;
+    bool held = false;
+  };
+
+  step finish(const instant& now, step out);
+  void advance(const instant& now, step& out);
+  std::optional<steady_time> next_wake(const instant& now) const;
+
+  void observe(const instant& now, const std::optional<object>& found, step& out);
+  void observe_own(const instant& now, const std::string& etag, const own_write& own, step& out);
+  void observe_foreign(const instant& now, const std::string& etag, const lock_record& record,
+                       step& out);
+  void update_mode(const instant& now, const read_summary& read);
+
+  void become_holder(const instant& now, const own_write& own, const std::string& etag, step& out);
+  void demote(loss_reason reason, step& out);
+  void report_loss(loss_reason reason, step& out);
+  void finish_release(const instant& now, bool released, const std::string& etag, step& out);
+
+  void enforce_deadline(const instant& now, step& out);
+  void start_read(step& out);
+  void start_write(const instant& now, purpose what, put_condition condition, std::uint64_t term,
+                   bool grace, step& out);
+  void start_acquisition(const instant& now, step& out);
+
+  std::optional<steady_time> takeover_time(const instant& now) const;
+  bool takeover_allowed(const instant& now) const;
+  steady_time read_due(const instant& now) const;
+  steady_time renew_due() const;
+  std::chrono::milliseconds renew_retry_pause() const;
+
+  own_write* find_own(const std::string& nonce);
+  void announce(std::string id, std::string addr, std::uint64_t term, step& out);
+  void note_failure(const boost::system::error_code& ec, const std::string& detail);
+  void log(log_level level, const std::string& line) const;
+
+  elector_config config_;
+  bool started_ = false;
+  bool stop_wanted_ = false;
+  bool release_wanted_ = false;
+  bool stopped_ = false;
+
+  std::optional<in_flight> in_flight_;
+  bool cancel_sent_ = false;
+  std::optional<holding_state> holding_;
+  bool acquire_in_doubt_ = false;
+
+  std::optional<observation> observed_;
+  std::optional<read_summary> previous_read_;
+  poll_mode mode_ = poll_mode::frequent;
+  int healthy_reads_ = 0;
+  std::optional<steady_time> last_read_at_;
+  bool read_now_ = false;
+  std::optional<steady_time> acquire_not_before_;  // resign()'s hold-off, or a pause after doubt
+
+  std::uint64_t max_term_seen_ = 0;
+  std::deque<own_write> own_writes_;
+
+  std::optional<leader_changed> announced_;
+  std::uint64_t last_term_ = 0;
+  std::string last_etag_;
+  std::optional<steady_time> last_renewal_;
+  std::optional<wall_time> last_renewal_wall_;
+  std::optional<wall_time> leader_last_seen_;
+  std::optional<wall_time> last_election_time_;
+  unsigned consecutive_failures_ = 0;
+  boost::system::error_code last_error_code_;
+  std::string last_error_;
+};
+
+}  // namespace s3lect::detail

@@ -1,0 +1,630 @@
+// The elector's coroutine layer: performs the steps of the sans-I/O election core on a strand
+// (one storage operation under the retry policy, one timer), publishes leadership to waiters
+// and hooks, and keeps a snapshot for thread-safe reads. All decisions live in the core.
+#include "s3lect/elector.hpp"
+
+#include "election_core.hpp"
+#include "waiter_list.hpp"
+
+#include <s3lect/error.hpp>
+#include <s3lect/retry.hpp>
+
+#include <boost/asio/as_tuple.hpp>
+#include <boost/asio/bind_cancellation_slot.hpp>
+#include <boost/asio/cancellation_signal.hpp>
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
+#include <boost/asio/dispatch.hpp>
+#include <boost/asio/experimental/awaitable_operators.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/strand.hpp>
+#include <boost/asio/use_awaitable.hpp>
+
+#include <deque>
+#include <mutex>
+#include <variant>
+
+namespace s3lect {
+
+namespace asio = boost::asio;
+using boost::system::error_code;
+using detail::instant;
+using detail::steady_time;
+using std::chrono::milliseconds;
+
+namespace {
+
+instant now() { return {std::chrono::steady_clock::now(), std::chrono::system_clock::now()}; }
+
+/// Storage errors after which a conditional PUT certainly did not happen, so sending it again
+/// is safe. Everything else ambiguous (timeouts, lost connections, 5xx) is resolved by the core
+/// with a re-read, never by a blind retry that could answer 412 to our own earlier write.
+bool write_retryable(const error_code& ec) {
+  return ec == errc::resolve_failed || ec == errc::connect_failed ||
+         ec == errc::tls_handshake_failed || ec == errc::throttled;
+}
+
+// Events the loop reacts to, queued on the strand.
+struct read_done {
+  error_code ec;
+  get_result result;
+};
+struct write_done {
+  error_code ec;
+  put_result result;
+};
+struct stop_request {};
+struct resign_request {
+  milliseconds hold_off;
+};
+struct config_request {
+  elector_config config;
+};
+struct hook_done {
+  std::uint64_t period;
+  bool succeeded;
+  std::string error;
+};
+struct shutdown_request {};
+using loop_event = std::variant<read_done, write_done, stop_request, resign_request,
+                                config_request, hook_done, shutdown_request>;
+
+}  // namespace
+
+struct elector::impl : std::enable_shared_from_this<impl> {
+  impl(executor_type executor, storage& store_ref, elector_config config)
+      : strand(asio::make_strand(executor)),
+        store(store_ref),
+        core(config),  // A copy: config_snapshot below takes the original.
+        wake_timer(strand),
+        config_snapshot(std::move(config)),
+        leadership_waiters(strand),
+        loss_waiters(strand),
+        election_waiters(strand),
+        change_waiters(strand),
+        stop_waiters(strand),
+        resign_waiters(strand) {
+    snapshot.server_id = config_snapshot.server_id;
+    snapshot.lock_key = config_snapshot.lock_key;
+  }
+
+  asio::strand<executor_type> strand;
+  storage& store;
+
+  // ---- Strand only.
+  detail::election_core core;
+  asio::steady_timer wake_timer;  // Doubles as the loop's condition variable: cancel() wakes it.
+  std::optional<steady_time> core_wake_at;
+  std::deque<loop_event> events;
+  bool loop_running = false;
+  bool shutting_down = false;
+  asio::cancellation_signal operation_cancel;
+  asio::cancellation_signal hook_cancel;
+  std::uint64_t hook_period = 0;  // Period whose on_acquire hook is running; 0: none.
+  unsigned hook_failures = 0;     // Consecutive acquire-hook failures, for the backoff.
+  std::optional<leadership_lease> pending_lease;  // Gained, not yet published (hook running).
+
+  // ---- Guarded by mutex: what other threads read, and the waiters' conditions.
+  mutable std::mutex mutex;
+  leadership_status snapshot;
+  elector_config config_snapshot;
+  std::optional<leadership_lease> published_lease;
+  std::optional<steady_time> leadership_deadline;
+  std::uint64_t next_period = 0;
+  detail::waiter_list<std::monostate, leadership_lease> leadership_waiters;
+  detail::waiter_list<std::uint64_t> loss_waiters;  // Key: the lease's period.
+  detail::waiter_list<std::chrono::system_clock::time_point, leadership_status> election_waiters;
+  detail::waiter_list<std::uint64_t, leadership_status> change_waiters;
+  detail::waiter_list<std::monostate> stop_waiters;
+  detail::waiter_list<std::monostate> resign_waiters;
+
+  void log(log_level level, const std::string& line) const {
+    config_snapshot.log.log(level, line + " id=" + config_snapshot.server_id);
+  }
+
+  /// Queues an event for the loop and wakes it. Strand only.
+  void push(loop_event event) {
+    events.push_back(std::move(event));
+    wake_timer.cancel();
+  }
+
+  // ------------------------------------------------------------------------------------------
+  // The loop.
+
+  static asio::awaitable<void> run_loop(std::shared_ptr<impl> self) {
+    self->apply(self->core.start(now()));
+    while (!self->shutting_down) {
+      if (!self->events.empty()) {
+        loop_event event = std::move(self->events.front());
+        self->events.pop_front();
+        self->handle(std::move(event));
+        continue;
+      }
+      if (!self->loop_running) break;
+      if (self->core_wake_at && std::chrono::steady_clock::now() >= *self->core_wake_at) {
+        self->core_wake_at.reset();
+        self->apply(self->core.on_timer(now()));
+        continue;
+      }
+      self->wake_timer.expires_at(self->core_wake_at.value_or(steady_time::max()));
+      co_await self->wake_timer.async_wait(asio::as_tuple(asio::use_awaitable));
+    }
+    self->loop_running = false;
+  }
+
+  void handle(loop_event event) {
+    if (auto* read = std::get_if<read_done>(&event)) {
+      apply(core.on_read_done(now(), read->ec, read->result));
+    } else if (auto* write = std::get_if<write_done>(&event)) {
+      apply(core.on_write_done(now(), write->ec, write->result));
+    } else if (std::holds_alternative<stop_request>(event)) {
+      apply(core.stop(now()));
+    } else if (auto* resign = std::get_if<resign_request>(&event)) {
+      apply(core.resign(now(), resign->hold_off));
+    } else if (auto* update = std::get_if<config_request>(&event)) {
+      apply(core.update_config(now(), std::move(update->config)));
+    } else if (auto* hook = std::get_if<hook_done>(&event)) {
+      on_hook_done(*hook);
+    } else if (std::holds_alternative<shutdown_request>(event)) {
+      shutting_down = true;
+      operation_cancel.emit(asio::cancellation_type::terminal);
+      hook_cancel.emit(asio::cancellation_type::terminal);
+    }
+  }
+
+  /// Performs one step of the core, in the order the core prescribes.
+  void apply(detail::step step) {
+    if (step.cancel_operation) operation_cancel.emit(asio::cancellation_type::terminal);
+    for (auto& notice : step.notices) publish(notice);
+    if (step.operation) start_operation(std::move(*step.operation));
+    core_wake_at = step.wake_at;
+    refresh_snapshot();
+  }
+
+  // ------------------------------------------------------------------------------------------
+  // Storage operations: one attempt bounded by request_timeout, retried by the policy.
+
+  void start_operation(detail::storage_request request) {
+    auto self = shared_from_this();
+    auto slot = operation_cancel.slot();
+    if (request.type == detail::storage_request::kind::read) {
+      asio::co_spawn(strand, run_read(self), asio::bind_cancellation_slot(slot, asio::detached));
+    } else {
+      asio::co_spawn(strand, run_write(self, std::move(request.body), std::move(request.condition)),
+                     asio::bind_cancellation_slot(slot, asio::detached));
+    }
+  }
+
+  static asio::awaitable<std::tuple<error_code, get_result>> read_attempt(
+      std::shared_ptr<impl> self, std::string key, milliseconds timeout) {
+    using namespace asio::experimental::awaitable_operators;
+    asio::steady_timer timer(self->strand);
+    timer.expires_after(timeout);
+    auto outcome = co_await (self->store.async_get(std::move(key), asio::as_tuple(asio::use_awaitable)) ||
+                             timer.async_wait(asio::as_tuple(asio::use_awaitable)));
+    if (outcome.index() == 0) co_return std::get<0>(std::move(outcome));
+    get_result timed_out;
+    timed_out.info.message = "no answer within request_timeout";
+    co_return std::tuple<error_code, get_result>{errc::timeout, std::move(timed_out)};
+  }
+
+  static asio::awaitable<std::tuple<error_code, put_result>> write_attempt(
+      std::shared_ptr<impl> self, std::string key, std::string body, put_condition condition,
+      milliseconds timeout) {
+    using namespace asio::experimental::awaitable_operators;
+    asio::steady_timer timer(self->strand);
+    timer.expires_after(timeout);
+    auto outcome = co_await (self->store.async_put(std::move(key), std::move(body),
+                                                   std::move(condition),
+                                                   asio::as_tuple(asio::use_awaitable)) ||
+                             timer.async_wait(asio::as_tuple(asio::use_awaitable)));
+    if (outcome.index() == 0) co_return std::get<0>(std::move(outcome));
+    // The write may have reached the store: only a re-read can tell.
+    put_result timed_out;
+    timed_out.info.message = "no answer within request_timeout";
+    co_return std::tuple<error_code, put_result>{errc::outcome_unknown, std::move(timed_out)};
+  }
+
+  /// Sleeps for `delay` on the strand; false when cancelled.
+  static asio::awaitable<bool> pause(std::shared_ptr<impl> self, milliseconds delay) {
+    asio::steady_timer timer(self->strand);
+    timer.expires_after(delay);
+    auto [ec] = co_await timer.async_wait(asio::as_tuple(asio::use_awaitable));
+    co_return !ec;
+  }
+
+  static asio::awaitable<void> run_read(std::shared_ptr<impl> self) {
+    const elector_config config = self->core.config();
+    retry_schedule schedule(config.retry);
+    std::tuple<error_code, get_result> outcome;
+    for (;;) {
+      outcome = co_await read_attempt(self, config.lock_key, config.request_timeout);
+      const error_code ec = std::get<0>(outcome);
+      if (!ec) break;
+      if ((co_await asio::this_coro::cancellation_state).cancelled() != asio::cancellation_type::none) {
+        std::get<0>(outcome) = asio::error::operation_aborted;
+        break;
+      }
+      auto delay = schedule.after_failure(ec);
+      if (!delay) break;
+      if (!co_await pause(self, *delay)) {
+        std::get<0>(outcome) = asio::error::operation_aborted;
+        break;
+      }
+    }
+    self->push(read_done{std::get<0>(outcome), std::move(std::get<1>(outcome))});
+  }
+
+  static asio::awaitable<void> run_write(std::shared_ptr<impl> self, std::string body,
+                                         put_condition condition) {
+    const elector_config config = self->core.config();
+    retry_schedule schedule(config.retry);
+    std::tuple<error_code, put_result> outcome;
+    for (;;) {
+      outcome = co_await write_attempt(self, config.lock_key, body, condition,
+                                       config.request_timeout);
+      const error_code ec = std::get<0>(outcome);
+      if (!ec) break;
+      if ((co_await asio::this_coro::cancellation_state).cancelled() != asio::cancellation_type::none) {
+        break;  // Keep the attempt's own error: a cancelled PUT may still have landed.
+      }
+      auto delay = schedule.after_failure(ec, write_retryable(ec));
+      if (!delay) break;
+      if (!co_await pause(self, *delay)) {
+        std::get<0>(outcome) = asio::error::operation_aborted;
+        break;
+      }
+    }
+    self->push(write_done{std::get<0>(outcome), std::move(std::get<1>(outcome))});
+  }
+
+  // ------------------------------------------------------------------------------------------
+  // Notices: leadership, holders, releases.
+
+  void publish(const detail::core_notice& notice) {
+    if (auto* gained = std::get_if<detail::leadership_gained>(&notice)) {
+      on_gained(gained->term);
+    } else if (auto* lost = std::get_if<detail::leadership_lost>(&notice)) {
+      on_lost(lost->term);
+    } else if (auto* changed = std::get_if<detail::leader_changed>(&notice)) {
+      std::lock_guard lock(mutex);
+      snapshot.leader_id = changed->leader_id;
+      snapshot.leader_addr = changed->leader_addr;
+      snapshot.term = changed->term;
+      bump_version_locked();
+    } else if (std::holds_alternative<detail::release_finished>(notice)) {
+      std::lock_guard lock(mutex);
+      resign_waiters.complete_all({error_code{}});
+    } else if (std::holds_alternative<detail::core_stopped>(notice)) {
+      loop_running = false;
+      std::lock_guard lock(mutex);
+      snapshot.running = false;
+      bump_version_locked();
+      stop_waiters.complete_all({error_code{}});
+      leadership_waiters.complete_all({errc::stopped, leadership_lease{}});
+    }
+  }
+
+  void on_gained(std::uint64_t term) {
+    leadership_lease lease;
+    lease.term = term;
+    lease.acquired_at = std::chrono::steady_clock::now();
+    {
+      std::lock_guard lock(mutex);
+      lease.period = ++next_period;
+    }
+    const auto& hook = core.config().on_acquire;
+    if (!hook) {
+      publish_lease(lease);
+      return;
+    }
+    // The hook runs beside the loop, so renewals go on while it works; leadership is reported
+    // only once it succeeds.
+    pending_lease = lease;
+    hook_period = lease.period;
+    asio::co_spawn(strand, run_acquire_hook(shared_from_this(), hook, lease),
+                   asio::bind_cancellation_slot(hook_cancel.slot(), asio::detached));
+  }
+
+  static asio::awaitable<void> run_acquire_hook(
+      std::shared_ptr<impl> self, std::function<asio::awaitable<void>(std::uint64_t)> hook,
+      leadership_lease lease) {
+    hook_done done{lease.period, true, {}};
+    try {
+      co_await hook(lease.term);
+    } catch (const std::exception& e) {
+      done.succeeded = false;
+      done.error = e.what();
+    }
+    self->push(std::move(done));
+  }
+
+  void on_hook_done(const hook_done& done) {
+    if (done.period != hook_period) return;  // Leadership already lost; nothing to report.
+    hook_period = 0;
+    if (done.succeeded && pending_lease && pending_lease->period == done.period) {
+      hook_failures = 0;
+      auto lease = *pending_lease;
+      pending_lease.reset();
+      publish_lease(lease);
+      return;
+    }
+    pending_lease.reset();
+    // A failed acquire hook gives leadership up and backs off, doubling up to the infrequent
+    // interval, so a broken hook does not spin (the Go package re-ran it every 5 s).
+    ++hook_failures;
+    const auto& config = core.config();
+    milliseconds hold_off = config.frequent_interval;
+    for (unsigned i = 1; i < hook_failures && hold_off < config.infrequent_interval; ++i) {
+      hold_off *= 2;
+    }
+    hold_off = std::min(hold_off, std::max(config.infrequent_interval, config.frequent_interval));
+    log(log_level::error, "on_acquire hook failed, resigning error=\"" + done.error +
+                              "\" hold_off_ms=" + std::to_string(hold_off.count()));
+    apply(core.resign(now(), hold_off));
+  }
+
+  void publish_lease(const leadership_lease& lease) {
+    std::lock_guard lock(mutex);
+    published_lease = lease;
+    snapshot.is_leader = true;
+    leadership_deadline = core.leadership_deadline();
+    bump_version_locked();
+    leadership_waiters.complete_all({error_code{}, lease});
+  }
+
+  void on_lost(std::uint64_t term) {
+    if (hook_period != 0) {
+      hook_cancel.emit(asio::cancellation_type::terminal);
+      hook_period = 0;
+      pending_lease.reset();
+    }
+    std::optional<leadership_lease> lost;
+    {
+      std::lock_guard lock(mutex);
+      lost = published_lease;
+      published_lease.reset();
+      leadership_deadline.reset();
+      snapshot.is_leader = false;
+      bump_version_locked();
+      if (lost) {
+        const std::uint64_t period = lost->period;
+        loss_waiters.complete_if([period](std::uint64_t waited) {
+          return waited <= period ? std::optional<std::tuple<error_code>>(error_code{})
+                                  : std::nullopt;
+        });
+      }
+    }
+    log(log_level::info, "leadership lost term=" + std::to_string(term));
+    const auto& hook = core.config().on_lose;
+    if (lost && hook) {
+      asio::co_spawn(strand, run_lose_hook(shared_from_this(), hook, lost->term), asio::detached);
+    }
+  }
+
+  static asio::awaitable<void> run_lose_hook(
+      std::shared_ptr<impl> self, std::function<asio::awaitable<void>(std::uint64_t)> hook,
+      std::uint64_t term) {
+    try {
+      co_await hook(term);
+    } catch (const std::exception& e) {
+      // Best effort, as in the Go package: the transition has happened already.
+      self->log(log_level::warning, std::string("on_lose hook failed error=\"") + e.what() + "\"");
+    }
+  }
+
+  // ------------------------------------------------------------------------------------------
+  // The snapshot other threads read.
+
+  void bump_version_locked() {
+    ++snapshot.version;
+    const auto status = snapshot;
+    change_waiters.complete_if([&status](std::uint64_t seen) {
+      return seen < status.version
+                 ? std::optional<std::tuple<error_code, leadership_status>>({error_code{}, status})
+                 : std::nullopt;
+    });
+  }
+
+  void refresh_snapshot() {
+    const auto core_status = core.status();
+    std::lock_guard lock(mutex);
+    snapshot.mode = core_status.mode;
+    snapshot.leader_last_seen = core_status.leader_last_seen;
+    snapshot.consecutive_failures = core_status.consecutive_failures;
+    snapshot.last_error = core_status.last_error;
+    if (published_lease) leadership_deadline = core.leadership_deadline();
+    if (core_status.last_election_time != snapshot.last_election_time) {
+      snapshot.last_election_time = core_status.last_election_time;
+      const auto status = snapshot;
+      election_waiters.complete_if([&status](std::chrono::system_clock::time_point since) {
+        return status.last_election_time && *status.last_election_time > since
+                   ? std::optional<std::tuple<error_code, leadership_status>>(
+                         {error_code{}, status})
+                   : std::nullopt;
+      });
+    }
+  }
+
+  /// is_leader() as other threads see it: a paused process whose deadline passed is not
+  /// leader even before its loop runs again to demote it.
+  bool leading_locked() const {
+    return published_lease && leadership_deadline &&
+           std::chrono::steady_clock::now() < *leadership_deadline;
+  }
+};
+
+// ---------------------------------------------------------------------------------------------
+// Public API.
+
+namespace {
+
+elector_config validated(elector_config config) {
+  if (auto problem = config.validate()) {
+    throw boost::system::system_error(errc::invalid_config, *problem);
+  }
+  return config;
+}
+
+}  // namespace
+
+elector::elector(executor_type executor, storage& store, elector_config config)
+    : impl_(std::make_shared<impl>(std::move(executor), store, validated(std::move(config)))) {}
+
+elector::~elector() {
+  auto self = impl_;
+  {
+    std::lock_guard lock(self->mutex);
+    self->leadership_waiters.complete_all({errc::stopped, leadership_lease{}});
+    self->loss_waiters.complete_all({errc::stopped});
+    self->election_waiters.complete_all({errc::stopped, leadership_status{}});
+    self->change_waiters.complete_all({errc::stopped, leadership_status{}});
+    self->stop_waiters.complete_all({errc::stopped});
+    self->resign_waiters.complete_all({errc::stopped});
+  }
+  asio::dispatch(self->strand, [self] {
+    if (self->loop_running) self->push(shutdown_request{});
+  });
+}
+
+elector::executor_type elector::get_executor() const { return impl_->strand.get_inner_executor(); }
+
+void elector::start() {
+  auto self = impl_;
+  asio::dispatch(self->strand, [self] {
+    if (self->loop_running || self->shutting_down) return;
+    self->loop_running = true;
+    {
+      std::lock_guard lock(self->mutex);
+      self->snapshot.running = true;
+      self->bump_version_locked();
+    }
+    asio::co_spawn(self->strand, impl::run_loop(self), asio::detached);
+  });
+}
+
+void elector::stop_impl(stop_handler handler) {
+  auto self = impl_;
+  {
+    std::lock_guard lock(self->mutex);
+    self->stop_waiters.add({}, std::move(handler));
+  }
+  asio::dispatch(self->strand, [self] {
+    if (!self->loop_running) {
+      std::lock_guard lock(self->mutex);
+      self->stop_waiters.complete_all({error_code{}});
+      return;
+    }
+    self->push(stop_request{});
+  });
+}
+
+void elector::resign_impl(stop_handler handler) {
+  auto self = impl_;
+  {
+    std::lock_guard lock(self->mutex);
+    if (!self->published_lease) {
+      detail::waiter_list<std::monostate> once(self->strand);
+      once.add({}, std::move(handler));
+      once.complete_all({errc::not_leader});
+      return;
+    }
+    self->resign_waiters.add({}, std::move(handler));
+  }
+  asio::dispatch(self->strand, [self] {
+    // Hold off for two frequent intervals so that followers, which read every F, see the
+    // released record and one of them takes over before this elector competes again.
+    self->push(resign_request{self->core.config().frequent_interval * 2});
+  });
+}
+
+void elector::wait_for_leadership_impl(lease_handler handler) {
+  std::lock_guard lock(impl_->mutex);
+  impl_->leadership_waiters.add({}, std::move(handler));
+  if (impl_->published_lease && impl_->leading_locked()) {
+    const auto lease = *impl_->published_lease;
+    impl_->leadership_waiters.complete_all({error_code{}, lease});
+  }
+}
+
+void elector::wait_for_loss_impl(leadership_lease lease, stop_handler handler) {
+  std::lock_guard lock(impl_->mutex);
+  impl_->loss_waiters.add(lease.period, std::move(handler));
+  const auto& current = impl_->published_lease;
+  if (!current || current->period != lease.period) {
+    const std::uint64_t period = lease.period;
+    impl_->loss_waiters.complete_if([period](std::uint64_t waited) {
+      return waited == period ? std::optional<std::tuple<error_code>>(error_code{})
+                              : std::nullopt;
+    });
+  }
+}
+
+void elector::wait_for_next_election_impl(std::chrono::system_clock::time_point since,
+                                          status_handler handler) {
+  std::lock_guard lock(impl_->mutex);
+  impl_->election_waiters.add(since, std::move(handler));
+  const auto status = impl_->snapshot;
+  if (status.last_election_time && *status.last_election_time > since) {
+    impl_->election_waiters.complete_if([&status](std::chrono::system_clock::time_point s) {
+      return *status.last_election_time > s
+                 ? std::optional<std::tuple<error_code, leadership_status>>({error_code{}, status})
+                 : std::nullopt;
+    });
+  }
+}
+
+void elector::wait_for_change_impl(std::uint64_t seen_version, status_handler handler) {
+  std::lock_guard lock(impl_->mutex);
+  impl_->change_waiters.add(seen_version, std::move(handler));
+  const auto status = impl_->snapshot;
+  if (status.version > seen_version) {
+    impl_->change_waiters.complete_if([&status](std::uint64_t seen) {
+      return seen < status.version
+                 ? std::optional<std::tuple<error_code, leadership_status>>({error_code{}, status})
+                 : std::nullopt;
+    });
+  }
+}
+
+bool elector::is_leader() const {
+  std::lock_guard lock(impl_->mutex);
+  return impl_->leading_locked();
+}
+
+std::string elector::leader_id() const {
+  std::lock_guard lock(impl_->mutex);
+  return impl_->snapshot.leader_id;
+}
+
+leadership_status elector::status() const {
+  std::lock_guard lock(impl_->mutex);
+  leadership_status status = impl_->snapshot;
+  status.is_leader = impl_->leading_locked();
+  return status;
+}
+
+elector_config elector::config() const {
+  std::lock_guard lock(impl_->mutex);
+  return impl_->config_snapshot;
+}
+
+std::optional<std::string> elector::update_config(elector_config config) {
+  auto self = impl_;
+  {
+    std::lock_guard lock(self->mutex);
+    if (auto problem = validate_update(self->config_snapshot, config)) return problem;
+    self->config_snapshot = config;
+  }
+  asio::dispatch(self->strand, [self, config = std::move(config)]() mutable {
+    if (self->loop_running) {
+      self->push(config_request{std::move(config)});
+    } else {
+      self->core = detail::election_core(std::move(config));
+    }
+  });
+  return std::nullopt;
+}
+
+}  // namespace s3lect

@@ -1,0 +1,211 @@
+#include "health_protocol.hpp"
+
+// Boost.JSON is compiled once, in record.cpp; these headers only declare it.
+#include <boost/json/object.hpp>
+#include <boost/json/parse.hpp>
+#include <boost/json/serialize.hpp>
+#include <boost/json/value.hpp>
+
+#include <algorithm>
+#include <charconv>
+#include <limits>
+#include <utility>
+
+namespace s3lect::detail {
+
+namespace json = boost::json;
+
+namespace {
+
+/// Parses a whole string of decimal digits; nullopt for anything else, including overflow.
+std::optional<std::uint64_t> parse_decimal(std::string_view text) {
+  // from_chars would accept a leading '-' for no type we use, but be explicit about what the
+  // protocol allows: digits only.
+  if (text.empty() || !std::all_of(text.begin(), text.end(),
+                                   [](char c) { return c >= '0' && c <= '9'; })) {
+    return std::nullopt;
+  }
+  std::uint64_t value = 0;
+  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (ec != std::errc{} || end != text.data() + text.size()) return std::nullopt;
+  return value;
+}
+
+health_response json_response(unsigned status, std::string body) {
+  health_response response;
+  response.status = status;
+  // Answers describe a moment; a cache in between would replay a leadership that has ended.
+  response.headers = {{"Content-Type", "application/json"}, {"Cache-Control", "no-store"}};
+  response.body = std::move(body);
+  return response;
+}
+
+std::string error_body(std::string_view error, std::string_view message = {}) {
+  json::object body;
+  body["error"] = error;
+  if (!message.empty()) body["message"] = message;
+  return json::serialize(body);
+}
+
+}  // namespace
+
+target_parts split_target(std::string_view target) noexcept {
+  const auto question = target.find('?');
+  if (question == std::string_view::npos) return {target, {}};
+  return {target.substr(0, question), target.substr(question + 1)};
+}
+
+watch_parsing parse_watch_query(std::string_view query) {
+  std::optional<std::uint64_t> watch;
+  std::optional<std::uint64_t> term;
+  while (!query.empty()) {
+    const auto amp = query.find('&');
+    const std::string_view pair = query.substr(0, amp);
+    query = amp == std::string_view::npos ? std::string_view{} : query.substr(amp + 1);
+    const auto equals = pair.find('=');
+    const std::string_view name = pair.substr(0, equals);
+    const std::string_view value =
+        equals == std::string_view::npos ? std::string_view{} : pair.substr(equals + 1);
+    std::optional<std::uint64_t>* slot = nullptr;
+    if (name == "watch") {
+      slot = &watch;
+    } else if (name == "term") {
+      slot = &term;
+    } else {
+      continue;
+    }
+    if (slot->has_value()) return {std::nullopt, std::string(name) + ": given twice"};
+    *slot = parse_decimal(value);
+    if (!slot->has_value()) {
+      return {std::nullopt, std::string(name) + ": must be a decimal number, is '" +
+                                std::string(value.substr(0, 32)) + "'"};
+    }
+  }
+  if (watch.has_value() != term.has_value()) {
+    return {std::nullopt, watch ? "term: required with watch" : "watch: required with term"};
+  }
+  if (!watch) return {};
+  // Durations beyond what milliseconds can hold are capped by the handler anyway.
+  constexpr auto longest = static_cast<std::uint64_t>(std::chrono::milliseconds::max().count());
+  const auto duration = std::chrono::milliseconds{static_cast<std::chrono::milliseconds::rep>(
+      std::min(*watch, longest))};
+  return {watch_params{duration, *term}, {}};
+}
+
+routed_request route_request(std::string_view method, std::string_view target,
+                             std::string_view path) {
+  const target_parts parts = split_target(target);
+  routed_request routed;
+  if (parts.path != path) {
+    routed.type = routed_request::kind::not_found;
+    return routed;
+  }
+  if (method != "GET") {
+    routed.type = routed_request::kind::method_not_allowed;
+    return routed;
+  }
+  watch_parsing parsing = parse_watch_query(parts.query);
+  if (!parsing.error.empty()) {
+    routed.type = routed_request::kind::bad_request;
+    routed.error = std::move(parsing.error);
+  } else if (parsing.watch) {
+    routed.type = routed_request::kind::watch;
+    routed.watch = *parsing.watch;
+  } else {
+    routed.type = routed_request::kind::read;
+  }
+  return routed;
+}
+
+bool holds_term(const leadership_snapshot& snapshot, std::uint64_t term) noexcept {
+  return snapshot.is_leader && snapshot.term == term;
+}
+
+std::string_view to_string(watch_outcome outcome) noexcept {
+  switch (outcome) {
+    case watch_outcome::changed: return "changed";
+    case watch_outcome::timeout: return "timeout";
+    case watch_outcome::refused: return "refused";
+    case watch_outcome::stopping: return "stopping";
+  }
+  return "unknown";
+}
+
+std::string leader_body(const leadership_snapshot& snapshot) {
+  boost::system::error_code ec;
+  json::value record = json::parse(snapshot.record_json, ec);
+  if (ec || !record.is_object()) {
+    record = json::object{};
+    record.as_object()["leaderID"] = snapshot.leader_id;
+  }
+  json::object& body = record.as_object();
+  // Assigning keeps the position of an existing "term", so the body stays the record as written.
+  body["term"] = snapshot.term;
+  body["leaseRemainingMs"] = std::max<std::int64_t>(0, snapshot.lease_remaining.count());
+  return json::serialize(record);
+}
+
+std::string follower_body(const leadership_snapshot& snapshot) {
+  json::object body;
+  body["leader"] = false;
+  body["leaderID"] = snapshot.leader_id;
+  body["term"] = snapshot.term;
+  return json::serialize(body);
+}
+
+health_response leadership_response(const leadership_snapshot& snapshot) {
+  if (snapshot.is_leader) return json_response(200, leader_body(snapshot));
+  return json_response(404, follower_body(snapshot));
+}
+
+health_response watch_response(const leadership_snapshot& snapshot, watch_outcome outcome) {
+  health_response response = leadership_response(snapshot);
+  response.headers.emplace_back("X-S3lect-Watch", to_string(outcome));
+  return response;
+}
+
+health_response bad_request_response(std::string_view message) {
+  return json_response(400, error_body("bad_request", message));
+}
+
+health_response method_not_allowed_response() {
+  health_response response = json_response(405, error_body("method_not_allowed"));
+  response.headers.emplace_back("Allow", "GET");
+  return response;
+}
+
+health_response not_found_response() { return json_response(404, error_body("not_found")); }
+
+health_response header_too_large_response() {
+  return json_response(431, error_body("request_header_fields_too_large"));
+}
+
+health_response stopped_response() { return json_response(503, error_body("stopped")); }
+
+std::optional<health_response> rejection_response(const routed_request& routed) {
+  switch (routed.type) {
+    case routed_request::kind::bad_request: return bad_request_response(routed.error);
+    case routed_request::kind::method_not_allowed: return method_not_allowed_response();
+    case routed_request::kind::not_found: return not_found_response();
+    case routed_request::kind::read:
+    case routed_request::kind::watch: return std::nullopt;
+  }
+  return not_found_response();
+}
+
+std::optional<bind_address_parts> split_bind_address(std::string_view address) noexcept {
+  const auto colon = address.rfind(':');
+  if (colon == std::string_view::npos) return std::nullopt;
+  std::string_view host = address.substr(0, colon);
+  const std::optional<std::uint64_t> port = parse_decimal(address.substr(colon + 1));
+  if (!port || *port > std::numeric_limits<std::uint16_t>::max()) return std::nullopt;
+  if (host.size() >= 2 && host.front() == '[' && host.back() == ']') {
+    host = host.substr(1, host.size() - 2);
+  } else if (host.find(':') != std::string_view::npos) {
+    return std::nullopt;  // an IPv6 address needs brackets, or its last group reads as a port
+  }
+  if (host.empty()) return std::nullopt;
+  return bind_address_parts{host, static_cast<std::uint16_t>(*port)};
+}
+
+}  // namespace s3lect::detail

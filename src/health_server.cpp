@@ -1,0 +1,464 @@
+// The Beast + OpenSSL translation unit of the health server (~30 s to compile: keep it alone).
+// The protocol lives in health_protocol.cpp and the watch logic in health_handler.cpp; this
+// file only does TLS, HTTP framing, timeouts and connection limits.
+#include <s3lect/error.hpp>
+#include <s3lect/health.hpp>
+
+#include "health_protocol.hpp"
+
+#include <boost/asio/append.hpp>
+#include <boost/asio/as_tuple.hpp>
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/dispatch.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/asio/ssl/context.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/strand.hpp>
+#include <boost/asio/use_awaitable.hpp>
+#include <boost/beast/core/flat_buffer.hpp>
+#include <boost/beast/core/tcp_stream.hpp>
+#include <boost/beast/http/error.hpp>
+#include <boost/beast/http/parser.hpp>
+#include <boost/beast/http/read.hpp>
+#include <boost/beast/http/string_body.hpp>
+#include <boost/beast/http/write.hpp>
+#include <boost/beast/ssl/ssl_stream.hpp>
+#include <boost/system/system_error.hpp>
+
+#include <openssl/ssl.h>
+
+#include <atomic>
+#include <exception>
+#include <list>
+#include <mutex>
+#include <vector>
+
+namespace s3lect {
+
+namespace asio = boost::asio;
+namespace beast = boost::beast;
+namespace http = beast::http;
+namespace ssl = asio::ssl;
+using tcp = asio::ip::tcp;
+using boost::system::error_code;
+
+namespace {
+
+/// Health requests carry no body; a small one is read and ignored (a POST still gets its 405).
+constexpr std::uint64_t max_body_bytes = 8 * 1024;
+/// Bytes asked for by the read that waits for a request's first byte.
+constexpr std::size_t first_read_bytes = 4 * 1024;
+/// Pause after a failed accept (e.g. out of file descriptors) so the loop does not spin.
+constexpr std::chrono::milliseconds accept_backoff{100};
+
+/// Named once: GCC 12 mishandles temporaries built inside a co_await expression (style.md).
+constexpr auto use_tuple = asio::as_tuple(asio::use_awaitable);
+
+using tls_stream = beast::ssl_stream<beast::tcp_stream>;
+
+[[noreturn]] void throw_config(const std::string& message) {
+  throw boost::system::system_error(errc::invalid_config, "health_server_config." + message);
+}
+
+void load_or_throw(error_code ec, const char* field, const std::string& source) {
+  if (ec) throw_config(std::string(field) + ": cannot load '" + source + "': " + ec.message());
+}
+
+ssl::context make_tls_context(const health_server_config& config) {
+  ssl::context tls(ssl::context::tls_server);
+  tls.set_options(ssl::context::default_workarounds | ssl::context::no_compression |
+                  ssl::context::single_dh_use);
+  SSL_CTX_set_min_proto_version(tls.native_handle(), TLS1_2_VERSION);
+  // Without a callback OpenSSL would prompt on the terminal for an encrypted key's password.
+  tls.set_password_callback(
+      [](std::size_t, ssl::context::password_purpose) { return std::string(); });
+  error_code ec;
+  if (!config.certificate_file.empty()) {
+    tls.use_certificate_chain_file(config.certificate_file, ec);
+    load_or_throw(ec, "certificate_file", config.certificate_file);
+  } else {
+    tls.use_certificate_chain(asio::buffer(config.certificate_pem), ec);
+    load_or_throw(ec, "certificate_pem", "PEM text");
+  }
+  if (!config.private_key_file.empty()) {
+    tls.use_private_key_file(config.private_key_file, ssl::context::pem, ec);
+    load_or_throw(ec, "private_key_file", config.private_key_file);
+  } else {
+    tls.use_private_key(asio::buffer(config.private_key_pem), ssl::context::pem, ec);
+    load_or_throw(ec, "private_key_pem", "PEM text");
+  }
+  if (SSL_CTX_check_private_key(tls.native_handle()) != 1) {
+    throw_config("private_key: does not match the certificate");
+  }
+  const bool client_ca = !config.client_ca_file.empty() || !config.client_ca_pem.empty();
+  if (!config.client_ca_file.empty()) {
+    tls.load_verify_file(config.client_ca_file, ec);
+    load_or_throw(ec, "client_ca_file", config.client_ca_file);
+  }
+  if (!config.client_ca_pem.empty()) {
+    tls.add_certificate_authority(asio::buffer(config.client_ca_pem), ec);
+    load_or_throw(ec, "client_ca_pem", "PEM text");
+  }
+  if (client_ca) {
+    tls.set_verify_mode(ssl::verify_peer |
+                        (config.require_client_cert ? ssl::verify_fail_if_no_peer_cert : 0));
+    // OpenSSL refuses to resume sessions of a verifying server that has no session id context.
+    static constexpr unsigned char session_context[] = "s3lect-health";
+    SSL_CTX_set_session_id_context(tls.native_handle(), session_context,
+                                   sizeof session_context - 1);
+  } else {
+    tls.set_verify_mode(ssl::verify_none);
+  }
+  return tls;
+}
+
+tcp::endpoint parse_endpoint(const std::string& bind_address) {
+  // validate() has checked the shape and the address.
+  const auto parts = detail::split_bind_address(bind_address);
+  return {asio::ip::make_address(std::string(parts->host)), parts->port};
+}
+
+bool is_http_error(const error_code& ec) {
+  return ec.category() == http::make_error_code(http::error::bad_method).category();
+}
+
+std::string describe(const error_code& ec) { return ec.message() + " (" + ec.to_string() + ")"; }
+
+}  // namespace
+
+namespace detail {
+
+/// One accepted connection, listed so that a stop can close it.
+struct health_connection {
+  enum class phase { handshake, idle, reading, answering, writing };
+
+  explicit health_connection(tcp::socket socket, ssl::context& tls)
+      : stream(std::move(socket), tls) {}
+
+  /// Makes every pending operation on the connection complete at once.
+  void close() { beast::get_lowest_layer(stream).close(); }
+
+  tls_stream stream;
+  phase state = phase::handshake;
+};
+
+struct health_server_state : std::enable_shared_from_this<health_server_state> {
+  using executor_type = asio::any_io_executor;
+  using stop_handler = asio::any_completion_handler<void(error_code)>;
+
+  health_server_state(executor_type ex, leadership_source& source, health_server_config cfg)
+      : executor(std::move(ex)), strand(asio::make_strand(executor)), config(std::move(cfg)),
+        tls(make_tls_context(config)), handler(executor, source, config.handler),
+        acceptor(strand), endpoint(parse_endpoint(config.bind_address)) {}
+
+  void log(log_level level, const std::string& line) const { config.log.log(level, line); }
+
+  /// Strand only. Stops accepting, wakes pending watches and closes connections that are not
+  /// answering; `abort` closes those too (destruction: nobody waits for the answers).
+  void begin_stop(bool abort) {
+    if (!stopping.exchange(true)) {
+      error_code ignored;
+      acceptor.close(ignored);
+      handler.stop();
+      log(log_level::info, "health server stopping");
+    }
+    for (detail::health_connection* connection : connections) {
+      const auto state = connection->state;
+      if (abort || state == detail::health_connection::phase::handshake ||
+          state == detail::health_connection::phase::idle || state == detail::health_connection::phase::reading) {
+        connection->close();
+      }
+    }
+    finish_stop_if_done();
+  }
+
+  /// Strand only. Completes the stop waiters once nothing runs any more.
+  void finish_stop_if_done() {
+    if (!stopping || accepting || !connections.empty()) return;
+    std::vector<stop_handler> waiters = std::move(stop_waiters);
+    stop_waiters.clear();
+    for (stop_handler& waiter : waiters) {
+      // post() runs the handler on its own associated executor, never inline here.
+      asio::post(strand, asio::append(std::move(waiter), error_code{}));
+    }
+  }
+
+  executor_type executor;
+  asio::strand<executor_type> strand;
+  const health_server_config config;
+  ssl::context tls;
+  health_handler handler;
+  tcp::acceptor acceptor;
+  const tcp::endpoint endpoint;
+
+  mutable std::mutex start_mutex;
+  bool started = false;      // guarded by start_mutex
+  tcp::endpoint bound;       // guarded by start_mutex
+
+  std::atomic<bool> stopping{false};
+  bool accepting = false;                     // strand only (set by start() before the loop)
+  std::list<detail::health_connection*> connections;  // strand only
+  std::vector<stop_handler> stop_waiters;     // strand only
+
+  std::atomic<std::uint64_t> accepted{0};
+  std::atomic<std::uint64_t> rejected{0};
+  std::atomic<std::uint64_t> failed_handshakes{0};
+  std::atomic<std::uint64_t> requests{0};
+  std::atomic<std::uint64_t> active_connections{0};
+};
+
+}  // namespace detail
+
+namespace {
+
+using state_ptr = std::shared_ptr<detail::health_server_state>;
+
+/// Keeps a connection in the server's list for as long as its coroutine runs.
+class connection_registration {
+ public:
+  connection_registration(detail::health_server_state& server, detail::health_connection& connection)
+      : server_(server), position_(server.connections.insert(server.connections.end(),
+                                                             &connection)) {
+    ++server_.active_connections;
+  }
+  ~connection_registration() {
+    server_.connections.erase(position_);
+    --server_.active_connections;
+    server_.finish_stop_if_done();
+  }
+  connection_registration(const connection_registration&) = delete;
+  connection_registration& operator=(const connection_registration&) = delete;
+
+ private:
+  detail::health_server_state& server_;
+  std::list<detail::health_connection*>::iterator position_;
+};
+
+http::response<http::string_body> to_message(health_response response, unsigned version,
+                                             bool keep_alive) {
+  http::response<http::string_body> message{static_cast<http::status>(response.status), version};
+  for (auto& [name, value] : response.headers) message.set(name, value);
+  message.body() = std::move(response.body);
+  message.keep_alive(keep_alive);
+  message.prepare_payload();
+  return message;
+}
+
+/// Reads requests and writes answers until the client leaves, a timeout, an error, or a stop.
+asio::awaitable<void> run_connection(detail::health_server_state& server, detail::health_connection& connection) {
+  using phase = detail::health_connection::phase;
+  const health_server_config& config = server.config;
+  beast::tcp_stream& transport = beast::get_lowest_layer(connection.stream);
+
+  transport.expires_after(config.read_timeout);
+  auto [handshake_ec] =
+      co_await connection.stream.async_handshake(ssl::stream_base::server, use_tuple);
+  if (handshake_ec) {
+    ++server.failed_handshakes;
+    server.log(log_level::debug, "health handshake failed error=" + describe(handshake_ec));
+    co_return;
+  }
+
+  // Bounded so that pipelined garbage cannot grow it without limit.
+  beast::flat_buffer buffer(config.max_header_bytes + max_body_bytes + first_read_bytes);
+  for (;;) {
+    if (buffer.size() == 0) {
+      // Between requests the idle timeout applies; from a request's first byte, read_timeout.
+      connection.state = phase::idle;
+      if (server.stopping) break;
+      transport.expires_after(config.idle_timeout);
+      auto [ec, bytes] =
+          co_await connection.stream.async_read_some(buffer.prepare(first_read_bytes), use_tuple);
+      if (ec) break;
+      buffer.commit(bytes);
+    }
+
+    connection.state = phase::reading;
+    transport.expires_after(config.read_timeout);
+    http::request_parser<http::string_body> parser;
+    parser.header_limit(static_cast<std::uint32_t>(config.max_header_bytes));
+    parser.body_limit(max_body_bytes);
+    auto [read_ec, read_bytes] = co_await http::async_read(connection.stream, buffer, parser,
+                                                           use_tuple);
+    (void)read_bytes;
+
+    health_response response;
+    unsigned version = 11;
+    bool keep_alive = false;
+    if (read_ec == http::error::header_limit) {
+      response = detail::header_too_large_response();
+    } else if (read_ec && is_http_error(read_ec)) {
+      response = detail::bad_request_response("malformed HTTP request: " + read_ec.message());
+    } else if (read_ec) {
+      if (read_ec != beast::error::timeout || buffer.size() != 0) {
+        server.log(log_level::debug, "health read ended error=" + describe(read_ec));
+      }
+      break;  // a timeout, a reset, or a stop: nobody to answer
+    } else {
+      connection.state = phase::answering;
+      const http::request<http::string_body>& request = parser.get();
+      version = request.version();
+      health_request question{std::string(request.method_string()),
+                              std::string(request.target())};
+      auto [handle_ec, answer] = co_await server.handler.async_handle(std::move(question),
+                                                                     use_tuple);
+      if (handle_ec) break;  // the server is being destroyed
+      response = std::move(answer);
+      keep_alive = request.keep_alive() && !server.stopping;
+    }
+
+    connection.state = phase::writing;
+    transport.expires_after(config.read_timeout);
+    http::response<http::string_body> message = to_message(std::move(response), version,
+                                                           keep_alive);
+    auto [write_ec, written] = co_await http::async_write(connection.stream, message, use_tuple);
+    (void)written;
+    if (write_ec) break;
+    ++server.requests;
+    if (!keep_alive) {
+      // After a protocol error the client may still be sending: close without waiting.
+      if (read_ec) break;
+      // close_notify tells the client the close is deliberate, not a truncation.
+      transport.expires_after(config.read_timeout);
+      auto [shutdown_ec] = co_await connection.stream.async_shutdown(use_tuple);
+      (void)shutdown_ec;
+      break;
+    }
+  }
+}
+
+asio::awaitable<void> serve_connection(state_ptr server, tcp::socket socket) {
+  detail::health_connection connection(std::move(socket), server->tls);
+  const connection_registration registration(*server, connection);
+  co_await run_connection(*server, connection);
+}
+
+asio::awaitable<void> accept_connections(state_ptr server);
+
+/// Completion of a detached coroutine: logs what escaped it (a health connection must not take
+/// down the application's io_context), and ends the accept loop's share of a stop.
+struct coroutine_done {
+  state_ptr server;
+  bool accept_loop;
+  void operator()(std::exception_ptr failure) const {
+    if (failure) {
+      try {
+        std::rethrow_exception(failure);
+      } catch (const std::exception& e) {
+        server->log(log_level::error, std::string("health server coroutine failed what=") +
+                                          e.what());
+      }
+    }
+    if (accept_loop) {
+      server->accepting = false;
+      server->finish_stop_if_done();
+    }
+  }
+};
+
+asio::awaitable<void> accept_connections(state_ptr server) {
+  for (;;) {
+    auto [ec, socket] = co_await server->acceptor.async_accept(use_tuple);
+    if (server->stopping) co_return;
+    if (ec) {
+      if (ec == asio::error::operation_aborted) co_return;
+      server->log(log_level::warning, "health accept failed error=" + describe(ec));
+      asio::steady_timer backoff(server->strand, accept_backoff);
+      auto [timer_ec] = co_await backoff.async_wait(use_tuple);
+      (void)timer_ec;
+      continue;
+    }
+    ++server->accepted;
+    if (server->connections.size() >= server->config.max_connections) {
+      ++server->rejected;
+      server->log(log_level::debug, "health connection rejected reason=max_connections");
+      error_code ignored;
+      socket.close(ignored);
+      continue;
+    }
+    asio::co_spawn(server->strand, serve_connection(server, std::move(socket)),
+                   coroutine_done{server, false});
+  }
+}
+
+/// Runs begin_stop on the strand, then queues the stop's completion.
+struct stop_on_strand {
+  state_ptr server;
+  detail::health_server_state::stop_handler handler;
+  void operator()() {
+    if (handler) server->stop_waiters.push_back(std::move(handler));
+    server->begin_stop(false);
+  }
+};
+
+struct abort_on_strand {
+  state_ptr server;
+  void operator()() const { server->begin_stop(true); }
+};
+
+}  // namespace
+
+health_server::health_server(executor_type executor, leadership_source& source,
+                             health_server_config config) {
+  if (auto error = config.validate()) throw_config(*error);
+  state_ = std::make_shared<detail::health_server_state>(std::move(executor), source, std::move(config));
+}
+
+health_server::~health_server() {
+  // From here on no coroutine may touch the source, which may die right after us.
+  state_->handler.detach();
+  asio::post(state_->strand, abort_on_strand{state_});
+}
+
+health_server::executor_type health_server::get_executor() const { return state_->executor; }
+
+error_code health_server::start() {
+  const std::lock_guard lock(state_->start_mutex);
+  if (state_->started) return asio::error::already_started;
+  if (state_->stopping) return errc::stopped;
+  tcp::acceptor& acceptor = state_->acceptor;
+  error_code ec;
+  acceptor.open(state_->endpoint.protocol(), ec);
+  if (!ec) acceptor.set_option(tcp::acceptor::reuse_address(true), ec);
+  if (!ec) acceptor.bind(state_->endpoint, ec);
+  if (!ec) acceptor.listen(asio::socket_base::max_listen_connections, ec);
+  tcp::endpoint bound;
+  if (!ec) bound = acceptor.local_endpoint(ec);
+  if (ec) {
+    error_code ignored;
+    acceptor.close(ignored);
+    state_->log(log_level::error, "health server cannot listen address=" +
+                                     state_->config.bind_address + " error=" + describe(ec));
+    return ec;
+  }
+  state_->started = true;
+  state_->bound = bound;
+  state_->accepting = true;
+  state_->log(log_level::info, "health server listening address=" + bound.address().to_string() +
+                                  " port=" + std::to_string(bound.port()));
+  asio::co_spawn(state_->strand, accept_connections(state_), coroutine_done{state_, true});
+  return {};
+}
+
+tcp::endpoint health_server::local_endpoint() const {
+  const std::lock_guard lock(state_->start_mutex);
+  return state_->bound;
+}
+
+void health_server::stop_impl(stop_handler handler) {
+  asio::dispatch(state_->strand, stop_on_strand{state_, std::move(handler)});
+}
+
+health_server_stats health_server::stats() const {
+  health_server_stats stats;
+  stats.accepted_connections = state_->accepted;
+  stats.rejected_connections = state_->rejected;
+  stats.failed_handshakes = state_->failed_handshakes;
+  stats.requests = state_->requests;
+  stats.active_connections = state_->active_connections;
+  stats.active_watches = state_->handler.active_watches();
+  return stats;
+}
+
+}  // namespace s3lect

@@ -1,0 +1,160 @@
+// The only translation unit that compiles Boost.JSON: Debian ships no libboost_json.
+#include "s3lect/record.hpp"
+
+#include "rfc3339.hpp"
+
+#include <boost/json/src.hpp>
+
+#include <cstdio>
+#include <exception>
+#include <random>
+#include <utility>
+
+namespace s3lect {
+namespace {
+
+using namespace std::chrono;
+namespace json = boost::json;
+
+// Go's time.Time{} in RFC 3339: how Go writers (and ours, for Go's sake) mark a released record.
+constexpr std::string_view go_zero_time = "0001-01-01T00:00:00Z";
+
+record_decoding malformed(std::string message) {
+  return {std::nullopt, make_error_code(errc::malformed_record), std::move(message)};
+}
+
+// The field `name` as a string; nullopt (and `error` set) when present with another type.
+std::optional<std::string> string_field(const json::object& obj, std::string_view name,
+                                        std::string& error) {
+  const json::value* field = obj.if_contains(name);
+  if (!field) return std::string{};
+  if (const json::string* s = field->if_string()) return std::string(s->data(), s->size());
+  error = std::string(name) + ": must be a string";
+  return std::nullopt;
+}
+
+// The field `name` as a non-negative integer no greater than `max`; 0 when absent.
+std::optional<std::uint64_t> integer_field(const json::object& obj, std::string_view name,
+                                           std::uint64_t max, std::string& error) {
+  const json::value* field = obj.if_contains(name);
+  if (!field) return std::uint64_t{0};
+  std::uint64_t value = 0;
+  if (const std::int64_t* i = field->if_int64()) {
+    if (*i < 0) {
+      error = std::string(name) + ": must not be negative";
+      return std::nullopt;
+    }
+    value = static_cast<std::uint64_t>(*i);
+  } else if (const std::uint64_t* u = field->if_uint64()) {
+    value = *u;
+  } else {
+    error = std::string(name) + ": must be an integer";
+    return std::nullopt;
+  }
+  if (value > max) {
+    error = std::string(name) + ": must be at most " + std::to_string(max);
+    return std::nullopt;
+  }
+  return value;
+}
+
+// Decodes a parsed JSON value; the caller has checked size and syntax.
+record_decoding decode_value(const json::value& value, system_clock::time_point now) {
+  const json::object* obj = value.if_object();
+  if (!obj) return malformed("record: must be a JSON object");
+  std::string error;
+  lock_record record;
+
+  const auto leader_id = string_field(*obj, "leaderID", error);
+  if (!leader_id) return malformed(error);
+  record.leader_id = *leader_id;
+  const auto leader_addr = string_field(*obj, "leaderAddr", error);
+  if (!leader_addr) return malformed(error);
+  record.leader_addr = *leader_addr;
+  const auto nonce = string_field(*obj, "nonce", error);
+  if (!nonce) return malformed(error);
+  record.nonce = *nonce;
+
+  const auto term = integer_field(*obj, "term", max_record_term, error);
+  if (!term) return malformed(error);
+  record.term = *term;
+
+  if (obj->contains("leaseMs")) {
+    const auto lease =
+        integer_field(*obj, "leaseMs", static_cast<std::uint64_t>(max_record_lease.count()), error);
+    if (!lease) return malformed(error);
+    if (*lease == 0) return malformed("leaseMs: must be at least 1");
+    record.lease = milliseconds{static_cast<milliseconds::rep>(*lease)};
+  }
+
+  if (const json::value* released = obj->if_contains("released")) {
+    const bool* flag = released->if_bool();
+    if (!flag) return malformed("released: must be a boolean");
+    record.released = *flag;
+  }
+
+  const json::value* updated = obj->if_contains("lastUpdated");
+  if (!updated) return malformed("lastUpdated: missing");
+  const json::string* updated_text = updated->if_string();
+  if (!updated_text) return malformed("lastUpdated: must be a string");
+  const auto instant = detail::parse_rfc3339(*updated_text);
+  if (!instant) return malformed("lastUpdated: not an RFC 3339 timestamp");
+  if (instant->is_go_zero_time()) {
+    record.released = true;
+  } else {
+    if (instant->unix_seconds < 0) return malformed("lastUpdated: before 1970");
+    // Compared in seconds: the limit keeps the conversion below far from overflowing.
+    const auto limit = floor<seconds>(now + max_record_future).time_since_epoch().count();
+    if (instant->unix_seconds > limit) {
+      return malformed("lastUpdated: more than a year after the reader's clock");
+    }
+    record.last_updated = system_clock::time_point{duration_cast<system_clock::duration>(
+        seconds{instant->unix_seconds} + nanoseconds{instant->nanoseconds})};
+  }
+
+  if (record.leader_id.empty() && !record.released) {
+    return malformed("leaderID: missing or empty in a record that is not released");
+  }
+  return {std::move(record), {}, {}};
+}
+
+}  // namespace
+
+std::string encode_record(const lock_record& record) {
+  json::object obj;
+  obj["leaderID"] = record.leader_id;
+  obj["leaderAddr"] = record.leader_addr;
+  obj["lastUpdated"] =
+      record.released ? std::string(go_zero_time) : detail::format_rfc3339_ms(record.last_updated);
+  obj["term"] = record.term;
+  if (record.lease) obj["leaseMs"] = record.lease->count();
+  obj["released"] = record.released;
+  obj["nonce"] = record.nonce;
+  return json::serialize(obj);
+}
+
+record_decoding decode_record(std::string_view body, system_clock::time_point now) {
+  if (body.size() > max_record_bytes) {
+    return malformed("record: " + std::to_string(body.size()) + " bytes, more than the " +
+                     std::to_string(max_record_bytes) + "-byte limit");
+  }
+  try {
+    boost::system::error_code ec;
+    const json::value value = json::parse(body, ec);
+    if (ec) return malformed("record: not JSON (" + ec.message() + ")");
+    return decode_value(value, now);
+  } catch (const std::exception& e) {
+    // Only allocation failure can get here; a reader must not die of a record.
+    return malformed(std::string("record: ") + e.what());
+  }
+}
+
+std::string make_nonce() {
+  thread_local std::random_device source;
+  const std::uint64_t value = (std::uint64_t{source()} << 32) | std::uint64_t{source()};
+  char text[17];
+  std::snprintf(text, sizeof text, "%016llx", static_cast<unsigned long long>(value));
+  return text;
+}
+
+}  // namespace s3lect

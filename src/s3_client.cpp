@@ -1,0 +1,510 @@
+// s3_client: builds and signs requests, runs each operation as a coroutine on its own strand
+// under a deadline and the caller's cancellation slot, and turns replies into s3lect::errc.
+// The HTTP transport lives in s3_connection.cpp, the only Beast translation unit.
+#include <s3lect/error.hpp>
+#include <s3lect/s3_client.hpp>
+
+#include "etag.hpp"
+#include "s3_connection.hpp"
+#include "s3_endpoint.hpp"
+#include "s3_error_xml.hpp"
+#include "s3_reply.hpp"
+#include "sigv4.hpp"
+
+#include <boost/asio/any_completion_executor.hpp>
+#include <boost/asio/associated_cancellation_slot.hpp>
+#include <boost/asio/associated_executor.hpp>
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/dispatch.hpp>
+#include <boost/asio/execution/outstanding_work.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/asio/prefer.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/strand.hpp>
+#include <boost/asio/use_awaitable.hpp>
+#include <boost/system/system_error.hpp>
+
+#include <atomic>
+#include <cstdio>
+#include <exception>
+#include <optional>
+
+namespace s3lect {
+
+namespace asio = boost::asio;
+using boost::system::error_code;
+
+namespace {
+
+/// Applies the environment and validates; the constructor's contract.
+s3_config resolved_config(s3_config config) {
+  config.apply_environment();
+  if (auto problem = config.validate()) {
+    throw boost::system::system_error(make_error_code(errc::invalid_config), *problem);
+  }
+  return config;
+}
+
+detail::endpoint_url parsed_endpoint(const s3_config& config) {
+  std::string problem;
+  return *detail::parse_endpoint_url(config.endpoint, problem);  // validate() checked it
+}
+
+detail::transport_settings make_transport_settings(const s3_config& config,
+                                                   const detail::endpoint_url& endpoint,
+                                                   const detail::request_addressing& addressing) {
+  detail::transport_settings settings;
+  settings.host = addressing.connect_host;
+  settings.port = endpoint.port;
+  settings.tls = endpoint.tls;
+  settings.tls_settings = config.tls;
+  settings.max_body_bytes = config.max_body_bytes;
+  settings.max_idle_connections = config.max_idle_connections;
+  settings.log = config.log;
+  return settings;
+}
+
+/// The client's shared state; operations keep it alive while they run.
+struct client_core {
+  client_core(asio::any_io_executor ex, s3_config cfg)
+      : executor(std::move(ex)),
+        config(resolved_config(std::move(cfg))),
+        endpoint(parsed_endpoint(config)),
+        addressing(detail::choose_addressing(endpoint, config.bucket, config.addressing)),
+        pool(executor, make_transport_settings(config, endpoint, addressing)) {}
+
+  asio::any_io_executor executor;
+  s3_config config;
+  detail::endpoint_url endpoint;
+  detail::request_addressing addressing;
+  detail::connection_pool pool;
+  std::atomic<std::uint64_t> gets{0};
+  std::atomic<std::uint64_t> puts{0};
+  std::atomic<std::uint64_t> deletes{0};
+  std::atomic<std::uint64_t> failures{0};
+};
+
+bool is_put(detail::s3_operation kind) {
+  return kind == detail::s3_operation::put_if_absent || kind == detail::s3_operation::put_if_match;
+}
+
+std::string_view method_of(detail::s3_operation kind) {
+  switch (kind) {
+    case detail::s3_operation::get:
+      return "GET";
+    case detail::s3_operation::remove:
+      return "DELETE";
+    default:
+      return "PUT";
+  }
+}
+
+response_info& info_of(get_result& result) {
+  return result.info;
+}
+response_info& info_of(put_result& result) {
+  return result.info;
+}
+response_info& info_of(response_info& result) {
+  return result;
+}
+
+bool has_control_character(std::string_view s) {
+  for (unsigned char c : s) {
+    if (c < ' ' || c == 0x7f) return true;
+  }
+  return false;
+}
+
+/// Why a request cannot be sent as asked, or an empty string.
+std::string argument_problem(std::string_view key, const put_condition* condition) {
+  if (key.empty()) return "key: must not be empty";
+  if (condition && condition->type == put_condition::kind::if_match) {
+    if (condition->etag.empty()) return "condition: If-Match needs an ETag";
+    // Header values must not carry CR/LF: it would split the request.
+    if (has_control_character(condition->etag)) return "condition: ETag has control characters";
+  }
+  return {};
+}
+
+/// A signed request for `key`. `condition` is null except for PUT.
+detail::http_request build_request(const client_core& client, detail::s3_operation kind,
+                                   std::string_view key, std::string body,
+                                   const put_condition* condition) {
+  const s3_config& config = client.config;
+  detail::http_request request;
+  request.method = std::string(method_of(kind));
+  request.target = detail::s3_object_path(client.addressing.path_bucket, key);
+
+  const std::string payload_hash = detail::sha256_hex(body);
+  const std::string amz_date = detail::format_amz_date(std::chrono::system_clock::now());
+  auto& headers = request.headers;
+  headers.emplace_back("Host", client.addressing.host_header);
+  headers.emplace_back("x-amz-date", amz_date);
+  headers.emplace_back("x-amz-content-sha256", payload_hash);
+  if (!config.creds.session_token.empty()) {
+    headers.emplace_back("x-amz-security-token", config.creds.session_token);
+  }
+  if (condition) {
+    if (condition->type == put_condition::kind::if_absent) {
+      headers.emplace_back("If-None-Match", "*");
+    } else {
+      // Unquoted: Ceph RGW refuses a quoted ETag with 412, AWS accepts both.
+      headers.emplace_back("If-Match", condition->etag);
+    }
+    headers.emplace_back("Content-Type", "application/json");
+  }
+
+  detail::sigv4_request to_sign;
+  to_sign.method = request.method;
+  to_sign.canonical_uri = request.target;
+  to_sign.headers = headers;
+  to_sign.payload_hash = payload_hash;
+  detail::sigv4_key signing_key;
+  signing_key.access_key_id = config.creds.access_key_id;
+  signing_key.secret_access_key = config.creds.secret_access_key;
+  detail::sigv4_scope scope;
+  scope.amz_date = amz_date;
+  scope.region = config.region;
+  scope.service = "s3";
+  headers.emplace_back("Authorization", detail::authorization_header(signing_key, scope, to_sign));
+  // Unsigned on purpose: proxies may rewrite it.
+  headers.emplace_back("User-Agent", "s3lect");
+  request.body = std::move(body);
+  return request;
+}
+
+/// Fills `info` from an exchange and returns the operation's error; `missing` is set for a GET
+/// or DELETE that found no object.
+error_code interpret(detail::s3_operation kind, detail::exchange_result& exchanged,
+                     const detail::request_control& control, response_info& info, bool& missing) {
+  info.round_trip = exchanged.round_trip;
+  if (exchanged.error) {
+    info.message = exchanged.detail;
+    if (is_put(kind) && control.may_be_delivered) {
+      info.message = "the write may have been applied: " + info.message;
+      return errc::outcome_unknown;
+    }
+    return exchanged.error;
+  }
+
+  const detail::http_response& response = exchanged.response;
+  info.http_status = response.status;
+  info.server_date = detail::parse_http_date(response.header("Date"));
+  info.request_id = std::string(response.header("x-amz-request-id"));
+  if (response.status >= 300) {
+    if (auto body = detail::parse_s3_error_xml(response.body)) {
+      info.error_code = std::move(body->code);
+      info.message = std::move(body->message);
+      if (!body->request_id.empty()) info.request_id = std::move(body->request_id);
+    }
+  }
+  const detail::reply_verdict verdict =
+      detail::classify_reply(kind, response.status, info.error_code);
+  missing = verdict.object_missing;
+  return verdict.error;
+}
+
+enum class abort_reason { timeout, cancelled };
+
+/// One running S3 operation: owns the caller's handler, the deadline and the request control,
+/// and completes the handler exactly once, whichever of reply, deadline and cancellation comes
+/// first. Everything but the constructor and watch_cancellation() runs on `strand()`.
+///
+/// Why not co_spawn(..., bind_cancellation_slot(caller's slot, ...)) and a timer raced with
+/// operator||: a resolve in progress ignores per-operation cancellation (getaddrinfo runs on a
+/// helper thread), and `||` waits for the cancelled branch to finish, so a slow DNS answer would
+/// hold both the deadline and the caller's cancellation hostage. Instead the caller's slot and
+/// the deadline both post abort() to the strand, which closes the socket (or cancels the
+/// resolver) and completes the handler at once; the coroutine notices control()->aborted() when
+/// its pending step returns and ends without touching the handler.
+template <class Result>
+class operation : public std::enable_shared_from_this<operation<Result>> {
+ public:
+  using handler_type = asio::any_completion_handler<void(error_code, Result)>;
+
+  operation(std::shared_ptr<client_core> client, detail::s3_operation kind, std::string key,
+            handler_type handler)
+      : client_(std::move(client)),
+        kind_(kind),
+        key_(std::move(key)),
+        strand_(asio::make_strand(client_->executor)),
+        timer_(strand_),
+        control_(std::make_shared<detail::request_control>()),
+        handler_work_(asio::prefer(asio::get_associated_executor(handler, client_->executor),
+                                   asio::execution::outstanding_work.tracked)),
+        handler_(std::move(handler)) {}
+
+  client_core& client() const noexcept { return *client_; }
+  const std::string& key() const noexcept { return key_; }
+  const asio::strand<asio::any_io_executor>& strand() const noexcept { return strand_; }
+  std::shared_ptr<detail::request_control> control() const { return control_; }
+
+  /// Routes the caller's terminal cancellation to abort(); called in the initiating function,
+  /// on the erased handler's slot, before anything can complete.
+  void watch_cancellation() {
+    auto slot = asio::get_associated_cancellation_slot(*handler_);
+    if (!slot.is_connected()) return;
+    std::weak_ptr<operation> weak = this->shared_from_this();
+    slot.assign([weak, strand = strand_](asio::cancellation_type type) {
+      if ((type & asio::cancellation_type::terminal) == asio::cancellation_type::none) return;
+      asio::post(strand, [weak] {
+        if (auto self = weak.lock()) self->abort(abort_reason::cancelled);
+      });
+    });
+  }
+
+  /// Starts the deadline covering the whole request.
+  void arm_timer() {
+    const auto timeout = client_->config.request_timeout;
+    if (timeout.count() <= 0) return;
+    std::weak_ptr<operation> weak = this->shared_from_this();
+    timer_.expires_after(timeout);
+    timer_.async_wait([weak](error_code ec) {
+      if (ec) return;
+      if (auto self = weak.lock()) self->abort(abort_reason::timeout);
+    });
+  }
+
+  /// Completes the handler with `ec` and `result` unless it already completed.
+  void finish(error_code ec, Result result) {
+    if (finished_) return;
+    finished_ = true;
+    timer_.cancel();
+    account(ec, info_of(result));
+
+    auto slot = asio::get_associated_cancellation_slot(*handler_);
+    if (slot.is_connected()) slot.clear();
+    // Move-construct only: move-assigning any_completion_handler recurses in Boost 1.81.
+    handler_type handler(std::move(*handler_));
+    handler_.reset();
+    asio::any_completion_executor work(std::move(handler_work_));
+    asio::dispatch(work, [handler = std::move(handler), ec, result = std::move(result)]() mutable {
+      std::move(handler)(ec, std::move(result));
+    });
+  }
+
+  /// Ends the operation at the deadline or on cancellation without waiting for the I/O, which
+  /// may not be interruptible (DNS): the coroutine notices control()->aborted() and stops.
+  void abort(abort_reason reason) {
+    if (finished_) return;
+    control_->abort();
+    Result result{};
+    response_info& info = info_of(result);
+    error_code ec;
+    if (reason == abort_reason::cancelled) {
+      ec = asio::error::operation_aborted;
+      info.message = "cancelled";
+    } else if (is_put(kind_) && control_->may_be_delivered) {
+      ec = errc::outcome_unknown;
+      info.message = "no reply within " + std::to_string(client_->config.request_timeout.count()) +
+                     " ms; the write may have been applied";
+    } else {
+      ec = errc::timeout;
+      info.message =
+          "no reply within " + std::to_string(client_->config.request_timeout.count()) + " ms";
+    }
+    finish(ec, std::move(result));
+  }
+
+  /// Completion of the coroutine: only exceptions matter, the coroutine called finish() itself.
+  void on_coroutine_end(std::exception_ptr error) {
+    if (!error) return;
+    Result result{};
+    error_code ec = is_put(kind_) && control_->may_be_delivered
+                        ? make_error_code(errc::outcome_unknown)
+                        : make_error_code(errc::protocol_error);
+    try {
+      std::rethrow_exception(error);
+    } catch (const std::exception& e) {
+      info_of(result).message = std::string("internal error: ") + e.what();
+    } catch (...) {
+      info_of(result).message = "internal error";
+    }
+    finish(ec, std::move(result));
+  }
+
+ private:
+  void account(const error_code& ec, const response_info& info) {
+    if (ec && ec != errc::precondition_failed) ++client_->failures;
+    const logger& log = client_->config.log;
+    if (!log.enabled(log_level::debug)) return;
+    const auto elapsed = std::chrono::steady_clock::now() - started_;
+    char ms[32];
+    std::snprintf(ms, sizeof ms, "%.1f",
+                  std::chrono::duration<double, std::milli>(elapsed).count());
+    std::string line = "s3 request method=" + std::string(method_of(kind_)) + " key=" + key_ +
+                       " status=" + std::to_string(info.http_status) + " ms=" + ms;
+    line += ec ? " result=\"" + ec.message() + "\"" : std::string(" result=ok");
+    if (!info.error_code.empty()) line += " s3_code=" + info.error_code;
+    if (ec && !info.message.empty()) line += " detail=\"" + info.message + "\"";
+    if (!info.request_id.empty()) line += " request_id=" + info.request_id;
+    log.log(log_level::debug, line);
+  }
+
+  std::shared_ptr<client_core> client_;
+  detail::s3_operation kind_;
+  std::string key_;
+  asio::strand<asio::any_io_executor> strand_;
+  asio::steady_timer timer_;
+  std::shared_ptr<detail::request_control> control_;
+  std::chrono::steady_clock::time_point started_ = std::chrono::steady_clock::now();
+  asio::any_completion_executor handler_work_;  // before handler_: initialised from it
+  std::optional<handler_type> handler_;
+  bool finished_ = false;
+};
+
+/// co_spawn's completion handler for an operation's coroutine.
+template <class Result>
+struct coroutine_end {
+  std::shared_ptr<operation<Result>> op;
+  void operator()(std::exception_ptr error) const { op->on_coroutine_end(error); }
+};
+
+asio::awaitable<void> run_get(std::shared_ptr<operation<get_result>> op) {
+  op->arm_timer();
+  if (const std::string problem = argument_problem(op->key(), nullptr); !problem.empty()) {
+    get_result invalid;
+    invalid.info.message = problem;
+    op->finish(asio::error::invalid_argument, std::move(invalid));
+    co_return;
+  }
+  detail::http_request request =
+      build_request(op->client(), detail::s3_operation::get, op->key(), {}, nullptr);
+  std::shared_ptr<detail::request_control> control = op->control();
+  detail::exchange_result exchanged = co_await op->client().pool.exchange(
+      control, std::move(request), detail::replay_policy::idempotent);
+  if (control->aborted()) co_return;
+
+  get_result result;
+  bool missing = false;
+  error_code ec = interpret(detail::s3_operation::get, exchanged, *control, result.info, missing);
+  if (!ec && !missing) {
+    const std::string_view etag = exchanged.response.header("ETag");
+    if (etag.empty()) {
+      // Without an ETag no conditional write can follow: such a store cannot host a lock.
+      ec = errc::protocol_error;
+      result.info.message = "GET reply has no ETag header";
+    } else {
+      object found;
+      found.body = std::move(exchanged.response.body);
+      found.etag = detail::normalize_etag(etag);
+      result.found.emplace(std::move(found));
+    }
+  }
+  op->finish(ec, std::move(result));
+}
+
+asio::awaitable<void> run_put(std::shared_ptr<operation<put_result>> op, std::string body,
+                              put_condition condition) {
+  op->arm_timer();
+  if (const std::string problem = argument_problem(op->key(), &condition); !problem.empty()) {
+    put_result invalid;
+    invalid.info.message = problem;
+    op->finish(asio::error::invalid_argument, std::move(invalid));
+    co_return;
+  }
+  const detail::s3_operation kind = condition.type == put_condition::kind::if_absent
+                                        ? detail::s3_operation::put_if_absent
+                                        : detail::s3_operation::put_if_match;
+  detail::http_request request =
+      build_request(op->client(), kind, op->key(), std::move(body), &condition);
+  std::shared_ptr<detail::request_control> control = op->control();
+  detail::exchange_result exchanged = co_await op->client().pool.exchange(
+      control, std::move(request), detail::replay_policy::unless_written);
+  if (control->aborted()) co_return;
+
+  put_result result;
+  bool missing = false;
+  const error_code ec = interpret(kind, exchanged, *control, result.info, missing);
+  // A success without an ETag still committed; the caller re-reads to learn the ETag.
+  if (!ec) result.etag = detail::normalize_etag(exchanged.response.header("ETag"));
+  op->finish(ec, std::move(result));
+}
+
+asio::awaitable<void> run_delete(std::shared_ptr<operation<response_info>> op) {
+  op->arm_timer();
+  if (const std::string problem = argument_problem(op->key(), nullptr); !problem.empty()) {
+    response_info invalid;
+    invalid.message = problem;
+    op->finish(asio::error::invalid_argument, std::move(invalid));
+    co_return;
+  }
+  detail::http_request request =
+      build_request(op->client(), detail::s3_operation::remove, op->key(), {}, nullptr);
+  std::shared_ptr<detail::request_control> control = op->control();
+  detail::exchange_result exchanged = co_await op->client().pool.exchange(
+      control, std::move(request), detail::replay_policy::idempotent);
+  if (control->aborted()) co_return;
+
+  response_info info;
+  bool missing = false;
+  const error_code ec = interpret(detail::s3_operation::remove, exchanged, *control, info, missing);
+  op->finish(ec, std::move(info));
+}
+
+}  // namespace
+
+struct s3_client::impl : client_core {
+  using client_core::client_core;
+};
+
+s3_client::s3_client(executor_type executor, s3_config config)
+    : impl_(std::make_shared<impl>(std::move(executor), std::move(config))) {}
+
+s3_client::~s3_client() {
+  impl_->pool.close_idle();
+}
+
+s3_client::executor_type s3_client::get_executor() const {
+  return impl_->executor;
+}
+
+const s3_config& s3_client::config() const noexcept {
+  return impl_->config;
+}
+
+s3_client_stats s3_client::stats() const {
+  s3_client_stats stats;
+  stats.gets = impl_->gets;
+  stats.puts = impl_->puts;
+  stats.deletes = impl_->deletes;
+  stats.failures = impl_->failures;
+  stats.connections = impl_->pool.connections_opened();
+  return stats;
+}
+
+void s3_client::close_idle_connections() {
+  impl_->pool.close_idle();
+}
+
+void s3_client::get_impl(std::string key, asio::any_completion_handler<get_signature> handler) {
+  ++impl_->gets;
+  auto op = std::make_shared<operation<get_result>>(impl_, detail::s3_operation::get,
+                                                    std::move(key), std::move(handler));
+  op->watch_cancellation();
+  asio::co_spawn(op->strand(), run_get(op), coroutine_end<get_result>{op});
+}
+
+void s3_client::put_impl(std::string key, std::string body, put_condition condition,
+                         asio::any_completion_handler<put_signature> handler) {
+  ++impl_->puts;
+  const auto kind = condition.type == put_condition::kind::if_absent
+                        ? detail::s3_operation::put_if_absent
+                        : detail::s3_operation::put_if_match;
+  auto op =
+      std::make_shared<operation<put_result>>(impl_, kind, std::move(key), std::move(handler));
+  op->watch_cancellation();
+  asio::co_spawn(op->strand(), run_put(op, std::move(body), std::move(condition)),
+                 coroutine_end<put_result>{op});
+}
+
+void s3_client::delete_impl(std::string key, delete_handler handler) {
+  ++impl_->deletes;
+  auto op = std::make_shared<operation<response_info>>(impl_, detail::s3_operation::remove,
+                                                       std::move(key), std::move(handler));
+  op->watch_cancellation();
+  asio::co_spawn(op->strand(), run_delete(op), coroutine_end<response_info>{op});
+}
+
+}  // namespace s3lect

@@ -1,0 +1,425 @@
+// The Beast + OpenSSL translation unit of the S3 client (compiles in ~30-80 s: keep it alone).
+#include "s3_connection.hpp"
+
+#include <s3lect/error.hpp>
+
+#include <boost/asio/connect.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/redirect_error.hpp>
+#include <boost/asio/ssl.hpp>
+#include <boost/asio/use_awaitable.hpp>
+#include <boost/beast/core/flat_buffer.hpp>
+#include <boost/beast/http/read.hpp>
+#include <boost/beast/http/string_body.hpp>
+#include <boost/beast/http/write.hpp>
+#include <boost/system/system_error.hpp>
+
+#include <openssl/err.h>
+#include <openssl/ssl.h>
+#include <openssl/x509_vfy.h>
+#include <poll.h>
+
+#include <atomic>
+#include <mutex>
+#include <optional>
+#include <variant>
+
+namespace s3lect::detail {
+
+namespace asio = boost::asio;
+namespace beast = boost::beast;
+namespace http = beast::http;
+namespace ssl = asio::ssl;
+using tcp = asio::ip::tcp;
+using boost::system::error_code;
+
+namespace {
+
+/// S3 reply headers are a few hundred bytes; anything near this is not a store talking.
+constexpr std::uint32_t max_header_bytes = 64 * 1024;
+
+using tls_stream = ssl::stream<tcp::socket>;
+using request_message = http::request<http::string_body>;
+
+/// One TCP or TLS connection and the read buffer that belongs to it.
+struct connection {
+  template <class... Args>
+  explicit connection(Args&&... args) : stream(std::forward<Args>(args)...) {}
+
+  std::variant<tcp::socket, tls_stream> stream;
+  beast::flat_buffer buffer;
+
+  tcp::socket& socket() {
+    if (auto* tls = std::get_if<tls_stream>(&stream)) return tls->next_layer();
+    return std::get<tcp::socket>(stream);
+  }
+
+  /// Closing the socket makes every pending operation on it complete at once, whatever layer
+  /// (TLS, HTTP) started it: that is how timeouts and cancellation interrupt a request.
+  void close() {
+    error_code ignored;
+    socket().close(ignored);
+  }
+
+  /// An idle HTTP/1.1 connection receives nothing, so a readable socket means the server closed
+  /// it (EOF or reset) or broke the protocol. Checked before reuse to avoid sending a request
+  /// into a connection that is already gone, which for a PUT would be ambiguous.
+  bool idle_and_open() {
+    if (buffer.size() != 0 || !socket().is_open()) return false;
+    pollfd descriptor{socket().native_handle(), POLLIN, 0};
+    return ::poll(&descriptor, 1, 0) == 0;
+  }
+};
+
+/// Installs an abort hook for the duration of one I/O step.
+class abort_hook_scope {
+ public:
+  abort_hook_scope(request_control& control, std::function<void()> hook) : control_(control) {
+    control_.set_abort_hook(std::move(hook));
+  }
+  ~abort_hook_scope() { control_.set_abort_hook(nullptr); }
+  abort_hook_scope(const abort_hook_scope&) = delete;
+  abort_hook_scope& operator=(const abort_hook_scope&) = delete;
+
+ private:
+  request_control& control_;
+};
+
+/// Asio's host_name_verification (X509_check_host, or X509_check_ip_asc for IP literals), plus
+/// an X509 error code on mismatch so the failure is reported as a verification failure with a
+/// readable reason instead of a bare handshake error.
+class verify_host {
+ public:
+  verify_host(std::string host, bool is_ip) : check_(host), is_ip_(is_ip) {}
+
+  bool operator()(bool preverified, ssl::verify_context& context) const {
+    if (check_(preverified, context)) return true;
+    if (preverified) {
+      X509_STORE_CTX_set_error(context.native_handle(), is_ip_ ? X509_V_ERR_IP_ADDRESS_MISMATCH
+                                                               : X509_V_ERR_HOSTNAME_MISMATCH);
+    }
+    return false;
+  }
+
+ private:
+  ssl::host_name_verification check_;
+  bool is_ip_;
+};
+
+boost::system::system_error config_error(const std::string& what) {
+  return boost::system::system_error(make_error_code(errc::invalid_config), what);
+}
+
+ssl::context make_tls_context(const tls_config& tls) {
+  ssl::context context(ssl::context::tls_client);
+  context.set_options(ssl::context::default_workarounds | ssl::context::no_sslv2 |
+                      ssl::context::no_sslv3 | ssl::context::no_tlsv1 | ssl::context::no_tlsv1_1);
+  SSL_CTX_set_min_proto_version(context.native_handle(), TLS1_2_VERSION);
+  if (!tls.verify_peer) {
+    context.set_verify_mode(ssl::verify_none);
+    return context;
+  }
+  context.set_verify_mode(ssl::verify_peer);
+  error_code ec;
+  if (tls.ca_file.empty() && tls.ca_pem.empty()) {
+    context.set_default_verify_paths(ec);
+    if (ec) throw config_error("tls: cannot load the system CA certificates: " + ec.message());
+  }
+  if (!tls.ca_file.empty()) {
+    context.load_verify_file(tls.ca_file, ec);
+    if (ec) throw config_error("tls.ca_file: cannot load " + tls.ca_file + ": " + ec.message());
+  }
+  if (!tls.ca_pem.empty()) {
+    context.add_certificate_authority(asio::buffer(tls.ca_pem), ec);
+    if (ec) throw config_error("tls.ca_pem: not a PEM certificate list: " + ec.message());
+  }
+  return context;
+}
+
+/// Splits handshake failures into "the certificate is not trusted" and everything else.
+errc classify_handshake_error(const error_code& ec, SSL* ssl, std::string& detail) {
+  const long verify_result = SSL_get_verify_result(ssl);
+  const bool verify_reason =
+      ec.category() == asio::error::get_ssl_category() &&
+      ERR_GET_REASON(static_cast<unsigned long>(ec.value())) == SSL_R_CERTIFICATE_VERIFY_FAILED;
+  if (verify_result != X509_V_OK || verify_reason) {
+    detail = std::string("TLS certificate verification failed: ") +
+             X509_verify_cert_error_string(verify_result);
+    return errc::tls_verification_failed;
+  }
+  detail = "TLS handshake failed: " + ec.message();
+  return errc::tls_handshake_failed;
+}
+
+/// Maps a failed read of the reply. `nothing_received`: not a single reply byte arrived.
+errc classify_read_error(const error_code& ec, bool nothing_received, std::string& detail) {
+  if (ec == http::error::body_limit) {
+    detail = "reply body exceeds max_body_bytes";
+    return errc::body_too_large;
+  }
+  if (ec == http::error::header_limit) {
+    detail = "reply header exceeds " + std::to_string(max_header_bytes) + " bytes";
+    return errc::protocol_error;
+  }
+  if (nothing_received) {
+    detail = "connection closed before the reply: " + ec.message();
+    return errc::connection_lost;
+  }
+  if (ec == http::error::partial_message || ec == http::error::end_of_stream ||
+      ec == asio::error::eof || ec == ssl::error::stream_truncated) {
+    detail = "truncated reply: " + ec.message();
+    return errc::protocol_error;
+  }
+  if (ec.category() == make_error_code(http::error::bad_version).category()) {
+    detail = "malformed reply: " + ec.message();
+    return errc::protocol_error;
+  }
+  detail = "connection lost during the reply: " + ec.message();
+  return errc::connection_lost;
+}
+
+bool is_ip_literal(const std::string& host) {
+  error_code ec;
+  asio::ip::make_address(host, ec);
+  return !ec;
+}
+
+request_message to_message(http_request& request) {
+  request_message message;
+  message.method_string(request.method);
+  message.target(request.target);
+  message.version(11);
+  for (const auto& [name, value] : request.headers) message.insert(name, value);
+  message.body() = std::move(request.body);
+  message.prepare_payload();
+  return message;
+}
+
+/// One attempt on one connection.
+struct attempt {
+  exchange_result result;
+  bool nothing_received = false;  ///< failed before the first reply byte
+  bool write_failed = false;      ///< the request did not leave whole: the server cannot act on it
+  bool keep_alive = false;        ///< the connection may carry another request
+};
+
+}  // namespace
+
+std::string_view http_response::header(std::string_view name) const {
+  for (const auto& [field, value] : headers) {
+    if (beast::iequals(field, name)) return value;
+  }
+  return {};
+}
+
+struct connection_pool::impl {
+  impl(asio::any_io_executor ex, transport_settings config)
+      : executor(std::move(ex)),
+        settings(std::move(config)),
+        port_text(std::to_string(settings.port)),
+        host_is_ip(is_ip_literal(settings.host)) {
+    if (settings.tls) tls_context.emplace(make_tls_context(settings.tls_settings));
+  }
+
+  asio::awaitable<std::unique_ptr<connection>> open(std::shared_ptr<request_control> control,
+                                                    exchange_result& failure);
+  asio::awaitable<attempt> round_trip(connection& conn, const request_message& message,
+                                      std::shared_ptr<request_control> control);
+  template <class Stream>
+  asio::awaitable<attempt> round_trip_on(Stream& stream, connection& conn,
+                                         const request_message& message,
+                                         std::shared_ptr<request_control> control);
+
+  std::unique_ptr<connection> take_idle() {
+    std::lock_guard lock(mutex);
+    // Most recently used first: the one least likely to have hit the server's idle timeout.
+    while (!idle.empty()) {
+      std::unique_ptr<connection> conn = std::move(idle.back());
+      idle.pop_back();
+      if (conn->idle_and_open()) return conn;
+    }
+    return nullptr;
+  }
+
+  void give_back(std::unique_ptr<connection> conn) {
+    std::lock_guard lock(mutex);
+    if (idle.size() < settings.max_idle_connections) idle.push_back(std::move(conn));
+  }
+
+  asio::any_io_executor executor;
+  transport_settings settings;
+  std::string port_text;
+  bool host_is_ip;
+  std::optional<ssl::context> tls_context;
+  std::atomic<std::uint64_t> opened{0};
+  std::mutex mutex;
+  std::vector<std::unique_ptr<connection>> idle;
+};
+
+asio::awaitable<std::unique_ptr<connection>> connection_pool::impl::open(
+    std::shared_ptr<request_control> control, exchange_result& failure) {
+  error_code ec;
+  auto token = asio::redirect_error(asio::use_awaitable, ec);
+
+  tcp::resolver resolver(executor);
+  tcp::resolver::results_type endpoints;
+  {
+    // A resolve in progress cannot be interrupted (getaddrinfo runs on a helper thread); the
+    // owner completes the operation at the deadline anyway and this coroutine ends later.
+    abort_hook_scope hook(*control, [&resolver] { resolver.cancel(); });
+    const auto flags = host_is_ip ? tcp::resolver::numeric_host : tcp::resolver::flags{};
+    endpoints = co_await resolver.async_resolve(settings.host, port_text, flags, token);
+  }
+  if (control->aborted()) co_return nullptr;
+  if (ec) {
+    failure.error = errc::resolve_failed;
+    failure.detail = "cannot resolve " + settings.host + ": " + ec.message();
+    co_return nullptr;
+  }
+
+  auto conn = tls_context ? std::make_unique<connection>(std::in_place_type<tls_stream>, executor,
+                                                         *tls_context)
+                          : std::make_unique<connection>(std::in_place_type<tcp::socket>, executor);
+  {
+    abort_hook_scope hook(*control, [c = conn.get()] { c->close(); });
+    co_await asio::async_connect(conn->socket(), endpoints, token);
+  }
+  if (control->aborted()) co_return nullptr;
+  if (ec) {
+    failure.error = errc::connect_failed;
+    failure.detail = "cannot connect to " + settings.host + ":" + port_text + ": " + ec.message();
+    co_return nullptr;
+  }
+  ++opened;
+  error_code ignored;
+  conn->socket().set_option(tcp::no_delay(true), ignored);
+
+  if (auto* tls = std::get_if<tls_stream>(&conn->stream)) {
+    // SNI carries names only (RFC 6066); an IP endpoint is verified against its IP SAN.
+    if (!host_is_ip && SSL_set_tlsext_host_name(tls->native_handle(), settings.host.c_str()) != 1) {
+      failure.error = errc::tls_handshake_failed;
+      failure.detail = "cannot set TLS server name " + settings.host;
+      co_return nullptr;
+    }
+    if (settings.tls_settings.verify_peer) {
+      tls->set_verify_callback(verify_host(settings.host, host_is_ip));
+    }
+    {
+      abort_hook_scope hook(*control, [c = conn.get()] { c->close(); });
+      co_await tls->async_handshake(ssl::stream_base::client, token);
+    }
+    if (control->aborted()) co_return nullptr;
+    if (ec) {
+      failure.error = classify_handshake_error(ec, tls->native_handle(), failure.detail);
+      co_return nullptr;
+    }
+  }
+  co_return conn;
+}
+
+asio::awaitable<attempt> connection_pool::impl::round_trip(
+    connection& conn, const request_message& message, std::shared_ptr<request_control> control) {
+  if (auto* tls = std::get_if<tls_stream>(&conn.stream)) {
+    co_return co_await round_trip_on(*tls, conn, message, std::move(control));
+  }
+  co_return co_await round_trip_on(std::get<tcp::socket>(conn.stream), conn, message,
+                                   std::move(control));
+}
+
+template <class Stream>
+asio::awaitable<attempt> connection_pool::impl::round_trip_on(
+    Stream& stream, connection& conn, const request_message& message,
+    std::shared_ptr<request_control> control) {
+  attempt out;
+  error_code ec;
+  auto token = asio::redirect_error(asio::use_awaitable, ec);
+  abort_hook_scope hook(*control, [c = &conn] { c->close(); });
+
+  const auto started = std::chrono::steady_clock::now();
+  control->may_be_delivered = true;
+  co_await http::async_write(stream, message, token);
+  if (control->aborted()) co_return out;
+  if (ec) {
+    // Some bytes never reached the kernel, so the server never saw the whole request (S3 acts
+    // only on complete requests: it checks Content-Length and the payload hash).
+    control->may_be_delivered = false;
+    out.write_failed = true;
+    out.nothing_received = true;
+    out.result.error = errc::connection_lost;
+    out.result.detail = "cannot send the request: " + ec.message();
+    co_return out;
+  }
+
+  http::response_parser<http::string_body> parser;
+  parser.header_limit(max_header_bytes);
+  parser.body_limit(settings.max_body_bytes);
+  co_await http::async_read(stream, conn.buffer, parser, token);
+  if (control->aborted()) co_return out;
+  if (ec) {
+    out.nothing_received = !parser.got_some() && conn.buffer.size() == 0;
+    out.result.error = classify_read_error(ec, out.nothing_received, out.result.detail);
+    co_return out;
+  }
+
+  auto reply = parser.release();
+  out.result.round_trip = std::chrono::duration_cast<std::chrono::microseconds>(
+      std::chrono::steady_clock::now() - started);
+  out.result.response.status = reply.result_int();
+  for (const auto& field : reply) {
+    out.result.response.headers.emplace_back(std::string(field.name_string()),
+                                             std::string(field.value()));
+  }
+  out.keep_alive = reply.keep_alive() && conn.buffer.size() == 0;
+  out.result.response.body = std::move(reply.body());
+  co_return out;
+}
+
+connection_pool::connection_pool(asio::any_io_executor executor, transport_settings settings)
+    : impl_(std::make_unique<impl>(std::move(executor), std::move(settings))) {}
+
+connection_pool::~connection_pool() = default;
+
+asio::awaitable<exchange_result> connection_pool::exchange(std::shared_ptr<request_control> control,
+                                                           http_request request,
+                                                           replay_policy replay) {
+  const request_message message = to_message(request);
+  for (bool resent = false;;) {
+    std::unique_ptr<connection> conn = impl_->take_idle();
+    const bool reused = conn != nullptr;
+    if (!conn) {
+      exchange_result failure;
+      conn = co_await impl_->open(control, failure);
+      if (!conn) co_return failure;
+    }
+
+    attempt outcome = co_await impl_->round_trip(*conn, message, control);
+    if (control->aborted()) co_return std::move(outcome.result);
+
+    // A reused connection that fails before any reply byte was most likely closed by the server
+    // while idle (the race the idle check cannot close). Resending once is what browsers and
+    // SDKs do; for a PUT only when the write itself failed, since a PUT that was written whole
+    // may have been applied, and its owner must then be told the outcome is unknown.
+    const bool closed_while_idle = reused && outcome.nothing_received;
+    if (closed_while_idle && !resent &&
+        (replay == replay_policy::idempotent || outcome.write_failed)) {
+      resent = true;
+      impl_->settings.log.log(log_level::debug,
+                              "s3 idle connection closed by the server; resending on a new one");
+      continue;
+    }
+    if (!outcome.result.error && outcome.keep_alive) impl_->give_back(std::move(conn));
+    co_return std::move(outcome.result);
+  }
+}
+
+void connection_pool::close_idle() {
+  std::vector<std::unique_ptr<connection>> closing;
+  std::lock_guard lock(impl_->mutex);
+  closing.swap(impl_->idle);
+}
+
+std::uint64_t connection_pool::connections_opened() const noexcept {
+  return impl_->opened;
+}
+
+}  // namespace s3lect::detail

@@ -1,0 +1,129 @@
+// HTTP/1.1 over TCP or TLS with a small keep-alive pool: the one place that includes Beast and
+// OpenSSL's TLS. The interface is Beast-free so the rest of the client compiles quickly.
+#pragma once
+
+#include <s3lect/logger.hpp>
+#include <s3lect/s3_client.hpp>
+
+#include <boost/asio/any_io_executor.hpp>
+#include <boost/asio/awaitable.hpp>
+#include <boost/system/error_code.hpp>
+
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+namespace s3lect::detail {
+
+/// One request, already signed. The transport adds Content-Length and nothing else.
+struct http_request {
+  std::string method;  ///< "GET", "PUT", "DELETE"
+  std::string target;  ///< encoded path
+  std::vector<std::pair<std::string, std::string>> headers;
+  std::string body;
+};
+
+/// One complete reply.
+struct http_response {
+  unsigned status = 0;
+  std::vector<std::pair<std::string, std::string>> headers;
+  std::string body;
+
+  /// The first header named `name` (case-insensitive), or an empty view.
+  std::string_view header(std::string_view name) const;
+};
+
+/// Whether a request may be sent again on a new connection after an idle keep-alive connection
+/// turned out to be closed by the server.
+enum class replay_policy {
+  /// GET and DELETE: resent whenever the reused connection failed before any reply byte.
+  idempotent,
+  /// Conditional PUT: resent only if its bytes certainly did not all leave (the write failed);
+  /// a failure after a complete write is ambiguous and reported as such.
+  unless_written,
+};
+
+/// State one request shares between its owner (which enforces the timeout and cancellation) and
+/// the transport. Only touched on the request's strand.
+class request_control {
+ public:
+  /// True once abort() was called: the transport starts no further I/O.
+  bool aborted() const noexcept { return aborted_; }
+
+  /// Interrupts the I/O in flight (closes the socket or cancels the resolver).
+  void abort() {
+    aborted_ = true;
+    if (hook_) {
+      auto hook = std::move(hook_);
+      hook_ = nullptr;
+      hook();
+    }
+  }
+
+  /// Installs what abort() runs while an I/O step is pending; nullptr removes it.
+  void set_abort_hook(std::function<void()> hook) { hook_ = std::move(hook); }
+
+  /// True from the moment the request's first byte may have been handed to a socket until a
+  /// failed write proves it was not delivered whole. A PUT that fails while this is set may have
+  /// been committed by the store.
+  bool may_be_delivered = false;
+
+ private:
+  bool aborted_ = false;
+  std::function<void()> hook_;
+};
+
+/// The result of sending one request: a complete reply, or a transport failure.
+struct exchange_result {
+  /// Empty when `response` is a complete reply; else resolve_failed, connect_failed,
+  /// tls_handshake_failed, tls_verification_failed, connection_lost, protocol_error or
+  /// body_too_large. Timeouts and cancellation are the owner's business (see request_control).
+  boost::system::error_code error;
+  std::string detail;  ///< what failed, for response_info::message and logs
+  http_response response;
+  std::chrono::microseconds round_trip{0};  ///< from the start of the write to the last byte
+};
+
+/// Where and how to connect.
+struct transport_settings {
+  std::string host;  ///< resolved, SNI (names only) and the certificate's expected name or IP
+  std::uint16_t port = 443;
+  bool tls = true;
+  tls_config tls_settings;
+  std::size_t max_body_bytes = 1024 * 1024;
+  std::size_t max_idle_connections = 4;
+  logger log;
+};
+
+/// Sends requests over pooled keep-alive connections to one host. Thread-safe.
+class connection_pool {
+ public:
+  /// Throws boost::system::system_error(errc::invalid_config) when the CA cannot be loaded.
+  connection_pool(boost::asio::any_io_executor executor, transport_settings settings);
+  ~connection_pool();
+  connection_pool(const connection_pool&) = delete;
+  connection_pool& operator=(const connection_pool&) = delete;
+
+  /// Sends `request` on an idle connection or a new one and reads the reply. Must be awaited on
+  /// `control`'s strand; returns early, with an unspecified result, once control->abort() ran.
+  boost::asio::awaitable<exchange_result> exchange(std::shared_ptr<request_control> control,
+                                                   http_request request, replay_policy replay);
+
+  /// Closes the idle connections.
+  void close_idle();
+
+  /// TCP connections opened so far.
+  std::uint64_t connections_opened() const noexcept;
+
+ private:
+  struct impl;
+  std::unique_ptr<impl> impl_;
+};
+
+}  // namespace s3lect::detail

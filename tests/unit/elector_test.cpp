@@ -1,0 +1,463 @@
+// The elector's coroutine layer over the in-memory storage: leadership as awaitable signals,
+// handover, failover, self-demotion under partition, hooks, cancellation, configuration.
+// Durations are scaled down (lease 600 ms) so that real time stays short; tests wait for
+// elector events, never for fixed sleeps.
+#include <s3lect/elector.hpp>
+#include <s3lect/error.hpp>
+#include <s3lect/memory_storage.hpp>
+#include <s3lect/record.hpp>
+
+#include <boost/asio/bind_cancellation_slot.hpp>
+#include <boost/asio/cancellation_signal.hpp>
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/steady_timer.hpp>
+
+#include <gtest/gtest.h>
+
+#include <functional>
+#include <memory>
+#include <random>
+#include <thread>
+
+namespace asio = boost::asio;
+using namespace std::chrono_literals;
+using boost::system::error_code;
+using s3lect::elector;
+using s3lect::elector_config;
+using s3lect::leadership_lease;
+using s3lect::memory_faults;
+using s3lect::memory_storage;
+using s3lect::memory_store;
+using steady = std::chrono::steady_clock;
+
+namespace {
+
+elector_config fast_config(std::string id, std::string key = "group/leader.json") {
+  elector_config config;
+  config.lock_key = std::move(key);
+  config.server_id = std::move(id);
+  config.server_address = "127.0.0.1:1";
+  config.lease = 600ms;
+  config.renew_deadline = 400ms;
+  config.frequent_interval = 150ms;
+  config.infrequent_interval = 450ms;
+  config.request_timeout = 50ms;
+  config.retry.delays = {5ms, 20ms};
+  return config;
+}
+
+/// One leadership period as the elector's users saw it.
+struct period {
+  int node;
+  std::uint64_t term;
+  steady::time_point start;
+  std::optional<steady::time_point> end;
+};
+
+/// Records every leadership period of one elector, as a leader-only worker would see it.
+asio::awaitable<void> record_periods(elector& e, int node, std::vector<period>& periods) {
+  for (;;) {
+    auto [ec, lease] = co_await e.async_wait_for_leadership(asio::as_tuple(asio::use_awaitable));
+    if (ec) co_return;
+    periods.push_back({node, lease.term, steady::now(), std::nullopt});
+    const std::size_t index = periods.size() - 1;
+    auto [loss_ec] = co_await e.async_wait_for_loss(lease, asio::as_tuple(asio::use_awaitable));
+    periods[index].end = steady::now();
+    if (loss_ec) co_return;
+  }
+}
+
+/// No two periods overlap, and terms strictly increase in order of start.
+void expect_safe(const std::vector<period>& periods) {
+  for (std::size_t i = 0; i < periods.size(); ++i) {
+    for (std::size_t j = i + 1; j < periods.size(); ++j) {
+      const auto& a = periods[i];
+      const auto& b = periods[j];
+      // b started after a (recorded in order); a must have ended before b started.
+      ASSERT_TRUE(a.end.has_value() || a.node == b.node)
+          << "node " << a.node << " term " << a.term << " still leading when node " << b.node
+          << " started term " << b.term;
+      if (a.end) {
+        EXPECT_LE(*a.end, b.start) << "overlap: node " << a.node << " term " << a.term
+                                   << " and node " << b.node << " term " << b.term;
+      }
+      EXPECT_LT(a.term, b.term) << "terms must strictly increase";
+    }
+  }
+}
+
+/// A group of electors, each with its own view (and faults) of one shared store.
+struct group {
+  explicit group(int size, std::function<void(elector_config&)> tweak = {}) {
+    for (int i = 0; i < size; ++i) {
+      views.push_back(std::make_unique<memory_storage>(io.get_executor(), store));
+      auto config = fast_config("node-" + std::to_string(i));
+      if (tweak) tweak(config);
+      electors.push_back(std::make_unique<elector>(io.get_executor(), *views.back(), config));
+    }
+  }
+
+  void start_all() {
+    for (std::size_t i = 0; i < electors.size(); ++i) {
+      electors[i]->start();
+      asio::co_spawn(io, record_periods(*electors[i], static_cast<int>(i), periods),
+                     asio::detached);
+    }
+  }
+
+  /// Runs the io_context until `done()` or `limit` passes; returns done().
+  bool run_until(const std::function<bool()>& done, steady::duration limit = 10s) {
+    const auto deadline = steady::now() + limit;
+    io.restart();
+    while (!done() && steady::now() < deadline) io.run_one_for(10ms);
+    return done();
+  }
+
+  int leader_count() const {
+    int count = 0;
+    for (const auto& e : electors) count += e && e->is_leader() ? 1 : 0;
+    return count;
+  }
+
+  int leader_index() const {
+    for (std::size_t i = 0; i < electors.size(); ++i) {
+      if (electors[i] && electors[i]->is_leader()) return static_cast<int>(i);
+    }
+    return -1;
+  }
+
+  std::optional<s3lect::lock_record> record(const std::string& key = "group/leader.json") {
+    auto found = store->peek(key);
+    if (!found) return std::nullopt;
+    return s3lect::decode_record(found->body, std::chrono::system_clock::now()).record;
+  }
+
+  asio::io_context io;
+  std::shared_ptr<memory_store> store = std::make_shared<memory_store>();
+  std::vector<std::unique_ptr<memory_storage>> views;
+  std::vector<std::unique_ptr<elector>> electors;
+  std::vector<period> periods;
+};
+
+asio::awaitable<void> stop_elector(elector& e, bool& done) {
+  co_await e.async_stop();
+  done = true;
+}
+
+}  // namespace
+
+TEST(Elector, RejectsInvalidConfigNamingTheField) {
+  asio::io_context io;
+  memory_storage view(io.get_executor(), std::make_shared<memory_store>());
+  auto config = fast_config("a");
+  config.renew_deadline = config.lease;
+  try {
+    elector e(io.get_executor(), view, config);
+    FAIL() << "an invalid configuration was accepted";
+  } catch (const boost::system::system_error& e) {
+    EXPECT_EQ(e.code(), s3lect::errc::invalid_config);
+    EXPECT_NE(std::string(e.what()).find("renew_deadline"), std::string::npos) << e.what();
+  }
+}
+
+TEST(Elector, LoneElectorAcquiresAnAbsentLockWithTermOne) {
+  group g(1);
+  g.start_all();
+  ASSERT_TRUE(g.run_until([&] { return g.electors[0]->is_leader(); }));
+  auto record = g.record();
+  ASSERT_TRUE(record);
+  EXPECT_EQ(record->leader_id, "node-0");
+  EXPECT_EQ(record->term, 1u);
+  EXPECT_FALSE(record->released);
+  EXPECT_EQ(g.electors[0]->status().term, 1u);
+  EXPECT_EQ(g.electors[0]->leader_id(), "node-0");
+}
+
+TEST(Elector, ThreeElectorsElectExactlyOneAndKeepIt) {
+  group g(3);
+  g.start_all();
+  ASSERT_TRUE(g.run_until([&] { return g.leader_count() == 1; }));
+  const int leader = g.leader_index();
+  // Several lease lengths later: the same leader, renewing, and everyone agrees on it.
+  const auto first_etag = g.store->peek("group/leader.json")->etag;
+  g.run_until([] { return false; }, 2s);
+  EXPECT_EQ(g.leader_count(), 1);
+  EXPECT_EQ(g.leader_index(), leader);
+  EXPECT_NE(g.store->peek("group/leader.json")->etag, first_etag) << "the leader must renew";
+  for (const auto& e : g.electors) EXPECT_EQ(e->leader_id(), "node-" + std::to_string(leader));
+  EXPECT_EQ(g.record()->term, 1u);
+  ASSERT_EQ(g.periods.size(), 1u);
+  expect_safe(g.periods);
+}
+
+TEST(Elector, GracefulStopReleasesAndAFollowerTakesOverWithTheNextTerm) {
+  group g(3);
+  g.start_all();
+  ASSERT_TRUE(g.run_until([&] { return g.leader_count() == 1; }));
+  const int old_leader = g.leader_index();
+  bool stopped = false;
+  asio::co_spawn(g.io, stop_elector(*g.electors[old_leader], stopped), asio::detached);
+  ASSERT_TRUE(g.run_until([&] { return stopped; }));
+  EXPECT_FALSE(g.electors[old_leader]->is_leader());
+  auto released = g.record();
+  ASSERT_TRUE(released);
+  EXPECT_TRUE(released->released || released->leader_id != "node-" + std::to_string(old_leader));
+
+  const auto stop_time = steady::now();
+  ASSERT_TRUE(g.run_until([&] { return g.leader_count() == 1; }));
+  // A released record is taken at a follower's next read, within one frequent interval
+  // (stable followers read every infrequent interval).
+  EXPECT_LT(steady::now() - stop_time, 450ms + 200ms);
+  EXPECT_NE(g.leader_index(), old_leader);
+  EXPECT_EQ(g.record()->term, 2u);
+  expect_safe(g.periods);
+}
+
+TEST(Elector, FollowerTakesOverAfterTheLeaseWhenTheLeaderVanishesWithoutRelease) {
+  group g(2);
+  g.start_all();
+  ASSERT_TRUE(g.run_until([&] { return g.leader_count() == 1; }));
+  const int old_leader = g.leader_index();
+  // Let the observer see the lease first: it must not touch the elector after destruction.
+  ASSERT_TRUE(g.run_until([&] { return g.periods.size() == 1; }));
+  const auto last_write = steady::now();
+  g.electors[old_leader].reset();  // Destroyed: no release.
+  ASSERT_TRUE(g.run_until([&] { return g.leader_count() == 1; }));
+  // Rule (b) needs the record unchanged for a whole lease on the follower's clock.
+  EXPECT_GE(steady::now() - last_write, 600ms - 160ms);
+  EXPECT_EQ(g.record()->term, 2u);
+  expect_safe(g.periods);
+}
+
+TEST(Elector, PartitionedLeaderDemotesItselfBeforeAnyoneTakesOver) {
+  std::mt19937 random(12345);
+  for (int round = 0; round < 4; ++round) {
+    group g(3);
+    g.start_all();
+    ASSERT_TRUE(g.run_until([&] { return g.leader_count() == 1; }));
+    const int old_leader = g.leader_index();
+    // Partition at a random moment of the renewal cycle.
+    g.run_until([] { return false; }, std::chrono::milliseconds(random() % 150));
+    memory_faults faults;
+    faults.partitioned = true;
+    g.views[old_leader]->set_faults(faults);
+    ASSERT_TRUE(g.run_until([&] {
+      return g.leader_count() == 1 && g.leader_index() != old_leader;
+    })) << "round " << round;
+    EXPECT_FALSE(g.electors[old_leader]->is_leader());
+    ASSERT_TRUE(g.run_until([&] { return g.periods.size() >= 2; }));
+    expect_safe(g.periods);
+    // Heal: the old leader must follow the new one, not fight it.
+    g.views[old_leader]->set_faults({});
+    g.run_until([] { return false; }, 500ms);
+    EXPECT_EQ(g.leader_count(), 1);
+    expect_safe(g.periods);
+  }
+}
+
+TEST(Elector, AnyNumberOfLeadershipWaitersCompleteAndCancelledOnesLeaveItUsable) {
+  group g(1);
+  std::vector<leadership_lease> leases;
+  asio::cancellation_signal cancel;
+  error_code cancelled_ec;
+  g.electors[0]->async_wait_for_leadership(asio::bind_cancellation_slot(
+      cancel.slot(), [&](error_code ec, leadership_lease) { cancelled_ec = ec; }));
+  for (int i = 0; i < 5; ++i) {
+    g.electors[0]->async_wait_for_leadership([&](error_code ec, leadership_lease lease) {
+      if (!ec) leases.push_back(lease);
+    });
+  }
+  cancel.emit(asio::cancellation_type::terminal);
+  g.electors[0]->start();
+  ASSERT_TRUE(g.run_until([&] { return leases.size() == 5; }));
+  EXPECT_EQ(cancelled_ec, asio::error::operation_aborted);
+  for (const auto& lease : leases) {
+    EXPECT_EQ(lease.term, 1u);
+    EXPECT_EQ(lease.period, leases[0].period);
+  }
+  // Waiting while already leader completes at once with the same lease.
+  std::optional<leadership_lease> again;
+  g.electors[0]->async_wait_for_leadership(
+      [&](error_code ec, leadership_lease lease) { if (!ec) again = lease; });
+  ASSERT_TRUE(g.run_until([&] { return again.has_value(); }, 1s));
+  EXPECT_EQ(again->period, leases[0].period);
+}
+
+TEST(Elector, WaitForLossCompletesAtOnceForAStaleLease) {
+  group g(1);
+  g.start_all();
+  ASSERT_TRUE(g.run_until([&] { return g.electors[0]->is_leader(); }));
+  leadership_lease stale;
+  stale.term = 99;
+  stale.period = 12345;
+  bool done = false;
+  g.electors[0]->async_wait_for_loss(stale, [&](error_code ec) { done = !ec; });
+  ASSERT_TRUE(g.run_until([&] { return done; }, 1s));
+}
+
+TEST(Elector, WaitForChangeObservesEveryChangeByVersion) {
+  group g(2);
+  std::vector<s3lect::leadership_status> seen;
+  std::function<void(std::uint64_t)> watch = [&](std::uint64_t version) {
+    g.electors[1]->async_wait_for_change(version, [&](error_code ec, s3lect::leadership_status s) {
+      if (ec) return;
+      seen.push_back(s);
+      watch(s.version);
+    });
+  };
+  watch(0);
+  g.start_all();
+  ASSERT_TRUE(g.run_until([&] { return g.leader_count() == 1; }));
+  ASSERT_TRUE(g.run_until([&] {
+    return !seen.empty() && seen.back().leader_id.rfind("node-", 0) == 0;
+  }));
+  for (std::size_t i = 1; i < seen.size(); ++i) EXPECT_GT(seen[i].version, seen[i - 1].version);
+}
+
+TEST(Elector, WaitForNextElectionCompletesAfterTheGivenTime) {
+  group g(1);
+  g.start_all();
+  std::optional<s3lect::leadership_status> first;
+  g.electors[0]->async_wait_for_next_election(
+      {}, [&](error_code ec, s3lect::leadership_status s) { if (!ec) first = s; });
+  ASSERT_TRUE(g.run_until([&] { return first.has_value(); }));
+  ASSERT_TRUE(first->last_election_time.has_value());
+  const auto since = std::chrono::system_clock::now();
+  std::optional<s3lect::leadership_status> next;
+  g.electors[0]->async_wait_for_next_election(
+      since, [&](error_code ec, s3lect::leadership_status s) { if (!ec) next = s; });
+  ASSERT_TRUE(g.run_until([&] { return next.has_value(); }));
+  EXPECT_GT(*next->last_election_time, since);
+}
+
+TEST(Elector, FailingAcquireHookResignsAndLetsAnotherLead) {
+  int hook_calls = 0;
+  group g(2, [&](elector_config& config) {
+    if (config.server_id == "node-0") {
+      config.on_acquire = [&hook_calls](std::uint64_t) -> asio::awaitable<void> {
+        ++hook_calls;
+        throw std::runtime_error("cannot attach the volume");
+        co_return;
+      };
+    }
+  });
+  // node-0 starts alone so that it acquires first.
+  g.electors[0]->start();
+  asio::co_spawn(g.io, record_periods(*g.electors[0], 0, g.periods), asio::detached);
+  ASSERT_TRUE(g.run_until([&] { return hook_calls == 1; }));
+  g.electors[1]->start();
+  asio::co_spawn(g.io, record_periods(*g.electors[1], 1, g.periods), asio::detached);
+  ASSERT_TRUE(g.run_until([&] { return g.electors[1]->is_leader(); }));
+  EXPECT_FALSE(g.electors[0]->is_leader());
+  for (const auto& p : g.periods) EXPECT_EQ(p.node, 1) << "node-0 must never report leadership";
+  EXPECT_EQ(g.record()->leader_id, "node-1");
+}
+
+TEST(Elector, SlowAcquireHookDoesNotBlockRenewals) {
+  bool hook_may_finish = false;
+  group g(1, [&](elector_config& config) {
+    config.on_acquire = [&hook_may_finish](std::uint64_t) -> asio::awaitable<void> {
+      asio::steady_timer timer(co_await asio::this_coro::executor);
+      while (!hook_may_finish) {
+        timer.expires_after(10ms);
+        co_await timer.async_wait(asio::use_awaitable);
+      }
+    };
+  });
+  g.start_all();
+  ASSERT_TRUE(g.run_until([&] { return g.store->peek("group/leader.json").has_value(); }));
+  const auto etag = g.store->peek("group/leader.json")->etag;
+  // Longer than the renew deadline: without renewals the elector would demote itself.
+  ASSERT_TRUE(g.run_until([&] { return g.store->peek("group/leader.json")->etag != etag; }));
+  g.run_until([] { return false; }, 500ms);
+  EXPECT_FALSE(g.electors[0]->is_leader()) << "reported before the acquire hook finished";
+  hook_may_finish = true;
+  ASSERT_TRUE(g.run_until([&] { return g.electors[0]->is_leader(); }));
+  EXPECT_EQ(g.record()->term, 1u);
+}
+
+TEST(Elector, TakesOverAStaleGoRecordByTheWallClockRule) {
+  group g(1);
+  // A Go s3lect node's record, last renewed a minute ago: rule (c) lets us take it at once.
+  const auto old = std::chrono::system_clock::now() - 60s;
+  const auto seconds = std::chrono::duration_cast<std::chrono::seconds>(old.time_since_epoch());
+  std::time_t t = seconds.count();
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  char stamp[32];
+  std::strftime(stamp, sizeof stamp, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  g.store->poke("group/leader.json", std::string(R"({"leaderID":"go-node","leaderAddr":"10.0.0.1:8443","lastUpdated":")") +
+                                         stamp + "\"}");
+  const auto start = steady::now();
+  g.start_all();
+  ASSERT_TRUE(g.run_until([&] { return g.electors[0]->is_leader(); }));
+  EXPECT_LT(steady::now() - start, 300ms) << "rule (c) should not wait for a lease";
+  EXPECT_EQ(g.record()->leader_id, "node-0");
+  EXPECT_EQ(g.record()->term, 1u);
+}
+
+TEST(Elector, UpdateConfigRefusesANewKeyAndAppliesNewIntervals) {
+  group g(1);
+  g.start_all();
+  ASSERT_TRUE(g.run_until([&] { return g.electors[0]->is_leader(); }));
+  auto changed_key = g.electors[0]->config();
+  changed_key.lock_key = "other.json";
+  EXPECT_TRUE(g.electors[0]->update_config(changed_key).has_value());
+  auto longer = g.electors[0]->config();
+  longer.lease = 900ms;
+  EXPECT_FALSE(g.electors[0]->update_config(longer).has_value());
+  EXPECT_EQ(g.electors[0]->config().lease, 900ms);
+  g.run_until([] { return false; }, 400ms);
+  EXPECT_TRUE(g.electors[0]->is_leader());
+  const auto etag = g.store->peek("group/leader.json")->etag;
+  ASSERT_TRUE(g.run_until([&] { return g.store->peek("group/leader.json")->etag != etag; }));
+  EXPECT_EQ(g.record()->lease, 900ms);
+}
+
+TEST(Elector, ManyElectorsShareOneStorageOnDifferentKeys) {
+  asio::io_context io;
+  auto store = std::make_shared<memory_store>();
+  memory_storage shared(io.get_executor(), store);
+  std::vector<std::unique_ptr<elector>> electors;
+  for (int i = 0; i < 20; ++i) {
+    electors.push_back(std::make_unique<elector>(
+        io.get_executor(), shared, fast_config("node", "key-" + std::to_string(i))));
+    electors.back()->start();
+  }
+  const auto deadline = steady::now() + 5s;
+  auto all_lead = [&] {
+    for (auto& e : electors) {
+      if (!e->is_leader()) return false;
+    }
+    return true;
+  };
+  while (!all_lead() && steady::now() < deadline) io.run_one_for(10ms);
+  EXPECT_TRUE(all_lead());
+}
+
+TEST(Elector, RunsSafelyWithTheIoContextOnSeveralThreads) {
+  group g(3);
+  g.start_all();
+  // The group's observers touch `periods` from handlers; run them on one thread first,
+  // then drive the electors from two threads and only read thread-safe state.
+  ASSERT_TRUE(g.run_until([&] { return g.leader_count() == 1; }));
+  g.io.restart();
+  std::atomic<bool> stop{false};
+  std::atomic<int> max_leaders{0};
+  std::vector<std::thread> threads;
+  for (int i = 0; i < 2; ++i) {
+    threads.emplace_back([&] {
+      while (!stop) g.io.run_one_for(5ms);
+    });
+  }
+  const auto until = steady::now() + 1500ms;
+  while (steady::now() < until) {
+    max_leaders = std::max(max_leaders.load(), g.leader_count());
+    std::this_thread::sleep_for(1ms);  // Sampling, not synchronisation.
+  }
+  stop = true;
+  for (auto& t : threads) t.join();
+  EXPECT_EQ(max_leaders.load(), 1);
+}
