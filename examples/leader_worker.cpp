@@ -7,7 +7,8 @@
 //   }
 //
 // The store comes from the environment (AWS_ENDPOINT_URL, AWS_ACCESS_KEY_ID, ...).
-// usage: leader_worker BUCKET KEY ID [CA_FILE] [--lease-ms N]
+// usage: leader_worker BUCKET KEY ID [CA_FILE] [--lease-ms N] [--beats N]
+// --beats N: finish after N beats of leader work, stepping down gracefully (used by CTest).
 // It prints one line per event, `<unix ms> <id> <event> ...`, which scripts/demo.sh reads.
 // SIGTERM or SIGINT stops it gracefully: a leader releases the lock so a follower takes over
 // at once.
@@ -40,21 +41,28 @@ void print_event(const std::string& id, const std::string& event) {
   std::fflush(stdout);
 }
 
-/// The leader's work: here, a heartbeat each second that carries the fencing term.
-asio::awaitable<void> work(std::string id, std::uint64_t term) {
+/// The leader's work: here, a heartbeat each second that carries the fencing term. Returns
+/// after `beats` beats (0: never).
+asio::awaitable<void> work(std::string id, std::uint64_t term, int beats) {
   asio::steady_timer timer(co_await asio::this_coro::executor);
-  for (int beat = 1;; ++beat) {
+  for (int beat = 1; beats == 0 || beat <= beats; ++beat) {
     timer.expires_after(1s);
     co_await timer.async_wait(asio::use_awaitable);
     print_event(id, "working term=" + std::to_string(term) + " beat=" + std::to_string(beat));
   }
 }
 
-asio::awaitable<void> lead_when_elected(s3lect::elector& elector, std::string id) {
+asio::awaitable<void> lead_when_elected(s3lect::elector& elector, std::string id, int beats) {
   for (;;) {
     auto lease = co_await elector.async_wait_for_leadership();
     print_event(id, "leader term=" + std::to_string(lease.term));
-    co_await (work(id, lease.term) || elector.async_wait_for_loss(lease));
+    auto ended = co_await (work(id, lease.term, beats) || elector.async_wait_for_loss(lease));
+    if (ended.index() == 0) {
+      print_event(id, "done term=" + std::to_string(lease.term));
+      co_await elector.async_stop();
+      print_event(id, "stopped");
+      co_return;
+    }
     print_event(id, "lost term=" + std::to_string(lease.term));
   }
 }
@@ -80,15 +88,18 @@ int main(int argc, char** argv) {
   s3lect::elector_config config;
   config.lock_key = argv[2];
   config.server_id = argv[3];
+  int beats = 0;
   for (int i = 4; i < argc; ++i) {
-    if (std::strcmp(argv[i], "--lease-ms") == 0 && i + 1 < argc) {
+    if (std::strcmp(argv[i], "--beats") == 0 && i + 1 < argc) {
+      beats = std::stoi(argv[++i]);
+    } else if (std::strcmp(argv[i], "--lease-ms") == 0 && i + 1 < argc) {
       // Scale every interval with the lease, keeping the default proportions 15:10:5:30.
       const std::chrono::milliseconds lease{std::stol(argv[++i])};
       config.lease = lease;
       config.renew_deadline = lease * 2 / 3;
       config.frequent_interval = lease / 3;
       config.infrequent_interval = lease * 2;
-      config.request_timeout = lease / 10;
+      config.request_timeout = lease / 15;
       config.retry.delays = {lease / 150, lease / 15};
     } else {
       store_config.tls.ca_file = argv[i];
@@ -100,7 +111,8 @@ int main(int argc, char** argv) {
   s3lect::elector elector(io.get_executor(), store, config);
   elector.start();
   print_event(config.server_id, "started");
-  asio::co_spawn(io, lead_when_elected(elector, config.server_id), asio::detached);
+  asio::co_spawn(io, lead_when_elected(elector, config.server_id, beats),
+                 [&io](std::exception_ptr) { io.stop(); });
   asio::co_spawn(io, stop_on_signal(elector, config.server_id), [&io](std::exception_ptr) {
     io.stop();
   });
