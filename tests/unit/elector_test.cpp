@@ -7,6 +7,8 @@
 #include <s3lect/memory_storage.hpp>
 #include <s3lect/record.hpp>
 
+#include "fake/leadership_timeline.hpp"
+
 #include <boost/asio/bind_cancellation_slot.hpp>
 #include <boost/asio/cancellation_signal.hpp>
 #include <boost/asio/co_spawn.hpp>
@@ -31,6 +33,8 @@ using s3lect::memory_faults;
 using s3lect::memory_storage;
 using s3lect::memory_store;
 using steady = std::chrono::steady_clock;
+using s3lect::test::expect_safe;
+using s3lect::test::record_periods;
 
 namespace {
 
@@ -46,46 +50,6 @@ elector_config fast_config(std::string id, std::string key = "group/leader.json"
   config.request_timeout = 50ms;
   config.retry.delays = {5ms, 20ms};
   return config;
-}
-
-/// One leadership period as the elector's users saw it.
-struct period {
-  int node;
-  std::uint64_t term;
-  steady::time_point start;
-  std::optional<steady::time_point> end;
-};
-
-/// Records every leadership period of one elector, as a leader-only worker would see it.
-asio::awaitable<void> record_periods(elector& e, int node, std::vector<period>& periods) {
-  for (;;) {
-    auto [ec, lease] = co_await e.async_wait_for_leadership(asio::as_tuple(asio::use_awaitable));
-    if (ec) co_return;
-    periods.push_back({node, lease.term, steady::now(), std::nullopt});
-    const std::size_t index = periods.size() - 1;
-    auto [loss_ec] = co_await e.async_wait_for_loss(lease, asio::as_tuple(asio::use_awaitable));
-    periods[index].end = steady::now();
-    if (loss_ec) co_return;
-  }
-}
-
-/// No two periods overlap, and terms strictly increase in order of start.
-void expect_safe(const std::vector<period>& periods) {
-  for (std::size_t i = 0; i < periods.size(); ++i) {
-    for (std::size_t j = i + 1; j < periods.size(); ++j) {
-      const auto& a = periods[i];
-      const auto& b = periods[j];
-      // b started after a (recorded in order); a must have ended before b started.
-      ASSERT_TRUE(a.end.has_value() || a.node == b.node)
-          << "node " << a.node << " term " << a.term << " still leading when node " << b.node
-          << " started term " << b.term;
-      if (a.end) {
-        EXPECT_LE(*a.end, b.start) << "overlap: node " << a.node << " term " << a.term
-                                   << " and node " << b.node << " term " << b.term;
-      }
-      EXPECT_LT(a.term, b.term) << "terms must strictly increase";
-    }
-  }
 }
 
 /// A group of electors, each with its own view (and faults) of one shared store.
@@ -138,7 +102,7 @@ struct group {
   std::shared_ptr<memory_store> store = std::make_shared<memory_store>();
   std::vector<std::unique_ptr<memory_storage>> views;
   std::vector<std::unique_ptr<elector>> electors;
-  std::vector<period> periods;
+  std::vector<s3lect::test::leadership_period> periods;
 };
 
 asio::awaitable<void> stop_elector(elector& e, bool& done) {

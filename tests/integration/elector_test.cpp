@@ -1,0 +1,234 @@
+// Three electors against the real Ceph radosgw, with short durations (lease 2 s) so the suite
+// stays fast: one leader at a time, graceful handover, failover after a leader vanishes without
+// releasing, and records written by the Go s3lect taken over correctly.
+#include "integration/local_s3.hpp"
+
+#include "fake/leadership_timeline.hpp"
+
+#include <s3lect/elector.hpp>
+#include <s3lect/record.hpp>
+#include <s3lect/s3_client.hpp>
+
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
+#include <boost/asio/io_context.hpp>
+
+#include <gtest/gtest.h>
+
+#include <ctime>
+#include <functional>
+#include <memory>
+
+namespace asio = boost::asio;
+using namespace std::chrono_literals;
+using s3lect::elector;
+using s3lect::elector_config;
+using s3lect::s3_client;
+using steady = std::chrono::steady_clock;
+
+namespace {
+
+elector_config short_config(std::string id, std::string key) {
+  elector_config config;
+  config.lock_key = std::move(key);
+  config.server_id = std::move(id);
+  config.lease = 2000ms;
+  config.renew_deadline = 1200ms;
+  config.frequent_interval = 400ms;
+  config.infrequent_interval = 1200ms;
+  config.request_timeout = 150ms;
+  config.retry.delays = {10ms, 100ms};
+  return config;
+}
+
+class ElectorOnRadosgw : public ::testing::TestWithParam<bool> {
+ protected:
+  void SetUp() override {
+    std::string problem;
+    auto s3 = s3lect::test::local_s3::from_environment(problem);
+    ASSERT_TRUE(s3) << problem;
+    auto config = s3->config(GetParam());
+    config.request_timeout = 1s;
+    client = std::make_unique<s3_client>(io.get_executor(), config);
+    key = "integration/elector-" + s3lect::test::unique_suffix() + "/leader.json";
+    // The first write to a fresh bucket pool takes seconds on radosgw: warm it up here, outside
+    // the timed part of the tests.
+    auto warm = s3lect::put_condition::absent();
+    bool warmed = false;
+    client->async_put(key + ".warmup", "{}", warm,
+                      [&](boost::system::error_code, s3lect::put_result) { warmed = true; });
+    run_until([&] { return warmed; }, 60s);
+  }
+
+  void add_electors(int count) {
+    for (int i = 0; i < count; ++i) {
+      electors.push_back(std::make_unique<elector>(
+          io.get_executor(), *client, short_config("node-" + std::to_string(electors.size()), key)));
+    }
+  }
+
+  void start(int index) {
+    electors[index]->start();
+    asio::co_spawn(io, s3lect::test::record_periods(*electors[index], index, periods),
+                   asio::detached);
+  }
+
+  bool run_until(const std::function<bool()>& done, steady::duration limit = 20s) {
+    const auto deadline = steady::now() + limit;
+    io.restart();
+    while (!done() && steady::now() < deadline) io.run_one_for(10ms);
+    return done();
+  }
+
+  int leader_count() const {
+    int count = 0;
+    for (const auto& e : electors) count += e && e->is_leader() ? 1 : 0;
+    return count;
+  }
+
+  int leader_index() const {
+    for (std::size_t i = 0; i < electors.size(); ++i) {
+      if (electors[i] && electors[i]->is_leader()) return static_cast<int>(i);
+    }
+    return -1;
+  }
+
+  /// The record at the key, read through the real store.
+  std::optional<s3lect::lock_record> read_record() {
+    std::optional<s3lect::lock_record> record;
+    bool done = false;
+    client->async_get(key, [&](boost::system::error_code ec, s3lect::get_result result) {
+      if (!ec && result.found) {
+        record = s3lect::decode_record(result.found->body, std::chrono::system_clock::now()).record;
+      }
+      done = true;
+    });
+    run_until([&] { return done; });
+    return record;
+  }
+
+  /// Writes `body` at the key as a foreign writer would (create-if-absent on a fresh key).
+  void write_foreign(const std::string& body) {
+    bool done = false;
+    boost::system::error_code error;
+    auto absent = s3lect::put_condition::absent();
+    client->async_put(key, body, absent, [&](boost::system::error_code ec, s3lect::put_result) {
+      error = ec;
+      done = true;
+    });
+    ASSERT_TRUE(run_until([&] { return done; }));
+    ASSERT_FALSE(error) << error.message();
+  }
+
+  asio::io_context io;
+  std::unique_ptr<s3_client> client;
+  std::string key;
+  std::vector<std::unique_ptr<elector>> electors;
+  std::vector<s3lect::test::leadership_period> periods;
+};
+
+std::string rfc3339(std::chrono::system_clock::time_point when) {
+  const std::time_t t = std::chrono::system_clock::to_time_t(when);
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  char stamp[32];
+  std::strftime(stamp, sizeof stamp, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return stamp;
+}
+
+asio::awaitable<void> stop(elector& e, bool& done) {
+  co_await e.async_stop();
+  done = true;
+}
+
+}  // namespace
+
+TEST_P(ElectorOnRadosgw, ThreeElectorsKeepExactlyOneLeader) {
+  add_electors(3);
+  for (int i = 0; i < 3; ++i) start(i);
+  ASSERT_TRUE(run_until([&] { return leader_count() == 1 && periods.size() == 1; }));
+  const int leader = leader_index();
+  // Several leases: the leader keeps renewing; nobody else ever leads.
+  run_until([] { return false; }, 5s);
+  EXPECT_EQ(leader_count(), 1);
+  EXPECT_EQ(leader_index(), leader);
+  EXPECT_EQ(periods.size(), 1u);
+  auto record = read_record();
+  ASSERT_TRUE(record);
+  EXPECT_EQ(record->leader_id, "node-" + std::to_string(leader));
+  EXPECT_EQ(record->term, 1u);
+  for (const auto& e : electors) EXPECT_EQ(e->leader_id(), record->leader_id);
+}
+
+TEST_P(ElectorOnRadosgw, GracefulStopHandsOverWithinAPollInterval) {
+  add_electors(3);
+  for (int i = 0; i < 3; ++i) start(i);
+  ASSERT_TRUE(run_until([&] { return leader_count() == 1 && periods.size() == 1; }));
+  const int old_leader = leader_index();
+  bool stopped = false;
+  const auto stop_time = steady::now();
+  asio::co_spawn(io, stop(*electors[old_leader], stopped), asio::detached);
+  ASSERT_TRUE(run_until([&] { return stopped; }));
+  ASSERT_TRUE(run_until([&] { return leader_count() == 1 && periods.size() == 2; }));
+  // Followers read every frequent interval, or every infrequent one once stable (1.2 s).
+  EXPECT_LT(steady::now() - stop_time, 1200ms + 500ms);
+  EXPECT_NE(leader_index(), old_leader);
+  EXPECT_EQ(read_record()->term, 2u);
+  s3lect::test::expect_safe(periods);
+}
+
+TEST_P(ElectorOnRadosgw, FailoverAfterALeaderVanishesWithoutReleasing) {
+  add_electors(3);
+  for (int i = 0; i < 3; ++i) start(i);
+  ASSERT_TRUE(run_until([&] { return leader_count() == 1 && periods.size() == 1; }));
+  const int old_leader = leader_index();
+  const auto vanished = steady::now();
+  electors[old_leader].reset();
+  ASSERT_TRUE(run_until([&] { return leader_count() == 1 && periods.size() == 2; }));
+  // Rule (b): the record must stay unchanged for a lease on the follower's clock; its last
+  // renewal was at most one frequent interval before the leader vanished.
+  EXPECT_GE(steady::now() - vanished, 2000ms - 400ms);
+  EXPECT_LT(steady::now() - vanished, 2000ms + 1200ms + 500ms);
+  EXPECT_EQ(read_record()->term, 2u);
+  s3lect::test::expect_safe(periods);
+}
+
+TEST_P(ElectorOnRadosgw, TakesOverAStaleGoRecordAtOnceByTheWallClockRule) {
+  write_foreign(R"({"leaderID":"go-node","leaderAddr":"10.0.1.42:8443","lastUpdated":")" +
+                rfc3339(std::chrono::system_clock::now() - 60s) + "\"}");
+  add_electors(1);
+  const auto started = steady::now();
+  start(0);
+  ASSERT_TRUE(run_until([&] { return electors[0]->is_leader(); }));
+  EXPECT_LT(steady::now() - started, 1000ms);
+  auto record = read_record();
+  ASSERT_TRUE(record);
+  EXPECT_EQ(record->leader_id, "node-0");
+  EXPECT_EQ(record->term, 1u) << "a Go record counts as term 0";
+}
+
+TEST_P(ElectorOnRadosgw, WaitsALeaseBeforeTakingOverALiveLookingGoRecord) {
+  // Fresh by its timestamp, but nobody renews it: only rule (b) may take it, after a lease.
+  write_foreign(R"({"leaderID":"go-node","leaderAddr":"10.0.1.42:8443","lastUpdated":")" +
+                rfc3339(std::chrono::system_clock::now()) + "\"}");
+  add_electors(1);
+  const auto started = steady::now();
+  start(0);
+  ASSERT_TRUE(run_until([&] { return electors[0]->is_leader(); }));
+  EXPECT_GE(steady::now() - started, 2000ms);
+  EXPECT_EQ(read_record()->leader_id, "node-0");
+}
+
+TEST_P(ElectorOnRadosgw, GoZeroTimeReleaseIsTakenOverAtOnce) {
+  write_foreign(
+      R"({"leaderID":"go-node","leaderAddr":"10.0.1.42:8443","lastUpdated":"0001-01-01T00:00:00Z"})");
+  add_electors(1);
+  const auto started = steady::now();
+  start(0);
+  ASSERT_TRUE(run_until([&] { return electors[0]->is_leader(); }));
+  EXPECT_LT(steady::now() - started, 1000ms);
+  EXPECT_EQ(read_record()->term, 1u);
+}
+
+INSTANTIATE_TEST_SUITE_P(HttpAndHttps, ElectorOnRadosgw, ::testing::Values(false, true),
+                         [](const auto& info) { return info.param ? "https" : "http"; });
