@@ -1,0 +1,143 @@
+#!/usr/bin/env bash
+# Failover benchmark on the local Ceph radosgw, S3 mode (no peer health checks). Each run starts
+# three candidates (examples/leader_worker.cpp) on a fresh lock key, waits for a leader, stops it
+# with SIGTERM and times the graceful handover (the next "leader" line minus the signal time),
+# then SIGKILLs the new leader and times the crash failover. Every run is also checked for two
+# leaders at once (fatal). The same driver as scripts/demo-election.sh.
+#
+# usage: bench/failover.sh [--runs N] [--lease-ms N] [--hold-ms N] [--program PATH] [--keep-logs]
+#   --runs N      rounds (default 5); one takes about L + 2F + 5 s (about 30 s with defaults)
+#   --lease-ms N  lease in ms, renewal and follower polls every third of it (default: the
+#                 library's defaults, lease 15 s, renewal every 5 s)
+#   --hold-ms N   signal each leader N ms after its election (default: 1 s + a random part of
+#                 F, so the signal falls at a random point between two renewals)
+#   --program P   candidate program (default: build/release/examples/example_leader_worker,
+#                 built here)
+#
+# What to expect, with lease L, renewal interval F and infrequent interval I (defaults 15 s,
+# 5 s, 30 s):
+# - Crash failover ≈ L − (time since the dead leader's last renewal). With the default hold the
+#   kill falls at a random point between two renewals: median ≈ L − F/2 (12.5 s), min ≈ L − F
+#   (10 s), max ≈ L (15 s). A follower counts the lease from its own first read of the last
+#   record (expiry rule (b)) or from the record's lastUpdated plus max_clock_skew (rule (c),
+#   2 s), whichever comes first, so up to min(F, 2 s) more is within the design.
+# - Graceful handover: the leader writes a released record at once, but in S3 mode followers
+#   only learn of it at their next read: up to F (5 s) while they poll every F. Peer mode's
+#   watch, and etcd or ZooKeeper, push the release: milliseconds (docs/anchors.md: 3–5 ms).
+# - Both hold while the followers poll every F. Followers that have gone stable (two reads
+#   showing the same leader, about F after an election) read only every I, and the elector as
+#   first written acts only at such a read: then both handover and failover take up to I (30 s).
+#   A long --hold-ms (say 12000) measures that stable case.
+set -euo pipefail
+root=$(cd -- "$(dirname -- "${BASH_SOURCE[0]}")/.." && pwd)
+
+# shellcheck source=scripts/lib/election-driver.sh
+source "$root/scripts/lib/election-driver.sh"
+
+usage() {
+  echo "usage: $0 [--runs N] [--lease-ms N] [--hold-ms N] [--program PATH] [--keep-logs]" >&2
+  exit 2
+}
+
+runs=5
+ED_BIN=
+ED_LEASE_MS=
+ED_HOLD_MS=
+while (($#)); do
+  case $1 in
+    --runs) (($# >= 2)) || usage; runs=$2; shift 2 ;;
+    --lease-ms) (($# >= 2)) || usage; ED_LEASE_MS=$2; shift 2 ;;
+    --hold-ms) (($# >= 2)) || usage; ED_HOLD_MS=$2; shift 2 ;;
+    --program) (($# >= 2)) || usage; ED_BIN=$2; shift 2 ;;
+    --keep-logs) ED_KEEP_LOGS=1; shift ;;
+    *) usage ;;
+  esac
+done
+[[ $runs =~ ^[1-9][0-9]*$ ]] || usage
+[[ -z $ED_HOLD_MS || $ED_HOLD_MS =~ ^[0-9]+$ ]] || usage
+if [[ -n $ED_BIN ]]; then
+  ED_BIN=$(realpath -e -- "$ED_BIN") || { echo "error: no program $ED_BIN" >&2; exit 2; }
+fi
+cd "$root"
+
+bash scripts/install-deps.sh
+bash scripts/local-s3/install.sh
+
+started_server=0
+on_exit() {
+  local rc=$?
+  ed_cleanup "$rc"
+  if [ "$started_server" -eq 1 ]; then bash scripts/local-s3/stop.sh >/dev/null 2>&1 || true; fi
+  exit "$rc"
+}
+trap on_exit EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
+
+# Start the server while the build runs.
+server_log=$(mktemp)
+bash scripts/local-s3/start.sh >"$server_log" 2>&1 &
+server_pid=$!
+if [[ -z $ED_BIN ]]; then
+  ED_BIN=build/release/examples/example_leader_worker
+  cmake --preset release >/dev/null
+  cmake --build --preset release -j "$(nproc)" --target example_leader_worker >/dev/null
+fi
+if ! wait "$server_pid"; then
+  cat "$server_log" >&2
+  rm -f -- "$server_log"
+  echo "error: the local S3 server failed to start" >&2
+  exit 1
+fi
+grep -q "already running" "$server_log" || started_server=1
+rm -f -- "$server_log"
+# shellcheck disable=SC1091
+source "${S3LECT_S3_DIR:-/tmp/s3lect-local-s3}/env"
+export AWS_ENDPOINT_URL="$S3LECT_TEST_ENDPOINT_HTTPS" AWS_REGION="$S3LECT_TEST_REGION"
+export AWS_ACCESS_KEY_ID="$S3LECT_TEST_ACCESS_KEY" AWS_SECRET_ACCESS_KEY="$S3LECT_TEST_SECRET_KEY"
+ED_BUCKET=$S3LECT_TEST_BUCKET
+ED_CA_FILE=$S3LECT_TEST_CA_FILE
+ED_KEY_PREFIX=bench/failover
+ED_VERBOSE=0
+ed_init
+
+lease=$(ed_fmt_s "$ED_L_MS") renew=$(ed_fmt_s "$ED_F_MS")
+hold="1 s + random part of $renew s"
+[[ -z $ED_HOLD_MS ]] || hold="$(ed_fmt_s "$ED_HOLD_MS") s"
+echo "failover benchmark: $runs runs, lease $lease s, renewal every $renew s${ED_LEASE_MS:+ (--lease-ms $ED_LEASE_MS)}," \
+  "each leader signalled $hold after its election"
+echo "store: local radosgw at $AWS_ENDPOINT_URL; candidates: $ED_BIN"
+handovers=() failovers=()
+for ((run = 1; run <= runs; run++)); do
+  ed_round "$run"
+  handovers+=("$ED_HANDOVER_MS")
+  failovers+=("$ED_FAILOVER_MS")
+  printf 'run %d/%d: graceful handover %s s, crash failover %s s  (%s)\n' "$run" "$runs" \
+    "$(ed_fmt_ms "$ED_HANDOVER_MS")" "$(ed_fmt_ms "$ED_FAILOVER_MS")" "$ED_LEADERS"
+done
+
+# One table row: scenario name, then the measurements in ms.
+row() {
+  local name=$1 sorted n median
+  shift
+  mapfile -t sorted < <(printf '%s\n' "$@" | sort -n)
+  n=${#sorted[@]}
+  if ((n % 2)); then
+    median=${sorted[n / 2]}
+  else
+    median=$(((sorted[n / 2 - 1] + sorted[n / 2]) / 2))
+  fi
+  printf '| %-28s | %4d | %9s s | %9s s | %9s s |\n' "$name" "$n" "$(ed_fmt_ms "$median")" \
+    "$(ed_fmt_ms "${sorted[0]}")" "$(ed_fmt_ms "${sorted[n - 1]}")"
+}
+echo
+printf '| %-28s | %4s | %11s | %11s | %11s |\n' scenario runs median min max
+printf '|%s|%s|%s|%s|%s|\n' "$(printf -- '-%.0s' {1..30})" "------" "-------------" \
+  "-------------" "-------------"
+row "graceful handover (S3 mode)" "${handovers[@]}"
+row "crash failover (S3 mode)" "${failovers[@]}"
+echo
+echo "no two leaders at once in any run"
+echo "expected while followers poll every $renew s: handover up to $renew s (their next read)," \
+  "failover about $(ed_fmt_s $((ED_L_MS - ED_F_MS)))–$lease s (median about $(ed_fmt_s $((ED_L_MS - ED_F_MS / 2))) s);" \
+  "followers gone stable read less often (see the comment at the top)"
