@@ -1,0 +1,13 @@
+// The umbrella header: everything a user of s3lect needs. Includes no Beast, OpenSSL or
+// Boost.JSON, so a translation unit including it compiles in seconds.
+#pragma once
+
+#include <s3lect/config.hpp>
+#include <s3lect/elector.hpp>
+#include <s3lect/error.hpp>
+#include <s3lect/logger.hpp>
+#include <s3lect/memory_storage.hpp>
+#include <s3lect/record.hpp>
+#include <s3lect/retry.hpp>
+#include <s3lect/s3_client.hpp>
+#include <s3lect/storage.hpp>
