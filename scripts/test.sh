@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Runs every test: installs what is missing, builds (warnings are errors), starts the local
-# Ceph radosgw, runs unit and integration tests, then the unit tests again under ASan+UBSan.
+# Ceph radosgw, runs unit, integration, example and install tests, then the unit tests again
+# under ASan+UBSan. Stops the server only if it started it.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -37,5 +38,5 @@ ctest --preset debug -j "$jobs"
 
 echo "== unit tests under ASan+UBSan =="
 cmake --preset asan >/dev/null
-cmake --build --preset asan -j "$jobs"
+cmake --build --preset asan -j "$jobs" --target s3lect_unit_tests
 ctest --preset asan -L unit -j "$jobs"
