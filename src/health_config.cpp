@@ -13,7 +13,9 @@ namespace {
 
 using std::chrono::milliseconds;
 
-std::string ms(milliseconds value) { return std::to_string(value.count()) + " ms"; }
+std::string ms(milliseconds value) {
+  return std::to_string(value.count()) + " ms";
+}
 
 /// "exactly one of a file or PEM text" for the certificate and its key.
 std::optional<std::string> one_source(const std::string& file, const std::string& pem,
@@ -31,7 +33,8 @@ std::optional<std::string> health_handler_config::validate() const {
   if (path.find_first_of("?# \t\r\n") != std::string::npos) {
     return "path: must not contain '?', '#' or whitespace, is '" + path + "'";
   }
-  if (max_watch < milliseconds::zero()) return "max_watch: must not be negative, is " + ms(max_watch);
+  if (max_watch < milliseconds::zero())
+    return "max_watch: must not be negative, is " + ms(max_watch);
   return std::nullopt;
 }
 
@@ -43,12 +46,12 @@ std::optional<std::string> health_server_config::validate() const {
   boost::system::error_code ec;
   boost::asio::ip::make_address(std::string(parts->host), ec);
   if (ec) return "bind_address: '" + std::string(parts->host) + "' is not an IP address";
-  if (auto error = one_source(certificate_file, certificate_pem, "certificate_file",
-                              "certificate_pem")) {
+  if (auto error =
+          one_source(certificate_file, certificate_pem, "certificate_file", "certificate_pem")) {
     return error;
   }
-  if (auto error = one_source(private_key_file, private_key_pem, "private_key_file",
-                              "private_key_pem")) {
+  if (auto error =
+          one_source(private_key_file, private_key_pem, "private_key_file", "private_key_pem")) {
     return error;
   }
   if (require_client_cert && client_ca_file.empty() && client_ca_pem.empty()) {

@@ -39,7 +39,9 @@ struct health_handler_state : std::enable_shared_from_this<health_handler_state>
   using executor_type = asio::any_io_executor;
 
   health_handler_state(executor_type ex, leadership_source& src, health_handler_config cfg)
-      : executor(std::move(ex)), strand(asio::make_strand(executor)), config(std::move(cfg)),
+      : executor(std::move(ex)),
+        strand(asio::make_strand(executor)),
+        config(std::move(cfg)),
         source(&src) {}
 
   /// The source's snapshot, or nullopt once detached.
@@ -119,9 +121,13 @@ struct handle_result {
   health_response response;
 };
 
-handle_result answer(health_response response) { return {{}, std::move(response)}; }
+handle_result answer(health_response response) {
+  return {{}, std::move(response)};
+}
 
-handle_result stopped_result() { return {errc::stopped, detail::stopped_response()}; }
+handle_result stopped_result() {
+  return {errc::stopped, detail::stopped_response()};
+}
 
 /// Holds a watch's place in the count and its timer in the list stop() wakes.
 class watch_registration {
@@ -166,7 +172,8 @@ asio::awaitable<handle_result> hold_watch(state_ptr st, detail::watch_params wat
     auto tick = timer.async_wait(asio::deferred);
     auto race = asio::experimental::make_parallel_group(std::move(change), std::move(tick));
     const asio::experimental::wait_for_one first_wins;
-    const auto [order, change_ec, tick_ec] = co_await race.async_wait(first_wins, asio::use_awaitable);
+    const auto [order, change_ec, tick_ec] =
+        co_await race.async_wait(first_wins, asio::use_awaitable);
     (void)tick_ec;
     const asio::cancellation_state cancel_state = co_await asio::this_coro::cancellation_state;
     if (cancel_state.cancelled() != asio::cancellation_type::none) {
@@ -232,14 +239,21 @@ health_handler::health_handler(executor_type executor, leadership_source& source
   if (auto error = config.validate()) {
     throw boost::system::system_error(errc::invalid_config, "health_handler_config." + *error);
   }
-  state_ = std::make_shared<detail::health_handler_state>(std::move(executor), source, std::move(config));
+  state_ = std::make_shared<detail::health_handler_state>(std::move(executor), source,
+                                                          std::move(config));
 }
 
-health_handler::~health_handler() { detach(); }
+health_handler::~health_handler() {
+  detach();
+}
 
-health_handler::executor_type health_handler::get_executor() const { return state_->executor; }
+health_handler::executor_type health_handler::get_executor() const {
+  return state_->executor;
+}
 
-const health_handler_config& health_handler::config() const noexcept { return state_->config; }
+const health_handler_config& health_handler::config() const noexcept {
+  return state_->config;
+}
 
 health_response health_handler::handle(const health_request& request) const {
   const routed_request routed =
@@ -262,10 +276,16 @@ void health_handler::handle_impl(health_request request,
                      slot, asio::bind_executor(executor, deliver{std::move(handler)})));
 }
 
-void health_handler::stop() { state_->stop(); }
+void health_handler::stop() {
+  state_->stop();
+}
 
-void health_handler::detach() { state_->detach(); }
+void health_handler::detach() {
+  state_->detach();
+}
 
-std::size_t health_handler::active_watches() const noexcept { return state_->watches; }
+std::size_t health_handler::active_watches() const noexcept {
+  return state_->watches;
+}
 
 }  // namespace s3lect

@@ -21,8 +21,8 @@ namespace {
 std::optional<std::uint64_t> parse_decimal(std::string_view text) {
   // from_chars would accept a leading '-' for no type we use, but be explicit about what the
   // protocol allows: digits only.
-  if (text.empty() || !std::all_of(text.begin(), text.end(),
-                                   [](char c) { return c >= '0' && c <= '9'; })) {
+  if (text.empty() ||
+      !std::all_of(text.begin(), text.end(), [](char c) { return c >= '0' && c <= '9'; })) {
     return std::nullopt;
   }
   std::uint64_t value = 0;
@@ -87,8 +87,8 @@ watch_parsing parse_watch_query(std::string_view query) {
   if (!watch) return {};
   // Durations beyond what milliseconds can hold are capped by the handler anyway.
   constexpr auto longest = static_cast<std::uint64_t>(std::chrono::milliseconds::max().count());
-  const auto duration = std::chrono::milliseconds{static_cast<std::chrono::milliseconds::rep>(
-      std::min(*watch, longest))};
+  const auto duration = std::chrono::milliseconds{
+      static_cast<std::chrono::milliseconds::rep>(std::min(*watch, longest))};
   return {watch_params{duration, *term}, {}};
 }
 
@@ -123,10 +123,14 @@ bool holds_term(const leadership_snapshot& snapshot, std::uint64_t term) noexcep
 
 std::string_view to_string(watch_outcome outcome) noexcept {
   switch (outcome) {
-    case watch_outcome::changed: return "changed";
-    case watch_outcome::timeout: return "timeout";
-    case watch_outcome::refused: return "refused";
-    case watch_outcome::stopping: return "stopping";
+    case watch_outcome::changed:
+      return "changed";
+    case watch_outcome::timeout:
+      return "timeout";
+    case watch_outcome::refused:
+      return "refused";
+    case watch_outcome::stopping:
+      return "stopping";
   }
   return "unknown";
 }
@@ -174,21 +178,29 @@ health_response method_not_allowed_response() {
   return response;
 }
 
-health_response not_found_response() { return json_response(404, error_body("not_found")); }
+health_response not_found_response() {
+  return json_response(404, error_body("not_found"));
+}
 
 health_response header_too_large_response() {
   return json_response(431, error_body("request_header_fields_too_large"));
 }
 
-health_response stopped_response() { return json_response(503, error_body("stopped")); }
+health_response stopped_response() {
+  return json_response(503, error_body("stopped"));
+}
 
 std::optional<health_response> rejection_response(const routed_request& routed) {
   switch (routed.type) {
-    case routed_request::kind::bad_request: return bad_request_response(routed.error);
-    case routed_request::kind::method_not_allowed: return method_not_allowed_response();
-    case routed_request::kind::not_found: return not_found_response();
+    case routed_request::kind::bad_request:
+      return bad_request_response(routed.error);
+    case routed_request::kind::method_not_allowed:
+      return method_not_allowed_response();
+    case routed_request::kind::not_found:
+      return not_found_response();
     case routed_request::kind::read:
-    case routed_request::kind::watch: return std::nullopt;
+    case routed_request::kind::watch:
+      return std::nullopt;
   }
   return not_found_response();
 }

@@ -58,10 +58,10 @@ bool holds_term(const leadership_snapshot& snapshot, std::uint64_t term) noexcep
 /// Why a watch was answered; sent as the X-S3lect-Watch header so a client can tell an answer
 /// that reports a change from one that was never held (and avoid re-asking in a tight loop).
 enum class watch_outcome {
-  changed,  ///< The state was not (or is no longer) "leader with the watched term".
-  timeout,  ///< The watch time passed with the state unchanged.
-  refused,  ///< Not held: too many watchers, watching disabled, or a handler that cannot wait.
-  stopping, ///< Not held, or cut short: the server is shutting down.
+  changed,   ///< The state was not (or is no longer) "leader with the watched term".
+  timeout,   ///< The watch time passed with the state unchanged.
+  refused,   ///< Not held: too many watchers, watching disabled, or a handler that cannot wait.
+  stopping,  ///< Not held, or cut short: the server is shutting down.
 };
 
 /// "changed", "timeout", "refused" or "stopping".

@@ -1,6 +1,7 @@
 // The Beast + OpenSSL translation unit of the health server (~30 s to compile: keep it alone).
 // The protocol lives in health_protocol.cpp and the watch logic in health_handler.cpp; this
 // file only does TLS, HTTP framing, timeouts and connection limits.
+#include <s3lect/beast_handler.hpp>
 #include <s3lect/error.hpp>
 #include <s3lect/health.hpp>
 
@@ -123,7 +124,9 @@ bool is_http_error(const error_code& ec) {
   return ec.category() == http::make_error_code(http::error::bad_method).category();
 }
 
-std::string describe(const error_code& ec) { return ec.message() + " (" + ec.to_string() + ")"; }
+std::string describe(const error_code& ec) {
+  return ec.message() + " (" + ec.to_string() + ")";
+}
 
 }  // namespace
 
@@ -148,9 +151,13 @@ struct health_server_state : std::enable_shared_from_this<health_server_state> {
   using stop_handler = asio::any_completion_handler<void(error_code)>;
 
   health_server_state(executor_type ex, leadership_source& source, health_server_config cfg)
-      : executor(std::move(ex)), strand(asio::make_strand(executor)), config(std::move(cfg)),
-        tls(make_tls_context(config)), handler(executor, source, config.handler),
-        acceptor(strand), endpoint(parse_endpoint(config.bind_address)) {}
+      : executor(std::move(ex)),
+        strand(asio::make_strand(executor)),
+        config(std::move(cfg)),
+        tls(make_tls_context(config)),
+        handler(executor, source, config.handler),
+        acceptor(strand),
+        endpoint(parse_endpoint(config.bind_address)) {}
 
   void log(log_level level, const std::string& line) const { config.log.log(level, line); }
 
@@ -163,10 +170,10 @@ struct health_server_state : std::enable_shared_from_this<health_server_state> {
       handler.stop();
       log(log_level::info, "health server stopping");
     }
-    for (detail::health_connection* connection : connections) {
+    for (health_connection* connection : connections) {
       const auto state = connection->state;
-      if (abort || state == detail::health_connection::phase::handshake ||
-          state == detail::health_connection::phase::idle || state == detail::health_connection::phase::reading) {
+      if (abort || state == health_connection::phase::handshake ||
+          state == health_connection::phase::idle || state == health_connection::phase::reading) {
         connection->close();
       }
     }
@@ -193,12 +200,12 @@ struct health_server_state : std::enable_shared_from_this<health_server_state> {
   const tcp::endpoint endpoint;
 
   mutable std::mutex start_mutex;
-  bool started = false;      // guarded by start_mutex
-  tcp::endpoint bound;       // guarded by start_mutex
+  bool started = false;  // guarded by start_mutex
+  tcp::endpoint bound;   // guarded by start_mutex
 
   std::atomic<bool> stopping{false};
   bool accepting = false;                     // strand only (set by start() before the loop)
-  std::list<detail::health_connection*> connections;  // strand only
+  std::list<health_connection*> connections;  // strand only
   std::vector<stop_handler> stop_waiters;     // strand only
 
   std::atomic<std::uint64_t> accepted{0};
@@ -217,9 +224,10 @@ using state_ptr = std::shared_ptr<detail::health_server_state>;
 /// Keeps a connection in the server's list for as long as its coroutine runs.
 class connection_registration {
  public:
-  connection_registration(detail::health_server_state& server, detail::health_connection& connection)
-      : server_(server), position_(server.connections.insert(server.connections.end(),
-                                                             &connection)) {
+  connection_registration(detail::health_server_state& server,
+                          detail::health_connection& connection)
+      : server_(server),
+        position_(server.connections.insert(server.connections.end(), &connection)) {
     ++server_.active_connections;
   }
   ~connection_registration() {
@@ -235,18 +243,9 @@ class connection_registration {
   std::list<detail::health_connection*>::iterator position_;
 };
 
-http::response<http::string_body> to_message(health_response response, unsigned version,
-                                             bool keep_alive) {
-  http::response<http::string_body> message{static_cast<http::status>(response.status), version};
-  for (auto& [name, value] : response.headers) message.set(name, value);
-  message.body() = std::move(response.body);
-  message.keep_alive(keep_alive);
-  message.prepare_payload();
-  return message;
-}
-
 /// Reads requests and writes answers until the client leaves, a timeout, an error, or a stop.
-asio::awaitable<void> run_connection(detail::health_server_state& server, detail::health_connection& connection) {
+asio::awaitable<void> run_connection(detail::health_server_state& server,
+                                     detail::health_connection& connection) {
   using phase = detail::health_connection::phase;
   const health_server_config& config = server.config;
   beast::tcp_stream& transport = beast::get_lowest_layer(connection.stream);
@@ -279,8 +278,8 @@ asio::awaitable<void> run_connection(detail::health_server_state& server, detail
     http::request_parser<http::string_body> parser;
     parser.header_limit(static_cast<std::uint32_t>(config.max_header_bytes));
     parser.body_limit(max_body_bytes);
-    auto [read_ec, read_bytes] = co_await http::async_read(connection.stream, buffer, parser,
-                                                           use_tuple);
+    auto [read_ec, read_bytes] =
+        co_await http::async_read(connection.stream, buffer, parser, use_tuple);
     (void)read_bytes;
 
     health_response response;
@@ -299,10 +298,9 @@ asio::awaitable<void> run_connection(detail::health_server_state& server, detail
       connection.state = phase::answering;
       const http::request<http::string_body>& request = parser.get();
       version = request.version();
-      health_request question{std::string(request.method_string()),
-                              std::string(request.target())};
-      auto [handle_ec, answer] = co_await server.handler.async_handle(std::move(question),
-                                                                     use_tuple);
+      health_request question{std::string(request.method_string()), std::string(request.target())};
+      auto [handle_ec, answer] =
+          co_await server.handler.async_handle(std::move(question), use_tuple);
       if (handle_ec) break;  // the server is being destroyed
       response = std::move(answer);
       keep_alive = request.keep_alive() && !server.stopping;
@@ -310,8 +308,8 @@ asio::awaitable<void> run_connection(detail::health_server_state& server, detail
 
     connection.state = phase::writing;
     transport.expires_after(config.read_timeout);
-    http::response<http::string_body> message = to_message(std::move(response), version,
-                                                           keep_alive);
+    http::response<http::string_body> message =
+        to_beast_response(std::move(response), version, keep_alive);
     auto [write_ec, written] = co_await http::async_write(connection.stream, message, use_tuple);
     (void)written;
     if (write_ec) break;
@@ -346,8 +344,8 @@ struct coroutine_done {
       try {
         std::rethrow_exception(failure);
       } catch (const std::exception& e) {
-        server->log(log_level::error, std::string("health server coroutine failed what=") +
-                                          e.what());
+        server->log(log_level::error,
+                    std::string("health server coroutine failed what=") + e.what());
       }
     }
     if (accept_loop) {
@@ -402,7 +400,8 @@ struct abort_on_strand {
 health_server::health_server(executor_type executor, leadership_source& source,
                              health_server_config config) {
   if (auto error = config.validate()) throw_config(*error);
-  state_ = std::make_shared<detail::health_server_state>(std::move(executor), source, std::move(config));
+  state_ =
+      std::make_shared<detail::health_server_state>(std::move(executor), source, std::move(config));
 }
 
 health_server::~health_server() {
@@ -411,7 +410,9 @@ health_server::~health_server() {
   asio::post(state_->strand, abort_on_strand{state_});
 }
 
-health_server::executor_type health_server::get_executor() const { return state_->executor; }
+health_server::executor_type health_server::get_executor() const {
+  return state_->executor;
+}
 
 error_code health_server::start() {
   const std::lock_guard lock(state_->start_mutex);
@@ -429,14 +430,14 @@ error_code health_server::start() {
     error_code ignored;
     acceptor.close(ignored);
     state_->log(log_level::error, "health server cannot listen address=" +
-                                     state_->config.bind_address + " error=" + describe(ec));
+                                      state_->config.bind_address + " error=" + describe(ec));
     return ec;
   }
   state_->started = true;
   state_->bound = bound;
   state_->accepting = true;
   state_->log(log_level::info, "health server listening address=" + bound.address().to_string() +
-                                  " port=" + std::to_string(bound.port()));
+                                   " port=" + std::to_string(bound.port()));
   asio::co_spawn(state_->strand, accept_connections(state_), coroutine_done{state_, true});
   return {};
 }

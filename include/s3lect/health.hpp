@@ -68,9 +68,8 @@ class leadership_source {
  protected:
   /// Starts a wait; must complete `handler` exactly once, never inline, and honour any type of
   /// cancellation emitted on its slot.
-  virtual void wait_change_impl(
-      std::uint64_t seen_version,
-      boost::asio::any_completion_handler<change_signature> handler) = 0;
+  virtual void wait_change_impl(std::uint64_t seen_version,
+                                boost::asio::any_completion_handler<change_signature> handler) = 0;
 
  private:
   struct initiate_wait_change {
@@ -137,9 +136,9 @@ class health_handler {
 
   /// Answers `request`, holding a watch until the source is no longer "leader with the watched
   /// term", the watch time passes, or stop() is called. Completes with
-  /// `void(error_code, health_response)`; the error is set only when the operation was
-  /// cancelled or the handler destroyed. Cancellation: any type; completes with
-  /// operation_aborted and an empty response.
+  /// `void(error_code, health_response)`; the error is set only when the handler was destroyed
+  /// (errc::stopped, with a 503 response) or on cancellation. Cancellation: any type;
+  /// completes with operation_aborted and an empty response, the handler unaffected.
   template <class CompletionToken = default_token>
   auto async_handle(health_request request, CompletionToken&& token = {}) {
     return boost::asio::async_initiate<CompletionToken, handle_signature>(

@@ -43,7 +43,8 @@ struct memory_write_outcome {
 /// identical bodies get identical ETags and a writer that forgets its nonce is caught.
 class memory_store {
  public:
-  /// The ETag S3 gives an object with this body (32 lowercase hex digits, unquoted).
+  /// The ETag S3 gives an object with this body (32 lowercase hex digits, unquoted). Throws
+  /// std::runtime_error when OpenSSL offers no MD5 (a FIPS-only configuration).
   static std::string etag_of(std::string_view body);
 
   /// The object at `key`, without counting a GET (for test assertions).

@@ -55,9 +55,8 @@ class fake_leadership_source final : public leadership_source {
   std::size_t waiters() const { return waiters_.size(); }
 
  protected:
-  void wait_change_impl(
-      std::uint64_t seen_version,
-      boost::asio::any_completion_handler<change_signature> handler) override {
+  void wait_change_impl(std::uint64_t seen_version,
+                        boost::asio::any_completion_handler<change_signature> handler) override {
     waiters_.add(seen_version, std::move(handler));
     complete_satisfied();
   }
@@ -75,8 +74,7 @@ class fake_leadership_source final : public leadership_source {
   void complete_satisfied() {
     const std::uint64_t version = snapshot().version;
     waiters_.complete_if([version](std::uint64_t seen) {
-      return seen < version ? std::optional(std::tuple<boost::system::error_code>{})
-                            : std::nullopt;
+      return seen < version ? std::optional(std::tuple<boost::system::error_code>{}) : std::nullopt;
     });
   }
 

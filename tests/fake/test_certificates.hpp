@@ -83,8 +83,8 @@ inline x509_ptr make_certificate(EVP_PKEY* key, const std::string& common_name, 
   check(X509_set_pubkey(cert.get(), key) == 1, "X509_set_pubkey");
   X509_NAME* name = X509_get_subject_name(cert.get());
   check(X509_NAME_add_entry_by_txt(name, "CN", MBSTRING_ASC,
-                                   reinterpret_cast<const unsigned char*>(common_name.c_str()),
-                                   -1, -1, 0) == 1,
+                                   reinterpret_cast<const unsigned char*>(common_name.c_str()), -1,
+                                   -1, 0) == 1,
         "subject");
   X509* signer = issuer != nullptr ? issuer : cert.get();
   check(X509_set_issuer_name(cert.get(), X509_get_subject_name(signer)) == 1, "issuer");

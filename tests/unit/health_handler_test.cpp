@@ -5,6 +5,7 @@
 
 #include "fake/fake_leadership_source.hpp"
 
+#include <gtest/gtest.h>
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/bind_cancellation_slot.hpp>
 #include <boost/asio/cancellation_signal.hpp>
@@ -15,7 +16,6 @@
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/asio/use_future.hpp>
 #include <boost/system/system_error.hpp>
-#include <gtest/gtest.h>
 
 #include <chrono>
 #include <functional>

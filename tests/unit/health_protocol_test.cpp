@@ -1,9 +1,9 @@
 // The health endpoint's protocol without sockets: routing, watch parameters, bodies, settings.
 #include "health_protocol.hpp"
 
+#include <gtest/gtest.h>
 #include <boost/json/parse.hpp>
 #include <boost/json/value.hpp>
-#include <gtest/gtest.h>
 
 #include <string>
 
@@ -80,7 +80,8 @@ TEST(HealthProtocol, RefusesBadWatchParameters) {
   EXPECT_EQ(parse_watch_query("watch=1").error, "term: required with watch");
   EXPECT_EQ(parse_watch_query("term=1").error, "watch: required with term");
   EXPECT_EQ(parse_watch_query("watch=1&watch=2&term=1").error, "watch: given twice");
-  EXPECT_EQ(parse_watch_query("watch=abc&term=1").error, "watch: must be a decimal number, is 'abc'");
+  EXPECT_EQ(parse_watch_query("watch=abc&term=1").error,
+            "watch: must be a decimal number, is 'abc'");
 }
 
 TEST(HealthProtocol, RoutesByPathThenMethodThenParameters) {
@@ -117,8 +118,9 @@ TEST(HealthProtocol, LeaderBodyIsRecordPlusTermAndLease) {
   EXPECT_EQ(header(response, "Content-Type"), "application/json");
   EXPECT_EQ(header(response, "Cache-Control"), "no-store");
   EXPECT_EQ(header(response, "X-S3lect-Watch"), "<absent>");
-  EXPECT_EQ(response.body,
-            R"({"leaderID":"api-7","leaderAddr":"10.0.1.42:8443","lastUpdated":"2026-11-21T10:30:45.123Z","term":42,"leaseMs":15000,"released":false,"nonce":"9f1c2a7e5b3d4c11","extra":[1,{"a":"b"}],"leaseRemainingMs":12345})");
+  EXPECT_EQ(
+      response.body,
+      R"({"leaderID":"api-7","leaderAddr":"10.0.1.42:8443","lastUpdated":"2026-11-21T10:30:45.123Z","term":42,"leaseMs":15000,"released":false,"nonce":"9f1c2a7e5b3d4c11","extra":[1,{"a":"b"}],"leaseRemainingMs":12345})");
 }
 
 TEST(HealthProtocol, LeaderBodyAddsTermToGoRecordAndClampsNegativeLease) {
@@ -153,8 +155,7 @@ TEST(HealthProtocol, FollowerGets404WithStatus) {
 TEST(HealthProtocol, WatchResponseCarriesOutcome) {
   EXPECT_EQ(header(watch_response(leader(1, "{}"), watch_outcome::timeout), "X-S3lect-Watch"),
             "timeout");
-  EXPECT_EQ(header(watch_response(leadership_snapshot{}, watch_outcome::changed),
-                   "X-S3lect-Watch"),
+  EXPECT_EQ(header(watch_response(leadership_snapshot{}, watch_outcome::changed), "X-S3lect-Watch"),
             "changed");
   EXPECT_EQ(to_string(watch_outcome::refused), "refused");
   EXPECT_EQ(to_string(watch_outcome::stopping), "stopping");

@@ -7,6 +7,7 @@
 #include "fake/fake_leadership_source.hpp"
 #include "fake/test_certificates.hpp"
 
+#include <gtest/gtest.h>
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
@@ -27,7 +28,6 @@
 #include <boost/json/parse.hpp>
 #include <boost/json/value.hpp>
 #include <boost/system/system_error.hpp>
-#include <gtest/gtest.h>
 
 #include <chrono>
 #include <filesystem>
@@ -167,7 +167,9 @@ asio::awaitable<void> after(std::chrono::milliseconds delay, std::function<void(
   action();
 }
 
-asio::awaitable<void> stop_server(health_server& server) { co_await server.async_stop(); }
+asio::awaitable<void> stop_server(health_server& server) {
+  co_await server.async_stop();
+}
 
 class HealthServer : public ::testing::Test {
  protected:
@@ -627,8 +629,8 @@ asio::awaitable<void> expect_plain_http_closed(tcp::endpoint endpoint) {
   const std::string request = "GET " + path + " HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n";
   co_await asio::async_write(socket, asio::buffer(request), use_tuple);
   std::string received;
-  auto [read_ec, bytes] = co_await asio::async_read(socket, asio::dynamic_buffer(received),
-                                                    use_tuple);
+  auto [read_ec, bytes] =
+      co_await asio::async_read(socket, asio::dynamic_buffer(received), use_tuple);
   EXPECT_TRUE(read_ec);  // EOF or reset once the server gives up on the handshake
   EXPECT_EQ(received.find("HTTP/1.1 200"), std::string::npos);
 }
