@@ -115,13 +115,14 @@ step election_core::on_write_done(const instant& now, const boost::system::error
       finish_release(now, true, result.etag, out);
     } else if (holding_) {
       holding_->renewed_at = own.sent;
+      holding_->renew_deadline = own.renew_deadline;
       holding_->etag = result.etag;
       holding_->record = own.record;
       holding_->retry_at.reset();
       last_renewal_ = own.sent;
       last_renewal_wall_ = own.record.last_updated;
       leader_last_seen_ = now.wall;
-    } else if (own.resumable && now.steady < own.sent + config_.renew_deadline) {
+    } else if (own.resumable && now.steady < own.sent + deadline_of(own.renew_deadline)) {
       become_holder(now, own, result.etag, out);
     } else {
       // Landed after a demotion or after its own deadline: the record is ours, but that
@@ -258,7 +259,7 @@ std::optional<steady_time> election_core::next_wake(const instant& now) const {
   };
   if (holding_) {
     if (!in_flight_ || in_flight_->what != purpose::release) {
-      consider(holding_->renewed_at + config_.renew_deadline);
+      consider(holding_->renewed_at + deadline_of(holding_->renew_deadline));
     }
     if (!holding_->reported && !release_wanted_) consider(holding_->report_at);
     if (!in_flight_ && !holding_->verify_pending && !release_wanted_) consider(renew_due());
@@ -278,7 +279,7 @@ std::optional<steady_time> election_core::next_wake(const instant& now) const {
 
 void election_core::enforce_deadline(const instant& now, step& out) {
   if (!holding_ || (in_flight_ && in_flight_->what == purpose::release)) return;
-  if (now.steady >= holding_->renewed_at + config_.renew_deadline) {
+  if (now.steady >= holding_->renewed_at + deadline_of(holding_->renew_deadline)) {
     demote(loss_reason::renew_deadline, out);
   }
 }
@@ -365,7 +366,7 @@ void election_core::observe_own(const instant& now, const std::string& etag, con
     demote(loss_reason::superseded, out);  // an older write of ours: the store went back
     resumable = false;
   }
-  if (resumable && now.steady < own.sent + config_.renew_deadline) {
+  if (resumable && now.steady < own.sent + deadline_of(own.renew_deadline)) {
     become_holder(now, own, etag, out);
     return;
   }
@@ -403,9 +404,18 @@ void election_core::update_mode(const instant& now, const read_summary& read) {
                        previous_read_->term == read.term;
   const auto expiry = takeover_time(now);
   const bool expired = expiry && *expiry <= now.steady;
+  // A leader renews every F, so a record older than F (give or take the allowed clock skew)
+  // says the leader missed a renewal. Without this, a stable follower's first read after a
+  // crash sees the dead leader's last, new-looking ETag and waits another I before acting.
+  // Only a hint for how often to read: it never allows a takeover by itself.
+  const auto& record = observed_ ? observed_->record : std::nullopt;
+  const bool missed_renewal = config_.max_clock_skew && record &&
+                              now.wall - record->last_updated >
+                                  config_.frequent_interval + *config_.max_clock_skew;
   const poll_mode before = mode_;
-  if (expired || same_etag) {
-    // The leader did not renew since the last read (it renews every F), or its record expired.
+  if (expired || same_etag || missed_renewal) {
+    // The leader did not renew since the last read (it renews every F), missed a renewal by its
+    // own timestamp, or its record expired.
     mode_ = poll_mode::frequent;
     healthy_reads_ = 0;
   } else if (!renewed) {
@@ -428,6 +438,7 @@ void election_core::become_holder(const instant& now, const own_write& own, cons
   held.term = own.record.term;
   held.etag = etag;
   held.renewed_at = own.sent;
+  held.renew_deadline = own.renew_deadline;
   held.record = own.record;
   // The grace runs from the moment the acquisition is known to have landed.
   held.report_at = own.grace ? now.steady + config_.acquire_grace : now.steady;
@@ -522,7 +533,8 @@ void election_core::start_write(const instant& now, purpose what, put_condition 
   request.body = encode_record(record);
   request.condition = std::move(condition);
   in_flight_ = in_flight{what, record.nonce};
-  own_writes_.push_back(own_write{std::move(record), now.steady, grace, what != purpose::release});
+  own_writes_.push_back(own_write{std::move(record), now.steady, grace, what != purpose::release,
+                                  config_.renew_deadline});
   if (own_writes_.size() > max_own_writes) own_writes_.pop_front();
   out.operation = std::move(request);
 }
@@ -649,9 +661,15 @@ core_role election_core::role() const noexcept {
   return core_role::follower;
 }
 
+std::chrono::milliseconds election_core::deadline_of(std::chrono::milliseconds sent_with) const {
+  // A lowered D applies at once (demoting earlier is always safe); a raised one only from the
+  // first write sent under it, whose record advertises the matching longer lease.
+  return std::min(sent_with, config_.renew_deadline);
+}
+
 std::optional<steady_time> election_core::leadership_deadline() const noexcept {
   if (!is_leader()) return std::nullopt;
-  return holding_->renewed_at + config_.renew_deadline;
+  return holding_->renewed_at + deadline_of(holding_->renew_deadline);
 }
 
 const lock_record* election_core::held_record() const noexcept {

@@ -195,6 +195,9 @@ class election_core {
     steady_time sent;
     bool grace = false;      // an acquisition of an expired record: report after acquire_grace
     bool resumable = false;  // may still become (or stay) our leadership; false after a demotion
+    // D in force when the write was sent. The write advertises the lease of that moment, so a
+    // later update_config that raises D must not stretch the leadership this write grants.
+    std::chrono::milliseconds renew_deadline{0};
   };
   enum class purpose { read, acquire, renew, release };
   struct in_flight {
@@ -205,6 +208,7 @@ class election_core {
     std::uint64_t term = 0;
     std::string etag;
     steady_time renewed_at;  // S: when the last successful write was sent
+    std::chrono::milliseconds renew_deadline{0};  // D when that write was sent
     lock_record record;
     bool reported = false;
     steady_time report_at;  // when the acquire grace ends
@@ -251,6 +255,7 @@ class election_core {
   steady_time read_due(const instant& now) const;
   steady_time renew_due() const;
   std::chrono::milliseconds renew_retry_pause() const;
+  std::chrono::milliseconds deadline_of(std::chrono::milliseconds sent_with) const;
 
   own_write* find_own(const std::string& nonce);
   void announce(std::string id, std::string addr, std::uint64_t term, step& out);

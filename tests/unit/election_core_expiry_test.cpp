@@ -416,5 +416,49 @@ TEST(ElectionCoreModes, LeaderChangedIsAnnouncedOncePerChange) {
   EXPECT_TRUE(d.last_notices<leader_changed>().empty()) << "a renewal is no change";
 }
 
+
+TEST(ElectionCoreModes, StableFollowerSeeingAMissedRenewalByTimestampReadsAtTheExpiry) {
+  core_driver d(core_config("a"));
+  d.start();
+  read_renewed(d, 1);
+  d.wake();
+  read_renewed(d, 2);
+  ASSERT_EQ(d.core.status().mode, poll_mode::stable);
+  d.wake();  // I = 30 s later
+  // The leader crashed 10 s ago right after a renewal: a new ETag, but a stamp older than F plus
+  // the allowed skew. Without the hint the follower would wait another I before acting.
+  d.read(foreign_body("b", 3, d.now.wall - 10s), "b-last");
+  EXPECT_EQ(d.core.status().mode, poll_mode::frequent);
+  EXPECT_FALSE(d.writing()) << "no takeover yet: the stamp alone proves nothing";
+  EXPECT_EQ(d.last.wake_at, d.now.steady + 5s) << "frequent again: next read after F";
+}
+
+TEST(ElectionCoreModes, StampWithinFPlusSkewKeepsAStableFollowerStable) {
+  core_driver d(core_config("a"));
+  d.start();
+  read_renewed(d, 1);
+  d.wake();
+  read_renewed(d, 2);
+  ASSERT_EQ(d.core.status().mode, poll_mode::stable);
+  d.wake();
+  d.read(foreign_body("b", 3, d.now.wall - 7s), "b-e3");  // exactly F + skew: still healthy
+  EXPECT_EQ(d.core.status().mode, poll_mode::stable);
+  EXPECT_EQ(d.last.wake_at, d.now.steady + 30s);
+}
+
+TEST(ElectionCoreModes, WithoutRuleCTheStampIsNotTrustedForTheModeEither) {
+  elector_config config = core_config("a");
+  config.max_clock_skew.reset();
+  core_driver d(config);
+  d.start();
+  read_renewed(d, 1);
+  d.wake();
+  read_renewed(d, 2);
+  ASSERT_EQ(d.core.status().mode, poll_mode::stable);
+  d.wake();
+  d.read(foreign_body("b", 3, d.now.wall - 10s), "b-last");
+  EXPECT_EQ(d.core.status().mode, poll_mode::stable);
+}
+
 }  // namespace
 }  // namespace s3lect::test

@@ -559,5 +559,39 @@ TEST(ElectionCoreProtocol, UnexpectedCompletionsAreIgnored) {
   EXPECT_TRUE(d.core.is_leader());
 }
 
+
+TEST(ElectionCoreLeader, RaisingTheRenewDeadlineWaitsForAWriteThatAdvertisesTheLongerLease) {
+  core_driver d(core_config("a"));
+  d.start();
+  d.read_absent();
+  const steady_time s = d.now.steady;
+  d.write_ok("e1");
+  elector_config longer = core_config("a");
+  longer.lease = 30s;
+  longer.renew_deadline = 20s;
+  d.update(longer);
+  // The record still advertises a 15 s lease: followers may take over at S + 15 s.
+  EXPECT_EQ(d.core.leadership_deadline(), s + 10s);
+  d.wake();
+  ASSERT_TRUE(d.writing());
+  EXPECT_EQ(d.written().lease, 30s);
+  const steady_time s2 = d.now.steady;
+  d.write_ok("e2");
+  EXPECT_EQ(d.core.leadership_deadline(), s2 + 20s);
+}
+
+TEST(ElectionCoreLeader, LoweringTheRenewDeadlineAppliesAtOnce) {
+  core_driver d(core_config("a"));
+  d.start();
+  d.read_absent();
+  const steady_time s = d.now.steady;
+  d.write_ok("e1");
+  elector_config shorter = core_config("a");
+  shorter.renew_deadline = 6s;
+  shorter.request_timeout = 200ms;  // keeps the retry schedule within D - F
+  d.update(shorter);
+  EXPECT_EQ(d.core.leadership_deadline(), s + 6s);
+}
+
 }  // namespace
 }  // namespace s3lect::test
