@@ -9,6 +9,7 @@
 #include <s3lect/error.hpp>
 #include <s3lect/retry.hpp>
 
+#include <boost/asio/append.hpp>
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/bind_cancellation_slot.hpp>
 #include <boost/asio/cancellation_signal.hpp>
@@ -19,9 +20,11 @@
 #include <boost/asio/post.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/strand.hpp>
+#include <boost/asio/this_coro.hpp>
 #include <boost/asio/use_awaitable.hpp>
 
 #include <deque>
+#include <exception>
 #include <mutex>
 #include <variant>
 
@@ -75,7 +78,7 @@ using loop_event = std::variant<read_done, write_done, stop_request, resign_requ
 struct elector::impl : std::enable_shared_from_this<impl> {
   impl(executor_type executor, storage& store_ref, elector_config config)
       : strand(asio::make_strand(executor)),
-        store(store_ref),
+        store(&store_ref),
         core(config),  // A copy: config_snapshot below takes the original.
         wake_timer(strand),
         config_snapshot(std::move(config)),
@@ -90,7 +93,14 @@ struct elector::impl : std::enable_shared_from_this<impl> {
   }
 
   asio::strand<executor_type> strand;
-  storage& store;
+
+  // The storage, cleared by ~elector. The caller may destroy the storage as soon as the elector
+  // is gone, while the loop and its operations still run until the shutdown reaches the strand:
+  // every call into the storage holds this mutex, so ~elector returns only when no call is under
+  // way, and none starts after it. Recursive: a storage completing inline resumes our coroutine
+  // inside the call, which could start the next call.
+  std::recursive_mutex store_mutex;
+  storage* store;
 
   // ---- Strand only.
   detail::election_core core;
@@ -100,7 +110,8 @@ struct elector::impl : std::enable_shared_from_this<impl> {
   bool loop_running = false;
   bool shutting_down = false;
   asio::cancellation_signal operation_cancel;
-  asio::cancellation_signal hook_cancel;
+  // A new signal for every acquire hook (see hook_finished).
+  std::shared_ptr<asio::cancellation_signal> hook_cancel;
   std::uint64_t hook_period = 0;  // Period whose on_acquire hook is running; 0: none.
   unsigned hook_failures = 0;     // Consecutive acquire-hook failures, for the backoff.
   std::optional<leadership_lease> pending_lease;  // Gained, not yet published (hook running).
@@ -119,8 +130,10 @@ struct elector::impl : std::enable_shared_from_this<impl> {
   detail::waiter_list<std::monostate> stop_waiters;
   detail::waiter_list<std::monostate> resign_waiters;
 
+  /// Strand only. The core's copy of the configuration, not config_snapshot: that one belongs
+  /// to the mutex, and update_config() replaces it from any thread.
   void log(log_level level, const std::string& line) const {
-    config_snapshot.log.log(level, line + " id=" + config_snapshot.server_id);
+    core.config().log.log(level, line + " id=" + core.config().server_id);
   }
 
   /// Queues an event for the loop and wakes it. Strand only.
@@ -169,7 +182,7 @@ struct elector::impl : std::enable_shared_from_this<impl> {
     } else if (std::holds_alternative<shutdown_request>(event)) {
       shutting_down = true;
       operation_cancel.emit(asio::cancellation_type::terminal);
-      hook_cancel.emit(asio::cancellation_type::terminal);
+      if (hook_cancel) hook_cancel->emit(asio::cancellation_type::terminal);
     }
   }
 
@@ -196,12 +209,55 @@ struct elector::impl : std::enable_shared_from_this<impl> {
     }
   }
 
+  // Start a storage request under store_mutex, or complete with errc::stopped (posted) once the
+  // elector is destroyed. Named initiations, not lambdas: they end up inside co_await (style.md).
+  struct initiate_guarded_get {
+    std::shared_ptr<impl> self;
+    template <class Handler>
+    void operator()(Handler&& handler, std::string key) const {
+      std::lock_guard lock(self->store_mutex);
+      if (self->store) {
+        self->store->async_get(std::move(key), std::forward<Handler>(handler));
+      } else {
+        asio::post(self->strand, asio::append(std::forward<Handler>(handler),
+                                              error_code(errc::stopped), get_result{}));
+      }
+    }
+  };
+  struct initiate_guarded_put {
+    std::shared_ptr<impl> self;
+    template <class Handler>
+    void operator()(Handler&& handler, std::string key, std::string body,
+                    put_condition condition) const {
+      std::lock_guard lock(self->store_mutex);
+      if (self->store) {
+        self->store->async_put(std::move(key), std::move(body), std::move(condition),
+                               std::forward<Handler>(handler));
+      } else {
+        asio::post(self->strand, asio::append(std::forward<Handler>(handler),
+                                              error_code(errc::stopped), put_result{}));
+      }
+    }
+  };
+  static auto guarded_get(std::shared_ptr<impl> self, std::string key) {
+    auto token = asio::as_tuple(asio::use_awaitable);
+    return asio::async_initiate<decltype(token), get_signature>(
+        initiate_guarded_get{std::move(self)}, token, std::move(key));
+  }
+  static auto guarded_put(std::shared_ptr<impl> self, std::string key, std::string body,
+                          put_condition condition) {
+    auto token = asio::as_tuple(asio::use_awaitable);
+    return asio::async_initiate<decltype(token), put_signature>(
+        initiate_guarded_put{std::move(self)}, token, std::move(key), std::move(body),
+        std::move(condition));
+  }
+
   static asio::awaitable<std::tuple<error_code, get_result>> read_attempt(
       std::shared_ptr<impl> self, std::string key, milliseconds timeout) {
     using namespace asio::experimental::awaitable_operators;
     asio::steady_timer timer(self->strand);
     timer.expires_after(timeout);
-    auto outcome = co_await (self->store.async_get(std::move(key), asio::as_tuple(asio::use_awaitable)) ||
+    auto outcome = co_await (guarded_get(self, std::move(key)) ||
                              timer.async_wait(asio::as_tuple(asio::use_awaitable)));
     if (outcome.index() == 0) co_return std::get<0>(std::move(outcome));
     get_result timed_out;
@@ -215,9 +271,8 @@ struct elector::impl : std::enable_shared_from_this<impl> {
     using namespace asio::experimental::awaitable_operators;
     asio::steady_timer timer(self->strand);
     timer.expires_after(timeout);
-    auto outcome = co_await (self->store.async_put(std::move(key), std::move(body),
-                                                   std::move(condition),
-                                                   asio::as_tuple(asio::use_awaitable)) ||
+    auto outcome = co_await (guarded_put(self, std::move(key), std::move(body),
+                                         std::move(condition)) ||
                              timer.async_wait(asio::as_tuple(asio::use_awaitable)));
     if (outcome.index() == 0) co_return std::get<0>(std::move(outcome));
     // The write may have reached the store: only a re-read can tell.
@@ -226,15 +281,24 @@ struct elector::impl : std::enable_shared_from_this<impl> {
     co_return std::tuple<error_code, put_result>{errc::outcome_unknown, std::move(timed_out)};
   }
 
-  /// Sleeps for `delay` on the strand; false when cancelled.
+  /// Sleeps for `delay` on the strand; false when cancelled, also when the cancellation came
+  /// after the timer had already fired (then the wait itself succeeds).
   static asio::awaitable<bool> pause(std::shared_ptr<impl> self, milliseconds delay) {
     asio::steady_timer timer(self->strand);
     timer.expires_after(delay);
     auto [ec] = co_await timer.async_wait(asio::as_tuple(asio::use_awaitable));
-    co_return !ec;
+    if (ec) co_return false;
+    const auto state = co_await asio::this_coro::cancellation_state;
+    co_return state.cancelled() == asio::cancellation_type::none;
   }
 
+  // The operations below must end by pushing their completion: the core waits for it before
+  // it does anything else. Asio's default throw_if_cancelled(true) would instead throw from the
+  // first co_await after a cancellation (one that arrived after a retry pause ended), and
+  // co_spawn(detached) swallows the exception: the elector would wait forever. So they turn it
+  // off and test the cancellation state themselves.
   static asio::awaitable<void> run_read(std::shared_ptr<impl> self) {
+    co_await asio::this_coro::throw_if_cancelled(false);
     const elector_config config = self->core.config();
     retry_schedule schedule(config.retry);
     std::tuple<error_code, get_result> outcome;
@@ -258,6 +322,7 @@ struct elector::impl : std::enable_shared_from_this<impl> {
 
   static asio::awaitable<void> run_write(std::shared_ptr<impl> self, std::string body,
                                          put_condition condition) {
+    co_await asio::this_coro::throw_if_cancelled(false);
     const elector_config config = self->core.config();
     retry_schedule schedule(config.retry);
     std::tuple<error_code, put_result> outcome;
@@ -303,6 +368,8 @@ struct elector::impl : std::enable_shared_from_this<impl> {
       bump_version_locked();
       stop_waiters.complete_all({error_code{}});
       leadership_waiters.complete_all({errc::stopped, leadership_lease{}});
+      // A resignation that reached the core after the stop's own release was ignored by it.
+      resign_waiters.complete_all({errc::stopped});
     }
   }
 
@@ -323,9 +390,19 @@ struct elector::impl : std::enable_shared_from_this<impl> {
     // only once it succeeds.
     pending_lease = lease;
     hook_period = lease.period;
+    hook_cancel = std::make_shared<asio::cancellation_signal>();
     asio::co_spawn(strand, run_acquire_hook(shared_from_this(), hook, lease),
-                   asio::bind_cancellation_slot(hook_cancel.slot(), asio::detached));
+                   asio::bind_cancellation_slot(hook_cancel->slot(), hook_finished{hook_cancel}));
   }
+
+  // The completion handler of an acquire hook, owning the hook's cancellation signal. The
+  // coroutine's cancellation state lives in that signal's slot, so the signal must live as long
+  // as the coroutine; a hook slow to honour its cancellation may still run when the next
+  // leadership starts the next hook, and reusing one signal freed the first one's state.
+  struct hook_finished {
+    std::shared_ptr<asio::cancellation_signal> signal;
+    void operator()(std::exception_ptr) const {}
+  };
 
   static asio::awaitable<void> run_acquire_hook(
       std::shared_ptr<impl> self, std::function<asio::awaitable<void>(std::uint64_t)> hook,
@@ -336,12 +413,23 @@ struct elector::impl : std::enable_shared_from_this<impl> {
     } catch (const std::exception& e) {
       done.succeeded = false;
       done.error = e.what();
+    } catch (...) {
+      // Without hook_done the elector would hold the lock without ever reporting it.
+      done.succeeded = false;
+      done.error = "non-standard exception";
     }
     self->push(std::move(done));
   }
 
   void on_hook_done(const hook_done& done) {
     if (done.period != hook_period) return;  // Leadership already lost; nothing to report.
+    if (done.succeeded) {
+      // The loop handles events before it looks at its timer: the renew deadline may have
+      // passed while the hook ran (a paused process). Let the core demote first if it did,
+      // which cancels the hook and clears hook_period, rather than publish a void lease.
+      apply(core.on_timer(now()));
+      if (done.period != hook_period) return;
+    }
     hook_period = 0;
     if (done.succeeded && pending_lease && pending_lease->period == done.period) {
       hook_failures = 0;
@@ -376,7 +464,7 @@ struct elector::impl : std::enable_shared_from_this<impl> {
 
   void on_lost(std::uint64_t term) {
     if (hook_period != 0) {
-      hook_cancel.emit(asio::cancellation_type::terminal);
+      hook_cancel->emit(asio::cancellation_type::terminal);
       hook_period = 0;
       pending_lease.reset();
     }
@@ -411,6 +499,8 @@ struct elector::impl : std::enable_shared_from_this<impl> {
     } catch (const std::exception& e) {
       // Best effort, as in the Go package: the transition has happened already.
       self->log(log_level::warning, std::string("on_lose hook failed error=\"") + e.what() + "\"");
+    } catch (...) {
+      self->log(log_level::warning, "on_lose hook failed error=\"non-standard exception\"");
     }
   }
 
@@ -475,6 +565,10 @@ elector::elector(executor_type executor, storage& store, elector_config config)
 elector::~elector() {
   auto self = impl_;
   {
+    std::lock_guard lock(self->store_mutex);
+    self->store = nullptr;  // From here on no request reaches the storage (see store_mutex).
+  }
+  {
     std::lock_guard lock(self->mutex);
     self->leadership_waiters.complete_all({errc::stopped, leadership_lease{}});
     self->loss_waiters.complete_all({errc::stopped});
@@ -533,6 +627,9 @@ void elector::resign_impl(stop_handler handler) {
     self->resign_waiters.add({}, std::move(handler));
   }
   asio::dispatch(self->strand, [self] {
+    // The elector stopped since the check above (core_stopped completed the waiter): a queued
+    // request would wrongly hold off the next run's first acquisition.
+    if (!self->loop_running) return;
     // Hold off for two frequent intervals so that followers, which read every F, see the
     // released record and one of them takes over before this elector competes again.
     self->push(resign_request{self->core.config().frequent_interval * 2});
@@ -615,13 +712,22 @@ std::optional<std::string> elector::update_config(elector_config config) {
   {
     std::lock_guard lock(self->mutex);
     if (auto problem = validate_update(self->config_snapshot, config)) return problem;
-    self->config_snapshot = config;
+    self->config_snapshot = std::move(config);
   }
-  asio::dispatch(self->strand, [self, config = std::move(config)]() mutable {
+  asio::dispatch(self->strand, [self] {
+    // The snapshot as it is now, not the caller's copy: with update_config() called from two
+    // threads, the strand may run their requests in the other order, and the last one to run
+    // must leave the core with the configuration config() reports.
+    elector_config latest;
+    {
+      std::lock_guard lock(self->mutex);
+      latest = self->config_snapshot;
+    }
     if (self->loop_running) {
-      self->push(config_request{std::move(config)});
+      self->push(config_request{std::move(latest)});
     } else {
-      self->core = detail::election_core(std::move(config));
+      // Stopped (or never started): the core keeps its state, e.g. the writes it remembers.
+      self->core.update_config(now(), std::move(latest));
     }
   });
   return std::nullopt;

@@ -9,15 +9,20 @@
 
 #include "fake/leadership_timeline.hpp"
 
+#include <boost/asio/as_tuple.hpp>
 #include <boost/asio/bind_cancellation_slot.hpp>
 #include <boost/asio/cancellation_signal.hpp>
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
+#include <boost/asio/executor_work_guard.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/steady_timer.hpp>
+#include <boost/asio/this_coro.hpp>
+#include <boost/asio/use_awaitable.hpp>
 
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <functional>
 #include <memory>
 #include <random>
@@ -424,4 +429,282 @@ TEST(Elector, RunsSafelyWithTheIoContextOnSeveralThreads) {
   stop = true;
   for (auto& t : threads) t.join();
   EXPECT_EQ(max_leaders.load(), 1);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Regression tests from the review of the coroutine layer. Several simulate a paused process:
+// the test stops running the io_context for a while, so that timers which would have fired
+// apart become due together, in an order a slow or stopped machine produces.
+
+namespace {
+
+/// Configuration for the tests below whose renewals fail long enough to hit the deadline.
+elector_config slow_retry_config(std::string id) {
+  auto config = fast_config(std::move(id));
+  config.lease = 1500ms;
+  config.renew_deadline = 1000ms;
+  config.frequent_interval = 100ms;
+  config.infrequent_interval = 300ms;
+  config.request_timeout = 50ms;
+  config.retry.delays = {700ms};  // Worst case 800 ms: fits D - F = 900 ms.
+  return config;
+}
+
+memory_faults failing_connections() {
+  memory_faults faults;
+  faults.fail_next = 1'000'000;
+  faults.fail_with = s3lect::errc::connect_failed;
+  return faults;
+}
+
+asio::awaitable<void> resign_whenever_leader(elector& e, int& resignations) {
+  for (;;) {
+    auto [ec, lease] = co_await e.async_wait_for_leadership(asio::as_tuple(asio::use_awaitable));
+    if (ec) co_return;
+    auto [resign_ec] = co_await e.async_resign(asio::as_tuple(asio::use_awaitable));
+    if (resign_ec == s3lect::errc::stopped) co_return;
+    ++resignations;
+  }
+}
+
+/// Forwards to a memory_storage; can make one call slow, and counts the calls that run while
+/// it is marked destroyed (it is not really destroyed, so that the test itself stays defined).
+class probe_storage final : public s3lect::storage {
+ public:
+  probe_storage(asio::any_io_executor executor, std::shared_ptr<memory_store> store)
+      : inner_(std::move(executor), std::move(store)) {}
+
+  executor_type get_executor() const override { return inner_.get_executor(); }
+
+  std::atomic<bool> make_next_call_slow{false};
+  std::atomic<bool> in_slow_call{false};
+  std::atomic<bool> destroyed{false};
+  std::atomic<int> calls_while_destroyed{0};
+
+ protected:
+  void get_impl(std::string key,
+                asio::any_completion_handler<s3lect::get_signature> handler) override {
+    enter();
+    inner_.async_get(std::move(key), std::move(handler));
+    leave();
+  }
+  void put_impl(std::string key, std::string body, s3lect::put_condition condition,
+                asio::any_completion_handler<s3lect::put_signature> handler) override {
+    enter();
+    inner_.async_put(std::move(key), std::move(body), std::move(condition), std::move(handler));
+    leave();
+  }
+
+ private:
+  void enter() {
+    if (destroyed) ++calls_while_destroyed;
+    if (make_next_call_slow.exchange(false)) {
+      in_slow_call = true;
+      std::this_thread::sleep_for(200ms);  // A storage call that takes a while to return.
+    }
+  }
+  void leave() {
+    if (destroyed) ++calls_while_destroyed;
+    in_slow_call = false;
+  }
+
+  memory_storage inner_;
+};
+
+bool wait_for(const std::function<bool()>& condition, steady::duration limit) {
+  const auto deadline = steady::now() + limit;
+  while (!condition() && steady::now() < deadline) std::this_thread::sleep_for(1ms);
+  return condition();
+}
+
+}  // namespace
+
+// run_read/run_write used to throw asio's "co_await after cancellation" exception (Asio's
+// throw_if_cancelled defaults to true) when the cancellation arrived after a retry pause had
+// already ended; co_spawn(detached) swallowed it, the core never heard of the operation again
+// and the elector was wedged: no reads, no leadership, async_stop never completing.
+TEST(Elector, ADemotionMeetingAnEndedRetryPauseLeavesTheElectorWorking) {
+  group g(1, [](elector_config& config) { config = slow_retry_config(config.server_id); });
+  g.start_all();
+  ASSERT_TRUE(g.run_until([&] { return g.electors[0]->is_leader(); }));
+  const auto gets_before = g.views[0]->stats().gets;
+  g.views[0]->set_faults(failing_connections());
+  // Renewal at S + F fails, retries at S + F + 700 ms, fails; the re-read that checks whether
+  // it landed fails too and pauses 700 ms, past the renew deadline S + D.
+  ASSERT_TRUE(g.run_until([&] { return g.views[0]->stats().gets > gets_before; }, 5s));
+  g.run_until([] { return false; }, 20ms);
+  // Paused process: the deadline (S + D) and the end of the read's pause come due together.
+  std::this_thread::sleep_for(800ms);
+  g.views[0]->set_faults({});
+  // The demotion cancels the read whose pause has ended; the read must report that, and the
+  // elector retakes its own record at once.
+  ASSERT_TRUE(g.run_until([&] { return g.electors[0]->is_leader(); }, 3s))
+      << "the elector stopped working after the demotion";
+  bool stopped = false;
+  asio::co_spawn(g.io, stop_elector(*g.electors[0], stopped), asio::detached);
+  EXPECT_TRUE(g.run_until([&] { return stopped; }, 3s));
+}
+
+// Leadership used to be published when the acquire hook finished even if the renew deadline
+// had passed meanwhile (the loop handles events before it looks at its timer): waiters got a
+// lease that was already void, in a paused process exactly when another node may lead.
+TEST(Elector, AnAcquireHookFinishingAfterTheRenewDeadlinePublishesNothing) {
+  bool hook_started = false;
+  steady::time_point hook_start;
+  group g(1, [&](elector_config& config) {
+    config.frequent_interval = 100ms;
+    config.infrequent_interval = 300ms;
+    config.on_acquire = [&hook_started, &hook_start](std::uint64_t) -> asio::awaitable<void> {
+      if (hook_started) co_return;
+      hook_start = steady::now();
+      hook_started = true;
+      asio::steady_timer timer(co_await asio::this_coro::executor);
+      timer.expires_at(hook_start + 340ms);  // Just before S + D (D = 400 ms).
+      co_await timer.async_wait(asio::use_awaitable);
+    };
+  });
+  int leases = 0;
+  g.electors[0]->async_wait_for_leadership([&](error_code ec, leadership_lease) {
+    if (!ec) ++leases;
+  });
+  g.electors[0]->start();
+  ASSERT_TRUE(g.run_until([&] { return hook_started; }));
+  memory_faults partition;
+  partition.partitioned = true;
+  g.views[0]->set_faults(partition);  // Renewals hang: the deadline S + D will pass.
+  g.run_until([] { return false; }, hook_start + 200ms - steady::now());
+  // Paused process: the hook's end and the renew deadline come due together, hook first.
+  std::this_thread::sleep_until(hook_start + 550ms);
+  g.run_until([] { return false; }, 300ms);
+  EXPECT_EQ(leases, 0) << "leadership was reported after its renew deadline";
+  EXPECT_FALSE(g.electors[0]->is_leader());
+}
+
+// Every acquire hook used to be spawned on one cancellation_signal member. A coroutine's
+// cancellation state lives in the signal's slot, so spawning the next hook freed the state of
+// a previous hook still running (one slow to honour cancellation): a heap-use-after-free that
+// ASan reports when the old hook's next operation completes.
+TEST(Elector, AnAcquireHookStillCleaningUpWhenTheNextOneStartsIsSafe) {
+  int hook_calls = 0;
+  bool cleanup_done = false;
+  group g(1, [&](elector_config& config) {
+    config.on_acquire = [&hook_calls,
+                         &cleanup_done](std::uint64_t) -> asio::awaitable<void> {
+      if (++hook_calls > 1) co_return;
+      co_await asio::this_coro::throw_if_cancelled(false);
+      asio::steady_timer timer(co_await asio::this_coro::executor);
+      timer.expires_after(5s);
+      auto [ec] = co_await timer.async_wait(asio::as_tuple(asio::use_awaitable));
+      // Cancelled by the loss: clean up for a while, then give up.
+      timer.expires_after(300ms);
+      co_await timer.async_wait(asio::as_tuple(asio::use_awaitable));
+      cleanup_done = true;
+      throw std::runtime_error(ec ? "cancelled" : "too slow");
+    };
+  });
+  g.start_all();
+  ASSERT_TRUE(g.run_until([&] { return hook_calls == 1; }));
+  // Another writer releases the lock under our feet: the next renewal gets 412 (leadership
+  // lost, the hook cancelled), the re-read finds a released record, we take it again at once
+  // and the second hook starts while the first one is still cleaning up.
+  s3lect::lock_record released;
+  released.leader_id = "operator";
+  released.term = 1;
+  released.released = true;
+  released.nonce = "0123456789abcdef";
+  g.store->poke("group/leader.json", s3lect::encode_record(released));
+  ASSERT_TRUE(g.run_until([&] { return hook_calls == 2; }));
+  EXPECT_FALSE(cleanup_done);
+  ASSERT_TRUE(g.run_until([&] { return cleanup_done && g.electors[0]->is_leader(); }));
+  EXPECT_EQ(g.record()->term, 2u);
+}
+
+// ~elector returned while the loop could still start storage requests (the shutdown only
+// reached the strand later), yet the caller may destroy the storage right after the elector.
+TEST(Elector, NoStorageCallRunsOrStartsOnceTheDestructorReturned) {
+  asio::io_context io;
+  auto work = asio::make_work_guard(io);
+  auto store = std::make_shared<memory_store>();
+  probe_storage probe(io.get_executor(), store);
+  auto e = std::make_unique<elector>(io.get_executor(), probe, fast_config("a"));
+  e->start();
+  std::thread runner([&] { io.run(); });
+  ASSERT_TRUE(wait_for([&] { return e->is_leader(); }, 5s));
+  probe.make_next_call_slow = true;  // The next renewal's call into the storage.
+  const bool caught = wait_for([&] { return probe.in_slow_call.load(); }, 5s);
+  e.reset();
+  probe.destroyed = true;  // What the caller may do now.
+  std::this_thread::sleep_for(300ms);
+  work.reset();
+  io.stop();
+  runner.join();
+  ASSERT_TRUE(caught);
+  EXPECT_EQ(probe.calls_while_destroyed, 0);
+}
+
+// The elector's own log lines ("leadership lost" ...) went through the configuration snapshot
+// without its mutex, while update_config() replaced it from another thread: the logger's
+// std::function could be destroyed while it ran (TSan reports the race, ASan the use after
+// free). The sink is slow on that line, so that the replacement lands while it runs.
+TEST(Elector, UpdateConfigFromAnotherThreadWhileLeadershipChanges) {
+  asio::io_context io;
+  auto work = asio::make_work_guard(io);
+  memory_storage view(io.get_executor(), std::make_shared<memory_store>());
+  auto config = fast_config("a");
+  config.lease = 400ms;
+  config.renew_deadline = 250ms;
+  config.frequent_interval = 50ms;  // Resignations hold off 2 F: several cycles a second.
+  config.infrequent_interval = 50ms;
+  config.request_timeout = 50ms;
+  config.retry.delays = {5ms, 10ms};
+  auto lines = std::make_shared<std::atomic<int>>(0);
+  config.log.level = s3lect::log_level::info;
+  config.log.sink = [lines](s3lect::log_level, std::string_view line) {
+    if (line.rfind("leadership lost", 0) == 0) std::this_thread::sleep_for(3ms);
+    ++*lines;
+  };
+  elector e(io.get_executor(), view, config);
+  e.start();
+  int resignations = 0;  // Touched only by the coroutine below, read after join().
+  asio::co_spawn(io, resign_whenever_leader(e, resignations), asio::detached);
+  std::thread runner([&] { io.run(); });
+  const auto until = steady::now() + 1s;
+  std::mt19937 random(7);
+  while (steady::now() < until) {
+    auto next = config;
+    next.infrequent_interval = std::chrono::milliseconds(50 + random() % 20);
+    EXPECT_FALSE(e.update_config(next).has_value());
+    (void)e.status();
+    std::this_thread::sleep_for(100us);
+  }
+  work.reset();
+  io.stop();
+  runner.join();
+  EXPECT_GE(resignations, 3);
+}
+
+// update_config on a stopped elector used to replace the whole election core, which forgot
+// the writes it had made: its own unreleased record then looked foreign and it waited a full
+// lease instead of retaking it at once.
+TEST(Elector, UpdateConfigWhileStoppedKeepsTheCoreState) {
+  group g(1);
+  g.start_all();
+  ASSERT_TRUE(g.run_until([&] { return g.electors[0]->is_leader(); }));
+  memory_faults partition;
+  partition.partitioned = true;
+  g.views[0]->set_faults(partition);  // The release fails: our record stays, not released.
+  bool stopped = false;
+  asio::co_spawn(g.io, stop_elector(*g.electors[0], stopped), asio::detached);
+  ASSERT_TRUE(g.run_until([&] { return stopped; }));
+  ASSERT_TRUE(g.record().has_value());
+  ASSERT_FALSE(g.record()->released);
+  auto next = g.electors[0]->config();
+  next.infrequent_interval = 500ms;
+  ASSERT_FALSE(g.electors[0]->update_config(next).has_value());
+  g.views[0]->set_faults({});
+  const auto restart = steady::now();
+  g.electors[0]->start();
+  ASSERT_TRUE(g.run_until([&] { return g.electors[0]->is_leader(); }));
+  EXPECT_LT(steady::now() - restart, 300ms) << "our own record must be retaken at once";
+  EXPECT_EQ(g.electors[0]->config().infrequent_interval, 500ms);
 }
