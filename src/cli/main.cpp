@@ -1,6 +1,9 @@
 // The s3lect command-line tool: subcommand dispatch and the top-level help.
 #include "cli/check.hpp"
 #include "cli/exit_codes.hpp"
+#include "cli/release.hpp"
+#include "cli/run.hpp"
+#include "cli/status.hpp"
 
 #include <exception>
 #include <iostream>
@@ -14,17 +17,26 @@ const char* top_help() {
          "Leader election on S3 conditional writes.\n"
          "\n"
          "commands:\n"
+         "  run      campaign for a lock and run a command only while leader\n"
+         "  status   print the lock record as JSON\n"
+         "  release  force a handover: mark the lock record released\n"
          "  check    probe whether a store honours the conditional writes s3lect needs\n"
          "\n"
          "`s3lect COMMAND --help` describes a command's options.\n"
          "\n"
          "exit codes:\n"
-         "  0  success (check: the store is safe)\n"
-         "  1  unexpected internal failure\n"
-         "  2  bad arguments or configuration\n"
-         "  3  no lock record (status)\n"
-         "  4  the store is unreachable or refused the request (network, TLS, credentials)\n"
-         "  5  the store does not honour conditional writes (check)\n";
+         "  0    success (check: the store is safe; run: stopped by SIGINT/SIGTERM)\n"
+         "  1    unexpected internal failure\n"
+         "  2    bad arguments or configuration\n"
+         "  3    no lock record (status, release)\n"
+         "  4    the store is unreachable or refused the request (network, TLS, credentials)\n"
+         "  5    the store does not honour conditional writes (check)\n"
+         "  6    the record's term is not the one given with --if-term (release)\n"
+         "  7    the lock record cannot be parsed (status, release)\n"
+         "  8    the record changed between reading and writing it (release)\n"
+         "  126  the command is not an executable file (run)\n"
+         "  127  the command was not found (run)\n"
+         "  run:  otherwise the command's own exit status (128+N if killed by signal N)\n";
 }
 
 }  // namespace
@@ -32,14 +44,22 @@ const char* top_help() {
 int main(int argc, char** argv) {
   using namespace s3lect::cli;
   std::vector<std::string> args(argv + 1, argv + argc);
-  if (args.empty() || args[0] == "--help" || args[0] == "-h" || args[0] == "help") {
-    (args.empty() ? std::cerr : std::cout) << top_help();
-    return args.empty() ? exit_usage : exit_ok;
+  if (args.empty()) {
+    std::cerr << "usage: s3lect COMMAND [options], COMMAND one of run, status, release, check "
+                 "(try s3lect --help)\n";
+    return exit_usage;
+  }
+  if (args[0] == "--help" || args[0] == "-h" || args[0] == "help") {
+    std::cout << top_help();
+    return exit_ok;
   }
   const std::string command = args[0];
   args.erase(args.begin());
   try {
     if (command == "check") return run_check(args);
+    if (command == "run") return run_run(args);
+    if (command == "status") return run_status(args);
+    if (command == "release") return run_release(args);
   } catch (const std::exception& e) {
     std::cerr << "s3lect " << command << ": " << e.what() << "\n";
     return exit_failure;

@@ -13,16 +13,28 @@ const std::vector<std::string>& store_valued_names() {
   return names;
 }
 
-const char* store_options_help() {
+const char* store_location_help() {
   return "  --lock s3://BUCKET/KEY   the lock object (required)\n"
-         "  --endpoint URL           S3 endpoint, http:// or https:// (default: $AWS_ENDPOINT_URL_S3,\n"
+         "  --endpoint URL           S3 endpoint, http:// or https:// (default: "
+         "$AWS_ENDPOINT_URL_S3,\n"
          "                           $AWS_ENDPOINT_URL, else https://s3.REGION.amazonaws.com)\n"
          "  --region R               signing region (default: $AWS_REGION, $AWS_DEFAULT_REGION,\n"
          "                           else us-east-1)\n"
          "  --ca-file PATH           PEM file of CAs trusted for HTTPS (default: system roots)\n"
          "  --path-style             address the bucket in the path, not the host name\n"
-         "  --request-timeout DUR    bound on one request attempt (default 5s)\n"
          "  Credentials come from AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, AWS_SESSION_TOKEN.\n";
+}
+
+const char* store_options_help() {
+  static const std::string text = [] {
+    // Before the closing note on credentials, if there is one.
+    std::string help = store_location_help();
+    const auto note = help.find("  Credentials");
+    help.insert(note == std::string::npos ? help.size() : note,
+                "  --request-timeout DUR    bound on one request attempt (default 5s)\n");
+    return help;
+  }();
+  return text.c_str();
 }
 
 std::optional<store_target> make_store_target(const parsed_args& args, std::string& error) {

@@ -1,5 +1,5 @@
 // The options every subcommand uses to reach the lock: --lock, --endpoint, --region,
-// --ca-file, --path-style, turned into an s3_config.
+// --ca-file, --path-style, --request-timeout, turned into an s3_config.
 #pragma once
 
 #include "cli/options.hpp"
@@ -16,13 +16,19 @@ namespace s3lect::cli {
 const std::vector<std::string>& store_flag_names();
 /// Valued option names of the store options.
 const std::vector<std::string>& store_valued_names();
-/// Help text of the store options.
+/// Help text of the store options, --request-timeout included (default 5s).
 const char* store_options_help();
+/// Help text of the store options without --request-timeout, for subcommands that document
+/// their own default for it.
+const char* store_location_help();
 
 /// The store configuration and lock key from parsed options plus the AWS environment.
 struct store_target {
   s3_config config;
   std::string key;
+
+  /// The lock as s3://BUCKET/KEY.
+  std::string url() const { return "s3://" + config.bucket + "/" + key; }
 };
 
 /// Builds the target; returns nullopt and sets `error` when an option is missing or invalid.

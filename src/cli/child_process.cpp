@@ -1,0 +1,269 @@
+#include "cli/child_process.hpp"
+
+#include <boost/asio/use_awaitable.hpp>
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+
+extern char** environ;
+
+namespace s3lect::cli {
+namespace {
+
+namespace asio = boost::asio;
+
+/// The exit status of a child whose exec failed, as shells use it.
+constexpr int exec_failed_status = 127;
+
+/// A pidfd for `pid`, or -1 where the kernel (< 5.3) or libc lacks pidfd_open.
+int open_pidfd(pid_t pid) {
+#ifdef SYS_pidfd_open
+  return static_cast<int>(::syscall(SYS_pidfd_open, pid, 0));
+#else
+  (void)pid;
+  errno = ENOSYS;
+  return -1;
+#endif
+}
+
+/// The environment of the command: ours, with `overrides` replacing or adding variables.
+std::vector<std::string> command_environment(
+    const std::vector<std::pair<std::string, std::string>>& overrides) {
+  std::vector<std::string> result;
+  for (char** entry = environ; entry && *entry; ++entry) {
+    const std::string_view variable = *entry;
+    const std::string_view name = variable.substr(0, variable.find('='));
+    bool replaced = false;
+    for (const auto& [override_name, value] : overrides)
+      replaced = replaced || name == override_name;
+    if (!replaced) result.emplace_back(variable);
+  }
+  for (const auto& [name, value] : overrides) result.push_back(name + "=" + value);
+  return result;
+}
+
+std::vector<char*> pointers(std::vector<std::string>& strings) {
+  std::vector<char*> result;
+  for (auto& text : strings) result.push_back(text.data());
+  result.push_back(nullptr);
+  return result;
+}
+
+/// Marks every descriptor above 2 close-on-exec except `keep`: Asio opens its sockets without
+/// SOCK_CLOEXEC, and the command must not hold our connections to the store.
+void close_on_exec_except(const std::set<int>& keep) {
+  for (int fd : open_descriptors()) {
+    if (keep.count(fd) != 0) continue;
+    const int flags = ::fcntl(fd, F_GETFD);
+    if (flags >= 0 && (flags & FD_CLOEXEC) == 0) ::fcntl(fd, F_SETFD, flags | FD_CLOEXEC);
+  }
+}
+
+}  // namespace
+
+int shell_status(int wait_status) {
+  if (WIFEXITED(wait_status)) return WEXITSTATUS(wait_status);
+  if (WIFSIGNALED(wait_status)) return 128 + WTERMSIG(wait_status);
+  return 1;
+}
+
+resolved_command resolve_command(const std::string& name, const std::string& search_path) {
+  const auto check = [](const std::string& path) {
+    struct stat info {};
+    if (::stat(path.c_str(), &info) != 0) return ENOENT;
+    if (!S_ISREG(info.st_mode) || ::access(path.c_str(), X_OK) != 0) return EACCES;
+    return 0;
+  };
+  if (name.empty()) return {{}, ENOENT};
+  if (name.find('/') != std::string::npos) {
+    const int error = check(name);
+    return {error == 0 ? name : std::string(), error};
+  }
+  int error = ENOENT;
+  std::string_view rest = search_path;
+  while (true) {
+    const auto colon = rest.find(':');
+    std::string directory(rest.substr(0, colon));
+    if (directory.empty()) directory = ".";
+    const std::string candidate = directory + "/" + name;
+    const int candidate_error = check(candidate);
+    if (candidate_error == 0) return {candidate, 0};
+    if (candidate_error == EACCES) error = EACCES;
+    if (colon == std::string_view::npos) break;
+    rest.remove_prefix(colon + 1);
+  }
+  return {{}, error};
+}
+
+std::set<int> open_descriptors() {
+  std::set<int> result;
+  DIR* directory = ::opendir("/proc/self/fd");
+  if (!directory) return result;
+  const int own = ::dirfd(directory);
+  while (const dirent* entry = ::readdir(directory)) {
+    char* end = nullptr;
+    const long fd = std::strtol(entry->d_name, &end, 10);
+    if (end == entry->d_name || *end != '\0' || fd <= 2 || fd == own) continue;
+    result.insert(static_cast<int>(fd));
+  }
+  ::closedir(directory);
+  return result;
+}
+
+std::unique_ptr<child_process> child_process::spawn(asio::any_io_executor executor,
+                                                    const spawn_request& request,
+                                                    boost::system::error_code& error) {
+  // Everything the child needs is prepared here: after fork it may only make
+  // async-signal-safe calls (no allocation), since this process may hold locks it cannot see.
+  std::vector<std::string> argv_strings = request.argv;
+  std::vector<char*> argv = pointers(argv_strings);
+  std::vector<std::string> env_strings = command_environment(request.environment);
+  std::vector<char*> envp = pointers(env_strings);
+  const char* path = request.path.c_str();
+  struct sigaction default_action {};
+  default_action.sa_handler = SIG_DFL;
+  sigemptyset(&default_action.sa_mask);
+  struct sigaction sigpipe_action = default_action;
+  if (request.sigpipe_ignored && *request.sigpipe_ignored) sigpipe_action.sa_handler = SIG_IGN;
+  const bool set_sigpipe = request.sigpipe_ignored.has_value();
+
+  close_on_exec_except(request.inherited_descriptors);
+  int exec_status[2];
+  if (::pipe2(exec_status, O_CLOEXEC) != 0) {
+    error.assign(errno, boost::system::system_category());
+    return nullptr;
+  }
+
+  // Signals stay blocked across fork, so that no handler of ours (Asio's, which writes to a
+  // pipe shared with this process) runs in the child before it resets them.
+  sigset_t all_signals, previous_mask;
+  sigfillset(&all_signals);
+  ::pthread_sigmask(SIG_SETMASK, &all_signals, &previous_mask);
+  const pid_t parent = ::getpid();
+  const pid_t pid = ::fork();
+  if (pid == 0) {
+    for (int signal = 1; signal < NSIG; ++signal) {
+      if (signal == SIGKILL || signal == SIGSTOP) continue;
+      struct sigaction current;
+      if (::sigaction(signal, nullptr, &current) != 0) continue;
+      if (signal == SIGPIPE && set_sigpipe) {
+        ::sigaction(signal, &sigpipe_action, nullptr);
+      } else if ((current.sa_flags & SA_SIGINFO) != 0 ||
+                 (current.sa_handler != SIG_DFL && current.sa_handler != SIG_IGN)) {
+        ::sigaction(signal, &default_action, nullptr);
+      }
+    }
+    ::setpgid(0, 0);
+    ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+    // The parent may have died before prctl: then no SIGKILL would ever come.
+    if (::getppid() != parent) ::_exit(exec_failed_status);
+    ::sigprocmask(SIG_SETMASK, &previous_mask, nullptr);
+    ::execve(path, argv.data(), envp.data());
+    const int exec_errno = errno;
+    [[maybe_unused]] const ssize_t ignored =
+        ::write(exec_status[1], &exec_errno, sizeof exec_errno);
+    ::_exit(exec_failed_status);
+  }
+  const int fork_errno = errno;
+  ::pthread_sigmask(SIG_SETMASK, &previous_mask, nullptr);
+  ::close(exec_status[1]);
+  if (pid < 0) {
+    ::close(exec_status[0]);
+    error.assign(fork_errno, boost::system::system_category());
+    return nullptr;
+  }
+  // Both sides set the group, so that it exists whichever runs first: signals sent to it right
+  // after this function returns must reach the child.
+  ::setpgid(pid, pid);
+
+  // Blocks until the child has exec'd (the pipe closes) or reported why it could not: a
+  // matter of microseconds, the same wait posix_spawn makes.
+  int exec_errno = 0;
+  ssize_t got;
+  do {
+    got = ::read(exec_status[0], &exec_errno, sizeof exec_errno);
+  } while (got < 0 && errno == EINTR);
+  ::close(exec_status[0]);
+  if (got == static_cast<ssize_t>(sizeof exec_errno)) {
+    int ignored_status = 0;
+    while (::waitpid(pid, &ignored_status, 0) < 0 && errno == EINTR) {
+    }
+    error.assign(exec_errno, boost::system::system_category());
+    return nullptr;
+  }
+
+  const int pidfd = request.use_pidfd ? open_pidfd(pid) : -1;
+  std::unique_ptr<asio::signal_set> sigchld;
+  // Without a pidfd: SIGCHLD. The set exists before the first poll for the exit, so no exit
+  // can slip between the two.
+  if (pidfd < 0) sigchld = std::make_unique<asio::signal_set>(executor, SIGCHLD);
+  error.clear();
+  return std::unique_ptr<child_process>(
+      new child_process(std::move(executor), pid, pidfd, std::move(sigchld)));
+}
+
+child_process::child_process(asio::any_io_executor executor, pid_t pid, int pidfd,
+                             std::unique_ptr<asio::signal_set> sigchld)
+    : pid_(pid), sigchld_(std::move(sigchld)) {
+  if (pidfd >= 0) pidfd_.emplace(std::move(executor), pidfd);
+}
+
+child_process::~child_process() {
+  if (status_) return;
+  ::kill(-pid_, SIGKILL);
+  ::kill(pid_, SIGKILL);
+  int wait_status = 0;
+  while (::waitpid(pid_, &wait_status, 0) < 0 && errno == EINTR) {
+  }
+}
+
+void child_process::signal_group(int signal) const noexcept {
+  if (status_) return;
+  ::kill(-pid_, signal);
+  // A command that left its group (setsid) is still ours to stop.
+  if (::getpgid(pid_) != pid_) ::kill(pid_, signal);
+}
+
+std::optional<int> child_process::poll_exit() {
+  if (status_) return status_;
+  siginfo_t info{};
+  int result;
+  do {
+    result = ::waitid(P_PID, static_cast<id_t>(pid_), &info, WEXITED | WNOHANG | WNOWAIT);
+  } while (result < 0 && errno == EINTR);
+  if (result == 0 && info.si_pid != pid_) return std::nullopt;
+  // Exited (or, impossibly, reaped behind our back). Until it is reaped its pid cannot be
+  // reused, so signalling its group here cannot hit a stranger: the command's leftovers must
+  // not outlive it, as they could otherwise still act for a leader that is gone.
+  ::kill(-pid_, SIGKILL);
+  int wait_status = 0;
+  pid_t reaped;
+  do {
+    reaped = ::waitpid(pid_, &wait_status, 0);
+  } while (reaped < 0 && errno == EINTR);
+  status_ = reaped == pid_ ? shell_status(wait_status) : 1;
+  return status_;
+}
+
+asio::awaitable<int> child_process::async_wait_exit() {
+  for (;;) {
+    if (auto status = poll_exit()) co_return *status;
+    if (pidfd_) {
+      co_await pidfd_->async_wait(asio::posix::stream_descriptor::wait_read, asio::use_awaitable);
+    } else {
+      co_await sigchld_->async_wait(asio::use_awaitable);
+    }
+  }
+}
+
+}  // namespace s3lect::cli

@@ -1,0 +1,232 @@
+#include "cli/elector_options.hpp"
+
+#include <unistd.h>
+
+#include <charconv>
+#include <climits>
+
+namespace s3lect::cli {
+namespace {
+
+using std::chrono::milliseconds;
+
+std::string duration_error(const std::string& option, const std::string& value) {
+  return "--" + option + ": expected a duration such as 500ms, 15s or 1m, got '" + value + "'";
+}
+
+/// Reads an optional duration option into `target`; false (with `error`) when malformed.
+bool read_duration(const parsed_args& args, const std::string& option, milliseconds& target,
+                   std::string& error) {
+  const auto value = args.get(option);
+  if (!value) return true;
+  const auto parsed = parse_duration(*value);
+  if (!parsed) {
+    error = duration_error(option, *value);
+    return false;
+  }
+  target = *parsed;
+  return true;
+}
+
+/// Checks HOST:PORT with a port of 1-65535 (IPv6 hosts in brackets: [::1]:8443).
+bool is_host_port(std::string_view text) {
+  const auto colon = text.rfind(':');
+  if (colon == std::string_view::npos || colon == 0 || colon + 1 == text.size()) return false;
+  const std::string_view host = text.substr(0, colon);
+  if (host.find(':') != std::string_view::npos && (host.front() != '[' || host.back() != ']')) {
+    return false;
+  }
+  unsigned port = 0;
+  const std::string_view digits = text.substr(colon + 1);
+  const auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), port);
+  return ec == std::errc{} && end == digits.data() + digits.size() && port >= 1 && port <= 65535;
+}
+
+bool read_retry_delays(const parsed_args& args, retry_policy& retry, std::string& error) {
+  const auto value = args.get("retry-delays");
+  if (!value) return true;
+  retry.delays.clear();
+  if (*value == "none") return true;
+  std::string_view rest = *value;
+  while (true) {
+    const auto comma = rest.find(',');
+    const std::string_view item = rest.substr(0, comma);
+    const auto delay = parse_duration(item);
+    if (!delay) {
+      error =
+          "--retry-delays: expected a comma-separated list of durations such as "
+          "100ms,1s (or none), got '" +
+          *value + "'";
+      return false;
+    }
+    retry.delays.push_back(*delay);
+    if (comma == std::string_view::npos) break;
+    rest.remove_prefix(comma + 1);
+  }
+  return true;
+}
+
+}  // namespace
+
+const std::vector<std::string>& elector_flag_names() {
+  static const std::vector<std::string> names{};
+  return names;
+}
+
+const std::vector<std::string>& elector_valued_names() {
+  static const std::vector<std::string> names{
+      "id",           "addr",       "lease",          "renew-deadline",
+      "frequent",     "infrequent", "max-clock-skew", "acquire-grace",
+      "retry-delays", "log-level",  "log-format"};
+  return names;
+}
+
+const std::vector<std::string>& peer_option_names() {
+  static const std::vector<std::string> names{
+      "peer",    "peer-listen",      "peer-cert",       "peer-key",
+      "peer-ca", "peer-client-cert", "peer-client-key", "peer-watch"};
+  return names;
+}
+
+const char* elector_options_help() {
+  return "  --id ID                  this node's identity, written as the record's leaderID\n"
+         "                           (default: HOSTNAME:PID)\n"
+         "  --addr HOST:PORT         this node's address, written as the record's leaderAddr\n"
+         "                           (default: empty)\n"
+         "  --lease DUR              how long a record stays valid without renewal (default 15s)\n"
+         "  --renew-deadline DUR     a leader that could not renew for this long steps down\n"
+         "                           (default 10s; must be less than --lease)\n"
+         "  --frequent DUR           leaders renew, and unsettled followers read, this often\n"
+         "                           (default 5s; must be less than --renew-deadline)\n"
+         "  --infrequent DUR         settled followers read this often (default 30s)\n"
+         "  --max-clock-skew DUR|off clock difference tolerated between nodes: a follower takes\n"
+         "                           over once lastUpdated + lease + skew has passed on its "
+         "clock;\n"
+         "                           off trusts only the follower's own elapsed time (default 2s)\n"
+         "  --acquire-grace DUR      after taking over an expired record, wait this long before\n"
+         "                           acting as leader (default 0)\n"
+         "  --request-timeout DUR    bound on one request attempt (default 1s)\n"
+         "  --retry-delays LIST      delays before retrying a failed request, e.g. 100ms,1s, or\n"
+         "                           none (default 100ms,1s). All attempts and delays must fit in\n"
+         "                           renew-deadline - frequent: 3 x 1s + 1.1s = 4.1s <= 5s.\n"
+         "  --log-level LEVEL        trace, debug, info, warning or error (default info)\n"
+         "  --log-format FORMAT      text (key=value) or json, one line per event on stderr\n"
+         "                           (default text)\n";
+}
+
+std::chrono::milliseconds default_elector_request_timeout() {
+  return elector_config{}.request_timeout;
+}
+
+std::string default_server_id() {
+  char host[256] = {};
+  if (::gethostname(host, sizeof host - 1) != 0 || host[0] == '\0') {
+    std::snprintf(host, sizeof host, "localhost");
+  }
+  return std::string(host) + ":" + std::to_string(::getpid());
+}
+
+std::string option_for_field(std::string_view field) {
+  static const std::pair<std::string_view, std::string_view> options[] = {
+      {"lock_key", "--lock"},
+      {"server_id", "--id"},
+      {"server_address", "--addr"},
+      {"lease", "--lease"},
+      {"renew_deadline", "--renew-deadline"},
+      {"frequent_interval", "--frequent"},
+      {"infrequent_interval", "--infrequent"},
+      {"max_clock_skew", "--max-clock-skew"},
+      {"acquire_grace", "--acquire-grace"},
+      {"request_timeout", "--request-timeout"},
+      {"retry", "--retry-delays, --request-timeout"},
+  };
+  for (const auto& [name, option] : options) {
+    if (name == field) return std::string(option);
+  }
+  return {};
+}
+
+std::optional<std::string> refuse_peer_options(const std::vector<std::string>& args) {
+  for (const auto& arg : args) {
+    if (arg == "--") break;
+    if (arg.compare(0, 2, "--") != 0) continue;
+    const std::string name =
+        arg.substr(2, arg.find('=') == std::string::npos ? std::string::npos : arg.find('=') - 2);
+    for (const auto& peer : peer_option_names()) {
+      if (name == peer) {
+        return "--" + name +
+               ": peer mode is not yet supported by the s3lect tool (followers read S3 only)";
+      }
+    }
+  }
+  return std::nullopt;
+}
+
+std::optional<elector_settings> make_elector_settings(const parsed_args& args, store_target& target,
+                                                      std::string& error) {
+  elector_settings settings;
+  elector_config& config = settings.config;
+  config.lock_key = target.key;
+  config.server_id = args.get("id").value_or(default_server_id());
+  if (auto addr = args.get("addr")) {
+    if (!is_host_port(*addr)) {
+      error = "--addr: expected HOST:PORT with a port of 1-65535, got '" + *addr + "'";
+      return std::nullopt;
+    }
+    config.server_address = *addr;
+  }
+
+  if (!read_duration(args, "lease", config.lease, error) ||
+      !read_duration(args, "renew-deadline", config.renew_deadline, error) ||
+      !read_duration(args, "frequent", config.frequent_interval, error) ||
+      !read_duration(args, "infrequent", config.infrequent_interval, error) ||
+      !read_duration(args, "acquire-grace", config.acquire_grace, error)) {
+    return std::nullopt;
+  }
+  if (auto skew = args.get("max-clock-skew")) {
+    if (*skew == "off") {
+      config.max_clock_skew.reset();
+    } else if (auto parsed = parse_duration(*skew)) {
+      config.max_clock_skew = *parsed;
+    } else {
+      error = "--max-clock-skew: expected a duration such as 2s, or off, got '" + *skew + "'";
+      return std::nullopt;
+    }
+  }
+  // make_store_target already checked --request-timeout; the elector's default is shorter
+  // than the client's, because the whole retry schedule must fit before the renew deadline.
+  config.request_timeout = args.has("request-timeout") ? target.config.request_timeout
+                                                       : default_elector_request_timeout();
+  target.config.request_timeout = config.request_timeout;
+  if (!read_retry_delays(args, config.retry, error)) return std::nullopt;
+
+  if (auto level = args.get("log-level")) {
+    auto parsed = parse_log_level(*level);
+    if (!parsed) {
+      error = "--log-level: expected trace, debug, info, warning or error, got '" + *level + "'";
+      return std::nullopt;
+    }
+    settings.level = *parsed;
+  }
+  if (auto format = args.get("log-format")) {
+    auto parsed = parse_log_format(*format);
+    if (!parsed) {
+      error = "--log-format: expected text or json, got '" + *format + "'";
+      return std::nullopt;
+    }
+    settings.format = *parsed;
+  }
+
+  if (auto problem = config.validate()) {
+    // The library's message names the config field; say which option sets it.
+    std::string_view field = *problem;
+    field = field.substr(0, field.find_first_of(":.["));
+    const std::string option = option_for_field(field);
+    error = option.empty() ? "invalid configuration: " + *problem
+                           : "invalid configuration (" + option + "): " + *problem;
+    return std::nullopt;
+  }
+  return settings;
+}
+
+}  // namespace s3lect::cli

@@ -1,0 +1,209 @@
+#include "cli/release.hpp"
+
+#include "cli/exit_codes.hpp"
+#include "cli/lock_reader.hpp"
+#include "cli/store_options.hpp"
+
+#include <s3lect/error.hpp>
+#include <s3lect/s3_client.hpp>
+
+#include <boost/asio/as_tuple.hpp>
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/use_awaitable.hpp>
+
+#include <charconv>
+#include <iostream>
+
+namespace s3lect::cli {
+
+namespace asio = boost::asio;
+using boost::system::error_code;
+
+namespace {
+
+/// What happened, for the exit code and the message.
+struct release_outcome {
+  int exit_code = exit_ok;
+  std::string out;    ///< For stdout.
+  std::string error;  ///< For stderr.
+};
+
+/// Errors after which the PUT certainly did not reach the store, so sending it again is safe.
+/// Anything else ambiguous is resolved by re-reading, never by a blind retry that could answer
+/// 412 to our own earlier write.
+struct certainly_not_written {
+  bool operator()(const error_code& ec) const noexcept {
+    return ec == errc::resolve_failed || ec == errc::connect_failed ||
+           ec == errc::tls_handshake_failed || ec == errc::throttled;
+  }
+};
+
+/// One PUT attempt, its data passed as parameters so it owns them (GCC 12, style.md).
+asio::awaitable<std::tuple<error_code, put_result>> put_attempt(storage& store, std::string key,
+                                                                std::string body,
+                                                                put_condition condition) {
+  const auto token = asio::as_tuple(asio::use_awaitable);
+  co_return co_await store.async_put(std::move(key), std::move(body), std::move(condition), token);
+}
+
+asio::awaitable<release_outcome> release(s3_client& client, std::string key, std::string url,
+                                         std::optional<std::uint64_t> if_term) {
+  release_outcome outcome;
+  const retry_policy policy;  // Named: no aggregate temporaries in co_await (GCC 12).
+  lock_read read = co_await read_lock(client, key, policy);
+  if (read.error) {
+    outcome.exit_code = exit_store_error;
+    outcome.error = "cannot read " + url + " at " + client.config().endpoint + ": " +
+                    describe_store_error(read.error, read.info);
+    co_return outcome;
+  }
+  if (!read.found) {
+    outcome.exit_code = exit_no_record;
+    outcome.error = "no lock record at " + url + ": nothing to release";
+    co_return outcome;
+  }
+  if (!read.decoded.record) {
+    outcome.exit_code = exit_malformed_record;
+    outcome.error = url + ": malformed lock record: " + read.decoded.message +
+                    "; refusing to overwrite a record whose term is unknown";
+    co_return outcome;
+  }
+  const lock_record& current = *read.decoded.record;
+  if (if_term && current.term != *if_term) {
+    outcome.exit_code = exit_term_mismatch;
+    outcome.error = "refusing to release " + url + ": its term is " + std::to_string(current.term) +
+                    ", not " + std::to_string(*if_term) +
+                    " (--if-term); leadership has changed since";
+    co_return outcome;
+  }
+  if (current.released) {
+    outcome.out = url + " is already released (term " + std::to_string(current.term) + ")";
+    co_return outcome;
+  }
+
+  const lock_record next = released_record(current, std::chrono::system_clock::now());
+  const std::string body = encode_record(next);
+  const auto condition = put_condition::matches(read.found->etag);
+  storage& store = client;
+  auto write = [&store, key, body, condition] { return put_attempt(store, key, body, condition); };
+  const certainly_not_written retryable;
+  auto [ec, result] = co_await async_retry(policy, write, retryable);
+  if (ec == errc::conflict || ec == errc::outcome_unknown) {
+    // The write may or may not have happened: the record tells, by its nonce.
+    lock_read check = co_await read_lock(client, key, policy);
+    if (!check.error && check.decoded.record && check.decoded.record->nonce == next.nonce) {
+      ec.clear();
+    } else if (!check.error && check.found && check.found->etag != read.found->etag) {
+      ec = errc::precondition_failed;
+    }
+  }
+  if (ec == errc::precondition_failed) {
+    outcome.exit_code = exit_lost_race;
+    outcome.error = "the record at " + url +
+                    " changed between reading and releasing it (the holder renewed it or "
+                    "another node took over); nothing was written. Check `s3lect status` and "
+                    "try again.";
+    co_return outcome;
+  }
+  if (ec) {
+    outcome.exit_code = exit_store_error;
+    outcome.error = "cannot write " + url + " at " + client.config().endpoint + ": " +
+                    describe_store_error(ec, result.info);
+    co_return outcome;
+  }
+  outcome.out = "released " + url + " (term " + std::to_string(current.term) + ", held by " +
+                current.leader_id + ")";
+  co_return outcome;
+}
+
+}  // namespace
+
+std::string release_help() {
+  return std::string(
+             "usage: s3lect release --lock s3://BUCKET/KEY [--if-term T] [options]\n"
+             "Forces a handover: reads the lock record and rewrites it as released, keeping its\n"
+             "holder and term, with a fresh nonce, only if it is still the record read\n"
+             "(If-Match). Any follower may then take over at once, with term T+1. The holder\n"
+             "notices at its next renewal (within its frequent interval) and stops; until then\n"
+             "it may still act, so protect shared resources with the term (the fencing token).\n"
+             "\n"
+             "options:\n"
+             "  --if-term T              release only if the record's term is T, so that a\n"
+             "                           late command cannot release a later leadership\n"
+             "                           (default: any term)\n") +
+         store_options_help() +
+         "  --help                   print this help\n"
+         "\n"
+         "exit codes:\n"
+         "  0  released, or already released\n"
+         "  1  internal failure\n"
+         "  2  bad arguments\n"
+         "  3  there is no record\n"
+         "  4  the store cannot be read or written\n"
+         "  6  the record's term is not T (nothing written)\n"
+         "  7  the record cannot be parsed (nothing written)\n"
+         "  8  the record changed between the read and the write (nothing written)\n";
+}
+
+lock_record released_record(const lock_record& current, std::chrono::system_clock::time_point now) {
+  lock_record next = current;
+  next.released = true;
+  next.last_updated = now;
+  next.nonce = make_nonce();
+  return next;
+}
+
+int run_release(const std::vector<std::string>& args) {
+  std::string error;
+  std::vector<std::string> flags = store_flag_names();
+  flags.push_back("help");
+  std::vector<std::string> valued = store_valued_names();
+  valued.push_back("if-term");
+  auto parsed = parsed_args::parse(args, flags, valued, error);
+  if (parsed && parsed->has("help")) {
+    std::cout << release_help();
+    return exit_ok;
+  }
+  if (parsed && !parsed->positional().empty()) {
+    error = "unexpected argument '" + parsed->positional()[0] + "'";
+  }
+  if (parsed && error.empty() && !parsed->trailing().empty())
+    error = "unexpected arguments after --";
+  std::optional<std::uint64_t> if_term;
+  if (parsed && error.empty()) {
+    if (auto text = parsed->get("if-term")) {
+      std::uint64_t term = 0;
+      const auto [end, ec] = std::from_chars(text->data(), text->data() + text->size(), term);
+      if (ec != std::errc{} || end != text->data() + text->size() || text->empty() ||
+          term > max_record_term) {
+        error = "--if-term: expected a term (a whole number from 0 to 2^53), got '" + *text + "'";
+      } else {
+        if_term = term;
+      }
+    }
+  }
+  std::optional<store_target> target;
+  if (parsed && error.empty()) target = make_store_target(*parsed, error);
+  if (!target) {
+    std::cerr << "s3lect release: " << error << "\n";
+    return exit_usage;
+  }
+
+  asio::io_context io;
+  s3_client client(io.get_executor(), target->config);
+  release_outcome outcome;
+  std::exception_ptr failure;
+  asio::co_spawn(io, release(client, target->key, target->url(), if_term),
+                 [&outcome, &failure](std::exception_ptr e, release_outcome result) {
+                   failure = e;
+                   outcome = std::move(result);
+                 });
+  io.run();
+  if (failure) std::rethrow_exception(failure);
+  if (!outcome.out.empty()) std::cout << outcome.out << "\n";
+  if (!outcome.error.empty()) std::cerr << "s3lect release: " << outcome.error << "\n";
+  return outcome.exit_code;
+}
+
+}  // namespace s3lect::cli

@@ -1,0 +1,464 @@
+#include "cli/run.hpp"
+
+#include "cli/child_process.hpp"
+#include "cli/exit_codes.hpp"
+#include "cli/lock_reader.hpp"
+#include "cli/log_output.hpp"
+
+#include <s3lect/elector.hpp>
+#include <s3lect/s3_client.hpp>
+
+#include <boost/asio/as_tuple.hpp>
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
+#include <boost/asio/experimental/awaitable_operators.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/signal_set.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/use_awaitable.hpp>
+
+#include <signal.h>
+
+#include <cstdlib>
+#include <cstring>
+#include <iostream>
+
+namespace s3lect::cli {
+
+namespace asio = boost::asio;
+using namespace asio::experimental::awaitable_operators;
+using boost::system::error_code;
+using std::chrono::milliseconds;
+using steady = std::chrono::steady_clock;
+
+namespace {
+
+/// $PATH when the environment has none (as glibc's execvp, plus /usr/local/bin).
+constexpr const char* default_search_path = "/usr/local/bin:/usr/bin:/bin";
+
+bool is_stop_signal(int signal) {
+  return signal == SIGINT || signal == SIGTERM;
+}
+
+std::string signal_name(int signal) {
+  switch (signal) {
+    case SIGINT:
+      return "SIGINT";
+    case SIGTERM:
+      return "SIGTERM";
+    case SIGHUP:
+      return "SIGHUP";
+    case SIGUSR1:
+      return "SIGUSR1";
+    case SIGUSR2:
+      return "SIGUSR2";
+    case SIGKILL:
+      return "SIGKILL";
+    default:
+      return "signal " + std::to_string(signal);
+  }
+}
+
+std::string ms_since(steady::time_point start) {
+  return std::to_string(std::chrono::duration_cast<milliseconds>(steady::now() - start).count());
+}
+
+/// The exit status for a command that could not be started, as shells report it.
+int spawn_failure_status(const error_code& error) {
+  if (error.value() == ENOENT) return exit_not_found;
+  if (error.value() == EACCES || error.value() == ENOEXEC || error.value() == EPERM) {
+    return exit_not_executable;
+  }
+  return exit_failure;
+}
+
+/// The state `s3lect run` works on, shared by its coroutines on one io_context.
+struct supervisor {
+  elector& election;
+  const log_output& log;
+  const run_options& options;
+  spawn_request command;  ///< Without the per-leadership environment.
+  asio::signal_set& signals;
+  std::unique_ptr<child_process> child;
+  bool shutdown_requested = false;
+};
+
+std::unique_ptr<child_process> start_command(supervisor& s, std::uint64_t term,
+                                             asio::any_io_executor executor, error_code& error) {
+  spawn_request request = s.command;
+  request.environment = {{"S3LECT_TERM", std::to_string(term)},
+                         {"S3LECT_LEADER_ID", s.options.elector.config.server_id},
+                         {"S3LECT_LOCK", s.options.store.url()}};
+  return child_process::spawn(std::move(executor), request, error);
+}
+
+/// Stops the running command: SIGTERM to its group, SIGKILL after the kill grace, or at once on
+/// a second stop request. Returns when it has exited and been reaped.
+asio::awaitable<void> stop_command(supervisor& s, std::string reason) {
+  if (!s.child) co_return;
+  const pid_t pid = s.child->pid();
+  const milliseconds grace = s.options.kill_grace;
+  const auto started = steady::now();
+  const int first_signal = grace.count() == 0 ? SIGKILL : SIGTERM;
+  s.log.log(log_level::info, "stopping command",
+            {{"pid", std::to_string(pid)},
+             {"signal", signal_name(first_signal)},
+             {"grace_ms", std::to_string(grace.count())},
+             {"reason", reason}});
+  s.child->signal_group(first_signal);
+  bool killed = first_signal == SIGKILL;
+  asio::steady_timer grace_timer(co_await asio::this_coro::executor);
+  grace_timer.expires_after(grace);
+  int status = 0;
+  for (;;) {
+    if (killed) {
+      status = co_await s.child->async_wait_exit();
+      break;
+    }
+    auto event =
+        co_await (s.child->async_wait_exit() || grace_timer.async_wait(asio::use_awaitable) ||
+                  s.signals.async_wait(asio::use_awaitable));
+    if (event.index() == 0) {
+      status = std::get<0>(event);
+      break;
+    }
+    std::string kill_reason = "grace_expired";
+    if (event.index() == 2) {
+      const int signal = std::get<2>(event);
+      if (!is_stop_signal(signal)) {
+        s.child->signal_group(signal);
+        s.log.log(log_level::info, "forwarded signal", {{"signal", signal_name(signal)}});
+        continue;
+      }
+      if (!s.shutdown_requested) {
+        s.shutdown_requested = true;
+        s.log.log(log_level::info, "stop requested, waiting for the command",
+                  {{"signal", signal_name(signal)}});
+        continue;
+      }
+      kill_reason = "second_stop_signal";
+    }
+    s.log.log(log_level::warning, "killing command",
+              {{"pid", std::to_string(pid)}, {"signal", "SIGKILL"}, {"reason", kill_reason}});
+    s.child->signal_group(SIGKILL);
+    killed = true;
+  }
+  s.log.log(log_level::info, "command stopped",
+            {{"pid", std::to_string(pid)},
+             {"status", std::to_string(status)},
+             {"killed", killed ? "true" : "false"},
+             {"stop_ms", ms_since(started)}});
+  s.child.reset();
+}
+
+/// Stops the elector, releasing the lock if held.
+asio::awaitable<void> release_lock(supervisor& s) {
+  const auto token = asio::as_tuple(asio::use_awaitable);
+  co_await s.election.async_stop(token);
+  s.log.log(log_level::info, "stopped campaigning");
+}
+
+/// The leader's side: runs the command while leader. Returns s3lect's exit code.
+asio::awaitable<int> supervise(supervisor& s) {
+  const auto token = asio::as_tuple(asio::use_awaitable);
+  const auto executor = co_await asio::this_coro::executor;
+  auto campaign_started = steady::now();
+  for (;;) {
+    auto elected = co_await (s.election.async_wait_for_leadership(token) ||
+                             s.signals.async_wait(asio::use_awaitable));
+    if (elected.index() == 1) {
+      const int signal = std::get<1>(elected);
+      if (!is_stop_signal(signal)) {
+        s.log.log(log_level::info, "signal ignored: no command running",
+                  {{"signal", signal_name(signal)}});
+        continue;
+      }
+      s.log.log(log_level::info, "stopping", {{"signal", signal_name(signal)}});
+      co_await release_lock(s);
+      co_return exit_ok;
+    }
+    auto [wait_error, lease] = std::get<0>(elected);
+    if (wait_error) {
+      s.log.log(log_level::error, "election ended unexpectedly", {{"error", wait_error.message()}});
+      co_return exit_failure;
+    }
+    s.log.log(log_level::info, "became leader",
+              {{"term", std::to_string(lease.term)}, {"after_ms", ms_since(campaign_started)}});
+
+    error_code spawn_error;
+    s.child = start_command(s, lease.term, executor, spawn_error);
+    if (!s.child) {
+      s.log.log(log_level::error, "cannot start the command",
+                {{"command", s.command.path}, {"error", spawn_error.message()}});
+      co_await release_lock(s);
+      co_return spawn_failure_status(spawn_error);
+    }
+    s.log.log(log_level::info, "command started",
+              {{"pid", std::to_string(s.child->pid())}, {"term", std::to_string(lease.term)}});
+    const auto leader_since = steady::now();
+
+    for (;;) {
+      auto event =
+          co_await (s.child->async_wait_exit() || s.election.async_wait_for_loss(lease, token) ||
+                    s.signals.async_wait(asio::use_awaitable));
+      if (event.index() == 0) {
+        const int status = std::get<0>(event);
+        s.log.log(log_level::info, "command exited",
+                  {{"pid", std::to_string(s.child->pid())},
+                   {"status", std::to_string(status)},
+                   {"term", std::to_string(lease.term)}});
+        s.child.reset();
+        s.log.log(log_level::info, "releasing the lock", {{"term", std::to_string(lease.term)}});
+        co_await release_lock(s);
+        co_return status;
+      }
+      if (event.index() == 1) {
+        s.log.log(log_level::warning, "lost leadership",
+                  {{"term", std::to_string(lease.term)}, {"held_ms", ms_since(leader_since)}});
+        co_await stop_command(s, "leadership_lost");
+        if (s.shutdown_requested) {
+          co_await release_lock(s);
+          co_return exit_ok;
+        }
+        campaign_started = steady::now();
+        break;
+      }
+      const int signal = std::get<2>(event);
+      if (!is_stop_signal(signal)) {
+        s.child->signal_group(signal);
+        s.log.log(log_level::info, "forwarded signal", {{"signal", signal_name(signal)}});
+        continue;
+      }
+      s.log.log(log_level::info, "stopping", {{"signal", signal_name(signal)}});
+      s.shutdown_requested = true;
+      co_await stop_command(s, "stop_signal");
+      s.log.log(log_level::info, "releasing the lock", {{"term", std::to_string(lease.term)}});
+      co_await release_lock(s);
+      co_return exit_ok;
+    }
+  }
+}
+
+/// Logs every change of holder or term, as this node sees it.
+asio::awaitable<void> observe(elector& election, const log_output& log, std::string self_id) {
+  const auto token = asio::as_tuple(asio::use_awaitable);
+  std::uint64_t version = 0;
+  std::optional<std::pair<std::string, std::uint64_t>> last;
+  for (;;) {
+    auto [error, status] = co_await election.async_wait_for_change(version, token);
+    if (error) co_return;
+    version = status.version;
+    auto current = std::make_pair(status.leader_id, status.term);
+    // Before the first read there is nothing to tell.
+    if (!last && status.leader_id.empty() && status.term == 0) continue;
+    if (last == current) continue;
+    last = current;
+    log.log(log_level::info, "leader changed",
+            {{"holder", status.leader_id.empty() ? "none" : status.leader_id},
+             {"holder_addr", status.leader_addr},
+             {"term", std::to_string(status.term)},
+             {"self", status.leader_id == self_id ? "true" : "false"}});
+  }
+}
+
+}  // namespace
+
+std::string run_help() {
+  return std::string(
+             "usage: s3lect run --lock s3://BUCKET/KEY [options] -- COMMAND [ARGS...]\n"
+             "Campaigns for the lock and runs COMMAND only while this process is the leader.\n"
+             "\n"
+             "COMMAND runs in its own process group, with these variables added to its\n"
+             "environment:\n"
+             "  S3LECT_TERM       the fencing token: greater than every earlier leader's. Pass it\n"
+             "                    to the resources you protect, so that they can refuse a stale\n"
+             "                    leader.\n"
+             "  S3LECT_LEADER_ID  this node's --id\n"
+             "  S3LECT_LOCK       s3://BUCKET/KEY\n"
+             "When leadership is lost (no renewal succeeded within the renew deadline, or another\n"
+             "node holds the lock), COMMAND's group gets SIGTERM, and SIGKILL after --kill-grace;\n"
+             "s3lect then campaigns again and starts COMMAND anew when it leads again.\n"
+             "When COMMAND exits by itself, s3lect releases the lock, so that a follower takes\n"
+             "over at once, and exits with COMMAND's status. Whenever COMMAND's main process\n"
+             "exits, whatever is left in its process group is killed.\n"
+             "On SIGINT or SIGTERM, s3lect stops COMMAND the same way (a second signal kills it "
+             "at\n"
+             "once), releases the lock and exits 0. SIGHUP, SIGUSR1 and SIGUSR2 are passed on to\n"
+             "COMMAND's group. If s3lect dies, COMMAND is killed with it (PR_SET_PDEATHSIG).\n"
+             "A stopped s3lect (SIGSTOP, a debugger) cannot stop COMMAND: that is what the\n"
+             "fencing token is for.\n"
+             "Before campaigning, s3lect reads the lock once: an unreachable store, refused\n"
+             "credentials or a missing bucket end it at once (exit 4). Later store failures are\n"
+             "retried and logged, and a leader that cannot renew steps down.\n"
+             "\n"
+             "options:\n") +
+         store_location_help() + elector_options_help() +
+         "  --kill-grace DUR         time COMMAND has between SIGTERM and SIGKILL (default 3s;\n"
+         "                           0: SIGKILL at once). Must be less than lease - renew\n"
+         "                           deadline (5s by default), so that COMMAND is gone before\n"
+         "                           another node may take over.\n"
+         "  --help                   print this help\n"
+         "  Durations: 500ms, 15s, 1m, 1m30s, 2h.\n"
+         "  Peer mode (--peer, --peer-listen, --peer-cert, --peer-key, --peer-ca,\n"
+         "  --peer-client-cert, --peer-client-key, --peer-watch) is not yet supported: these\n"
+         "  options are refused.\n"
+         "\n"
+         "logs: one line per event on stderr, e.g.\n"
+         "  time=2026-11-21T10:30:45.123Z level=info msg=\"became leader\" term=3 after_ms=1520\n"
+         "  lock=s3://b/k id=host:123\n"
+         "\n"
+         "exit codes:\n"
+         "  N    COMMAND exited by itself with status N (128+S when killed by signal S)\n"
+         "  0    stopped by SIGINT or SIGTERM: COMMAND stopped, lock released\n"
+         "  1    internal failure\n"
+         "  2    bad arguments or configuration\n"
+         "  4    the store cannot be read at start-up\n"
+         "  126  COMMAND is not an executable file\n"
+         "  127  COMMAND was not found\n";
+}
+
+std::optional<std::string> check_kill_grace(milliseconds kill_grace, const elector_config& config) {
+  const milliseconds margin = config.lease - config.renew_deadline;
+  if (kill_grace < margin) return std::nullopt;
+  return "--kill-grace: must be less than lease - renew deadline (" +
+         std::to_string(margin.count()) + " ms), so that the command is gone before another " +
+         "node may take over; is " + std::to_string(kill_grace.count()) + " ms";
+}
+
+std::optional<run_options> parse_run_options(const std::vector<std::string>& args,
+                                             std::string& error) {
+  if (auto refused = refuse_peer_options(args)) {
+    error = *refused;
+    return std::nullopt;
+  }
+  std::vector<std::string> flags = store_flag_names();
+  flags.insert(flags.end(), elector_flag_names().begin(), elector_flag_names().end());
+  std::vector<std::string> valued = store_valued_names();
+  valued.insert(valued.end(), elector_valued_names().begin(), elector_valued_names().end());
+  valued.push_back("kill-grace");
+  auto parsed = parsed_args::parse(args, flags, valued, error);
+  if (!parsed) return std::nullopt;
+  if (!parsed->positional().empty()) {
+    error = "unexpected argument '" + parsed->positional()[0] +
+            "' (the command goes after --: s3lect run [options] -- COMMAND [ARGS...])";
+    return std::nullopt;
+  }
+  if (parsed->trailing().empty() || parsed->trailing()[0].empty()) {
+    error = "missing the command: s3lect run [options] -- COMMAND [ARGS...]";
+    return std::nullopt;
+  }
+  run_options options;
+  options.command = parsed->trailing();
+  if (auto grace = parsed->get("kill-grace")) {
+    auto value = parse_duration(*grace);
+    if (!value) {
+      error = "--kill-grace: expected a duration such as 500ms, 3s or 1m, got '" + *grace + "'";
+      return std::nullopt;
+    }
+    options.kill_grace = *value;
+  }
+  auto target = make_store_target(*parsed, error);
+  if (!target) return std::nullopt;
+  options.store = std::move(*target);
+  auto settings = make_elector_settings(*parsed, options.store, error);
+  if (!settings) return std::nullopt;
+  options.elector = std::move(*settings);
+  if (auto problem = check_kill_grace(options.kill_grace, options.elector.config)) {
+    error = *problem;
+    return std::nullopt;
+  }
+  return options;
+}
+
+int run_run(const std::vector<std::string>& args) {
+  // Before anything is opened: these descriptors were handed to us, and go on to COMMAND.
+  const std::set<int> inherited = open_descriptors();
+  for (const auto& arg : args) {
+    if (arg == "--") break;
+    if (arg == "--help") {
+      std::cout << run_help();
+      return exit_ok;
+    }
+  }
+  std::string error;
+  auto options = parse_run_options(args, error);
+  if (!options) {
+    std::cerr << "s3lect run: " << error << "\n";
+    return exit_usage;
+  }
+  const char* search_path = std::getenv("PATH");
+  const resolved_command resolved =
+      resolve_command(options->command[0], search_path ? search_path : default_search_path);
+  if (resolved.error != 0) {
+    std::cerr << "s3lect run: " << options->command[0] << ": "
+              << (resolved.error == ENOENT ? "command not found" : "not an executable file")
+              << "\n";
+    return resolved.error == ENOENT ? exit_not_found : exit_not_executable;
+  }
+
+  // A closed stderr pipe must not kill us (and with us, by PDEATHSIG, the command). The
+  // command gets the disposition we were started with.
+  struct sigaction original_sigpipe {};
+  ::sigaction(SIGPIPE, nullptr, &original_sigpipe);
+  ::signal(SIGPIPE, SIG_IGN);
+
+  const elector_config& settings = options->elector.config;
+  const std::string url = options->store.url();
+  log_output output(options->elector.format, options->elector.level,
+                    {{"lock", url}, {"id", settings.server_id}});
+
+  asio::io_context io;
+  // Signals are caught from here on; one that arrives before the supervisor waits is queued.
+  asio::signal_set signals(io, SIGINT, SIGTERM, SIGHUP);
+  signals.add(SIGUSR1);
+  signals.add(SIGUSR2);
+  s3_client client(io.get_executor(), options->store.config);
+
+  lock_read first_read;
+  std::exception_ptr failure;
+  asio::co_spawn(io, read_lock(client, settings.lock_key, settings.retry),
+                 [&first_read, &failure](std::exception_ptr e, lock_read result) {
+                   failure = e;
+                   first_read = std::move(result);
+                 });
+  io.run();
+  if (failure) std::rethrow_exception(failure);
+  if (first_read.error) {
+    std::cerr << "s3lect run: cannot read " << url << " at " << client.config().endpoint << ": "
+              << describe_store_error(first_read.error, first_read.info) << "\n";
+    return exit_store_error;
+  }
+  if (first_read.found && !first_read.decoded.record) {
+    output.log(log_level::warning, "unreadable lock record: it can be taken over only once expired",
+               {{"error", first_read.decoded.message}});
+  }
+  io.restart();
+
+  elector_config config = settings;
+  config.log = output.library_logger();
+  elector election(io.get_executor(), client, config);
+  supervisor state{election, output, *options, {}, signals, nullptr};
+  state.command.path = resolved.path;
+  state.command.argv = options->command;
+  state.command.inherited_descriptors = inherited;
+  state.command.sigpipe_ignored = original_sigpipe.sa_handler == SIG_IGN;
+
+  output.log(log_level::info, "campaigning",
+             {{"command", options->command[0]},
+              {"lease_ms", std::to_string(settings.lease.count())},
+              {"renew_deadline_ms", std::to_string(settings.renew_deadline.count())},
+              {"kill_grace_ms", std::to_string(options->kill_grace.count())}});
+  election.start();
+  asio::co_spawn(io, observe(election, output, settings.server_id), asio::detached);
+  int exit_code = exit_failure;
+  asio::co_spawn(io, supervise(state), [&io, &exit_code, &failure](std::exception_ptr e, int code) {
+    failure = e;
+    exit_code = code;
+    io.stop();
+  });
+  io.run();
+  if (failure) std::rethrow_exception(failure);
+  return exit_code;
+}
+
+}  // namespace s3lect::cli

@@ -1,0 +1,151 @@
+#include "cli/status.hpp"
+
+#include "cli/exit_codes.hpp"
+#include "cli/json_text.hpp"
+#include "cli/lock_reader.hpp"
+#include "cli/store_options.hpp"
+
+#include <s3lect/s3_client.hpp>
+
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/io_context.hpp>
+
+#include <iostream>
+
+namespace s3lect::cli {
+
+namespace asio = boost::asio;
+using std::chrono::system_clock;
+
+namespace {
+
+/// Go's zero time.Time, which released records carry as lastUpdated.
+constexpr const char* go_zero_time = "0001-01-01T00:00:00Z";
+
+/// Raw bodies of malformed records are shown up to this size.
+constexpr std::size_t max_shown_body = 4096;
+
+}  // namespace
+
+std::string status_help() {
+  return std::string(
+             "usage: s3lect status --lock s3://BUCKET/KEY [options]\n"
+             "Reads the lock record and prints it as one JSON object on stdout, e.g.\n"
+             "  {\"lock\":\"s3://b/k\",\"etag\":\"…\",\"leaderID\":\"api-7\",\"leaderAddr\":"
+             "\"10.0.1.42:8443\",\n"
+             "   \"lastUpdated\":\"2026-11-21T10:30:45.123Z\",\"term\":42,\"leaseMs\":15000,\n"
+             "   "
+             "\"released\":false,\"nonce\":\"9f1c2a7e5b3d4c11\",\"ageMs\":1234,\"expired\":false}\n"
+             "leaseMs is null for records of Go writers. ageMs is this machine's clock minus\n"
+             "lastUpdated (null when lastUpdated is Go's zero time, which marks a release).\n"
+             "expired is true when the record is released or ageMs >= leaseMs, by this\n"
+             "machine's clock, with no allowance for clock skew.\n"
+             "\n"
+             "options:\n") +
+         store_options_help() +
+         "  --help                   print this help\n"
+         "\n"
+         "exit codes:\n"
+         "  0  a record was printed\n"
+         "  1  internal failure\n"
+         "  2  bad arguments\n"
+         "  3  there is no record (nothing on stdout)\n"
+         "  4  the store cannot be read\n"
+         "  7  the record cannot be parsed (stdout: {\"lock\",\"etag\",\"error\",\"body\"})\n";
+}
+
+std::string status_json(const std::string& lock_url, const std::string& etag,
+                        const lock_record& record, system_clock::time_point now) {
+  json_object out;
+  out.add_string("lock", lock_url).add_string("etag", etag);
+  out.add_string("leaderID", record.leader_id).add_string("leaderAddr", record.leader_addr);
+  const bool zero_time = record.last_updated == system_clock::time_point{};
+  out.add_string("lastUpdated", zero_time ? go_zero_time : format_utc_ms(record.last_updated));
+  out.add_number("term", static_cast<std::int64_t>(record.term));
+  if (record.lease) {
+    out.add_number("leaseMs", record.lease->count());
+  } else {
+    out.add_null("leaseMs");
+  }
+  out.add_bool("released", record.released).add_string("nonce", record.nonce);
+  std::optional<std::int64_t> age_ms;
+  if (!zero_time) {
+    age_ms =
+        std::chrono::duration_cast<std::chrono::milliseconds>(now - record.last_updated).count();
+    out.add_number("ageMs", *age_ms);
+  } else {
+    out.add_null("ageMs");
+  }
+  if (record.released) {
+    out.add_bool("expired", true);
+  } else if (record.lease && age_ms) {
+    out.add_bool("expired", *age_ms >= record.lease->count());
+  } else {
+    out.add_null("expired");
+  }
+  return out.str();
+}
+
+std::string malformed_status_json(const std::string& lock_url, const std::string& etag,
+                                  const std::string& error, const std::string& body) {
+  json_object out;
+  out.add_string("lock", lock_url).add_string("etag", etag).add_string("error", error);
+  out.add_string("body", body.size() > max_shown_body ? body.substr(0, max_shown_body) : body);
+  return out.str();
+}
+
+int run_status(const std::vector<std::string>& args) {
+  std::string error;
+  std::vector<std::string> flags = store_flag_names();
+  flags.push_back("help");
+  auto parsed = parsed_args::parse(args, flags, store_valued_names(), error);
+  if (parsed && parsed->has("help")) {
+    std::cout << status_help();
+    return exit_ok;
+  }
+  if (parsed && !parsed->positional().empty()) {
+    error = "unexpected argument '" + parsed->positional()[0] + "'";
+  }
+  if (parsed && error.empty() && !parsed->trailing().empty())
+    error = "unexpected arguments after --";
+  std::optional<store_target> target;
+  if (parsed && error.empty()) target = make_store_target(*parsed, error);
+  if (!target) {
+    std::cerr << "s3lect status: " << error << "\n";
+    return exit_usage;
+  }
+
+  asio::io_context io;
+  s3_client client(io.get_executor(), target->config);
+  lock_read read;
+  std::exception_ptr failure;
+  asio::co_spawn(io, read_lock(client, target->key, retry_policy{}),
+                 [&read, &failure](std::exception_ptr e, lock_read result) {
+                   failure = e;
+                   read = std::move(result);
+                 });
+  io.run();
+  if (failure) std::rethrow_exception(failure);
+
+  const std::string url = target->url();
+  if (read.error) {
+    std::cerr << "s3lect status: cannot read " << url << " at " << client.config().endpoint << ": "
+              << describe_store_error(read.error, read.info) << "\n";
+    return exit_store_error;
+  }
+  if (!read.found) {
+    std::cerr << "s3lect status: no lock record at " << url << "\n";
+    return exit_no_record;
+  }
+  if (!read.decoded.record) {
+    const std::string problem = "malformed lock record: " + read.decoded.message;
+    std::cout << malformed_status_json(url, read.found->etag, problem, read.found->body) << "\n";
+    std::cerr << "s3lect status: " << url << ": " << problem << "\n";
+    return exit_malformed_record;
+  }
+  std::cout << status_json(url, read.found->etag, *read.decoded.record, system_clock::now())
+            << "\n";
+  return exit_ok;
+}
+
+}  // namespace s3lect::cli

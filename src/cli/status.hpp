@@ -1,0 +1,26 @@
+// `s3lect status`: prints the lock record as one JSON object.
+#pragma once
+
+#include <s3lect/record.hpp>
+
+#include <chrono>
+#include <string>
+#include <vector>
+
+namespace s3lect::cli {
+
+/// Runs `s3lect status` with the arguments after the subcommand; returns the exit code.
+int run_status(const std::vector<std::string>& args);
+
+/// Help text of `s3lect status`.
+std::string status_help();
+
+/// The JSON object `s3lect status` prints for `record` with ETag `etag`, read at `now`.
+std::string status_json(const std::string& lock_url, const std::string& etag,
+                        const lock_record& record, std::chrono::system_clock::time_point now);
+
+/// The JSON object printed for a record that could not be parsed.
+std::string malformed_status_json(const std::string& lock_url, const std::string& etag,
+                                  const std::string& error, const std::string& body);
+
+}  // namespace s3lect::cli

@@ -1,0 +1,671 @@
+// The s3lect tool against the local Ceph RADOS Gateway: argument errors and exit codes,
+// `status`, `release`, and `run` supervising its command through handovers, stop signals,
+// a frozen leader and a leader cut off from the store. Runs the built `s3lect` binary: the
+// S3LECT_CLI variable names it, else it is found beside this test's directory (<build>/s3lect
+// for <build>/tests/s3lect_integration_tests). Every wait is bounded; only processes this test
+// started are signalled.
+#include <s3lect/s3_client.hpp>
+
+#include "fake/run_until_complete.hpp"
+#include "fake/tcp_forwarder.hpp"
+#include "integration/local_s3.hpp"
+
+#include <gtest/gtest.h>
+
+#include <boost/asio/io_context.hpp>
+
+#include <fcntl.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <map>
+#include <optional>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+extern char** environ;
+
+namespace s3lect {
+namespace {
+
+namespace asio = boost::asio;
+using namespace std::chrono_literals;
+using steady = std::chrono::steady_clock;
+
+/// The s3lect binary under test.
+std::string cli_path() {
+  if (const char* configured = std::getenv("S3LECT_CLI"); configured && *configured) {
+    return configured;
+  }
+  const auto self = std::filesystem::read_symlink("/proc/self/exe");
+  return (self.parent_path().parent_path() / "s3lect").string();
+}
+
+std::string read_file(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+std::vector<std::string> lines_of(const std::string& text) {
+  std::vector<std::string> lines;
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);) lines.push_back(line);
+  return lines;
+}
+
+/// The number after `"key":` in a flat JSON object, if any.
+std::optional<long long> json_number(const std::string& json, const std::string& key) {
+  const auto at = json.find("\"" + key + "\":");
+  if (at == std::string::npos) return std::nullopt;
+  const char* start = json.c_str() + at + key.size() + 3;
+  char* end = nullptr;
+  const long long value = std::strtoll(start, &end, 10);
+  if (end == start) return std::nullopt;
+  return value;
+}
+
+/// True when `pid` no longer runs: gone, or a zombie its new parent has not reaped yet.
+bool is_gone(pid_t pid) {
+  std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
+  std::string line;
+  if (!std::getline(stat, line)) return true;
+  const auto close = line.rfind(')');
+  return close != std::string::npos && close + 2 < line.size() && line[close + 2] == 'Z';
+}
+
+/// Polls `condition` every 20 ms for up to `limit`.
+bool eventually(const std::function<bool()>& condition, steady::duration limit) {
+  const auto deadline = steady::now() + limit;
+  while (steady::now() < deadline) {
+    if (condition()) return true;
+    std::this_thread::sleep_for(20ms);
+  }
+  return condition();
+}
+
+/// One s3lect process, its stdout and stderr captured in files.
+struct cli_process {
+  pid_t pid = -1;
+  std::string out_path;
+  std::string err_path;
+  std::optional<int> status;  ///< Shell-style exit status once waited for.
+
+  std::string out() const { return read_file(out_path); }
+  std::string err() const { return read_file(err_path); }
+
+  /// Waits up to `limit` for the exit; the exit status (128+N for signal N), or nullopt.
+  std::optional<int> wait(steady::duration limit) {
+    if (status) return status;
+    const auto deadline = steady::now() + limit;
+    do {
+      int raw = 0;
+      const pid_t done = ::waitpid(pid, &raw, WNOHANG);
+      if (done == pid) {
+        status = WIFEXITED(raw) ? WEXITSTATUS(raw) : 128 + WTERMSIG(raw);
+        return status;
+      }
+      std::this_thread::sleep_for(10ms);
+    } while (steady::now() < deadline);
+    return std::nullopt;
+  }
+};
+
+class CliIntegration : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    std::string problem;
+    auto found = test::local_s3::from_environment(problem);
+    ASSERT_TRUE(found) << problem;
+    s3 = std::move(*found);
+    ASSERT_EQ(::access(cli_path().c_str(), X_OK), 0)
+        << cli_path() << " is missing: build the s3lect target (or set S3LECT_CLI)";
+    for (const char* name : {"AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_REGION",
+                             "AWS_SESSION_TOKEN", "AWS_ENDPOINT_URL", "AWS_ENDPOINT_URL_S3"}) {
+      if (const char* value = std::getenv(name)) saved_env_[name] = value;
+      ::unsetenv(name);
+    }
+    ::setenv("AWS_ACCESS_KEY_ID", s3.access_key.c_str(), 1);
+    ::setenv("AWS_SECRET_ACCESS_KEY", s3.secret_key.c_str(), 1);
+    ::setenv("AWS_REGION", s3.region.c_str(), 1);
+    key = "cli-test/" + test::unique_suffix() + ".json";
+    scratch = ::testing::TempDir() + "s3lect-cli-" + test::unique_suffix();
+    std::filesystem::create_directories(scratch);
+  }
+
+  void TearDown() override {
+    for (auto& process : processes_) {
+      if (process.status || process.pid <= 0) continue;
+      ::kill(process.pid, SIGCONT);
+      ::kill(process.pid, SIGKILL);  // Its command dies with it (PR_SET_PDEATHSIG).
+      process.wait(10s);
+    }
+    std::error_code ignored;
+    std::filesystem::remove_all(scratch, ignored);
+    for (const char* name : {"AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_REGION"}) {
+      ::unsetenv(name);
+    }
+    for (const auto& [name, value] : saved_env_) ::setenv(name.c_str(), value.c_str(), 1);
+  }
+
+  std::string lock() const { return "s3://" + s3.bucket + "/" + key; }
+
+  /// --lock, --endpoint and --path-style for this test's key.
+  std::vector<std::string> store_args(const std::string& endpoint = {}) const {
+    return {"--lock", lock(), "--endpoint", endpoint.empty() ? s3.http_endpoint : endpoint,
+            "--path-style"};
+  }
+
+  /// `run` with short timings: L = 2 s, D = 1.2 s, F = 0.4 s; kill grace 0.5 s < L - D.
+  std::vector<std::string> run_args(const std::string& id, const std::string& endpoint = {}) const {
+    std::vector<std::string> args{"run"};
+    for (auto& arg : store_args(endpoint)) args.push_back(arg);
+    for (const char* arg : {"--lease", "2s", "--renew-deadline", "1200ms", "--frequent", "400ms",
+                            "--infrequent", "800ms", "--request-timeout", "150ms", "--retry-delays",
+                            "50ms,200ms", "--kill-grace", "500ms", "--log-level", "debug"}) {
+      args.push_back(arg);
+    }
+    args.push_back("--id");
+    args.push_back(id);
+    return args;
+  }
+
+  /// Starts s3lect with `args`.
+  cli_process& start(const std::vector<std::string>& args) {
+    cli_process process;
+    const std::string base = scratch + "/p" + std::to_string(processes_.size());
+    process.out_path = base + ".out";
+    process.err_path = base + ".err";
+    posix_spawn_file_actions_t actions;
+    posix_spawn_file_actions_init(&actions);
+    posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
+    posix_spawn_file_actions_addopen(&actions, 1, process.out_path.c_str(),
+                                     O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    posix_spawn_file_actions_addopen(&actions, 2, process.err_path.c_str(),
+                                     O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    const std::string path = cli_path();
+    std::vector<std::string> argv_strings{path};
+    argv_strings.insert(argv_strings.end(), args.begin(), args.end());
+    std::vector<char*> argv;
+    for (auto& arg : argv_strings) argv.push_back(arg.data());
+    argv.push_back(nullptr);
+    const int failed =
+        ::posix_spawn(&process.pid, path.c_str(), &actions, nullptr, argv.data(), environ);
+    posix_spawn_file_actions_destroy(&actions);
+    EXPECT_EQ(failed, 0) << std::strerror(failed);
+    processes_.push_back(process);
+    return processes_.back();
+  }
+
+  /// Runs s3lect with `args` to its end (at most 20 s).
+  cli_process& run(const std::vector<std::string>& args) {
+    cli_process& process = start(args);
+    EXPECT_TRUE(process.wait(20s)) << "s3lect did not finish: " << process.err();
+    return process;
+  }
+
+  /// `s3lect status` of this test's key.
+  cli_process& status() {
+    std::vector<std::string> args{"status"};
+    for (auto& arg : store_args()) args.push_back(arg);
+    return run(args);
+  }
+
+  /// Writes `body` at `object_key` unconditionally-new (create-if-absent).
+  void put_raw(const std::string& object_key, const std::string& body) {
+    asio::io_context io;
+    s3_client client(io.get_executor(), s3.config(false));
+    auto [ec, result] = test::run_until_complete<put_result>(io, [&](auto handler) {
+      client.async_put(object_key, body, put_condition::absent(), std::move(handler));
+    });
+    ASSERT_FALSE(ec) << ec.message();
+  }
+
+  test::local_s3 s3;
+  std::string key;
+  std::string scratch;
+
+ private:
+  std::vector<cli_process> processes_;  // Never shrinks; references stay valid (reserve).
+  std::map<std::string, std::string> saved_env_;
+
+ public:
+  CliIntegration() { processes_.reserve(64); }
+};
+
+/// Expects the process to have ended with `code` after writing exactly one line to stderr that
+/// contains `text`.
+void expect_one_line_error(const cli_process& process, int code, const std::string& text) {
+  EXPECT_EQ(process.status, std::optional<int>(code)) << process.err();
+  const auto lines = lines_of(process.err());
+  EXPECT_EQ(lines.size(), 1u) << process.err();
+  EXPECT_NE(process.err().find(text), std::string::npos) << process.err();
+}
+
+TEST_F(CliIntegration, BadArgumentsExitTwoWithOneLine) {
+  expect_one_line_error(run({}), 2, "usage: s3lect COMMAND");
+  expect_one_line_error(run({"frobnicate"}), 2, "unknown command 'frobnicate'");
+  expect_one_line_error(run({"run", "--lock", lock(), "--lease", "15", "--", "true"}), 2,
+                        "--lease: expected a duration");
+  expect_one_line_error(run({"run", "--lock", lock(), "--lease", "2s", "--renew-deadline", "1200ms",
+                             "--frequent", "400ms", "--request-timeout", "150ms", "--retry-delays",
+                             "50ms,200ms", "--kill-grace", "800ms", "--", "true"}),
+                        2, "--kill-grace: must be less than lease - renew deadline (800 ms)");
+  expect_one_line_error(
+      run({"run", "--lock", lock(), "--lease", "2s", "--renew-deadline", "1200ms", "--frequent",
+           "400ms", "--request-timeout", "150ms", "--kill-grace", "500ms", "--", "true"}),
+      2, "retry: the worst case of one request (1550 ms");
+  expect_one_line_error(run({"run", "--lock", lock(), "--renew-deadline", "15s", "--", "true"}), 2,
+                        "renew_deadline: must be less than lease (15000 ms), is 15000 ms");
+  expect_one_line_error(run({"run", "--lock", lock(), "--peer"}), 2, "not yet supported");
+  expect_one_line_error(run({"run", "--lock", lock()}), 2, "missing the command");
+  expect_one_line_error(run({"run", "--lock", "bucket-only", "--", "true"}), 2,
+                        "expected s3://BUCKET/KEY");
+  expect_one_line_error(run({"status"}), 2, "missing --lock");
+  expect_one_line_error(run({"status", "--lock", lock(), "extra"}), 2, "unexpected argument");
+  expect_one_line_error(run({"release", "--lock", lock(), "--if-term", "x"}), 2,
+                        "--if-term: expected a term");
+  expect_one_line_error(run({"release", "--lock", lock(), "--if-term", "-1"}), 2, "--if-term");
+}
+
+TEST_F(CliIntegration, MissingOrUnrunnableCommandExits127Or126) {
+  auto args = run_args("nocommand");
+  args.insert(args.end(), {"--", "s3lect-no-such-command"});
+  expect_one_line_error(run(args), 127, "s3lect-no-such-command: command not found");
+  const std::string plain = scratch + "/plain";
+  std::ofstream(plain) << "echo hi\n";
+  ::chmod(plain.c_str(), 0644);
+  args = run_args("noexec");
+  args.insert(args.end(), {"--", plain});
+  expect_one_line_error(run(args), 126, "not an executable file");
+}
+
+TEST_F(CliIntegration, UnreachableOrRefusingStoreExitsFour) {
+  auto unreachable = run_args("offline", "http://127.0.0.1:1");
+  unreachable.insert(unreachable.end(), {"--", "true"});
+  expect_one_line_error(run(unreachable), 4, "cannot read " + lock() + " at http://127.0.0.1:1");
+  expect_one_line_error(run({"status", "--lock", lock(), "--endpoint", "http://127.0.0.1:1",
+                             "--path-style", "--request-timeout", "200ms"}),
+                        4, "connection failed");
+  expect_one_line_error(run({"status", "--lock", "s3://s3lect-no-such-bucket/k", "--endpoint",
+                             s3.http_endpoint, "--path-style"}),
+                        4, "no such bucket");
+  ::setenv("AWS_SECRET_ACCESS_KEY", "wrong-secret", 1);
+  expect_one_line_error(status(), 4, "signature does not match");
+  expect_one_line_error(
+      run({"release", "--lock", lock(), "--endpoint", s3.http_endpoint, "--path-style"}), 4,
+      "cannot read");
+}
+
+TEST_F(CliIntegration, StatusOfAMissingKeyExitsThree) {
+  auto& process = status();
+  expect_one_line_error(process, 3, "no lock record at " + lock());
+  EXPECT_EQ(process.out(), "");
+  std::vector<std::string> release_args{"release"};
+  for (auto& arg : store_args()) release_args.push_back(arg);
+  expect_one_line_error(run(release_args), 3, "nothing to release");
+}
+
+TEST_F(CliIntegration, StatusOfAMalformedRecordExitsSevenShowingWhatIsKnown) {
+  put_raw(key, R"({"leaderID":"x","lastUpdated":"yesterday","term":1})");
+  auto& process = status();
+  expect_one_line_error(process, 7, "malformed lock record: lastUpdated");
+  EXPECT_NE(process.out().find("\"error\":\"malformed lock record: lastUpdated"), std::string::npos)
+      << process.out();
+  EXPECT_NE(process.out().find("\"body\":\"{\\\"leaderID\\\":\\\"x\\\""), std::string::npos)
+      << process.out();
+  EXPECT_NE(process.out().find("\"etag\":\""), std::string::npos) << process.out();
+  std::vector<std::string> release_args{"release"};
+  for (auto& arg : store_args()) release_args.push_back(arg);
+  expect_one_line_error(run(release_args), 7, "refusing to overwrite");
+}
+
+TEST_F(CliIntegration, RunStartsTheCommandAsLeaderAndExitsWithItsStatusReleasingTheLock) {
+  const std::string env_file = scratch + "/env";
+  auto args = run_args("exit-seven");
+  args.insert(args.end(),
+              {"--", "sh", "-c",
+               "echo \"$S3LECT_TERM $S3LECT_LEADER_ID $S3LECT_LOCK\" > " + env_file + "; exit 7"});
+  auto& process = run(args);
+  EXPECT_EQ(process.status, std::optional<int>(7)) << process.err();
+  std::istringstream env(read_file(env_file));
+  long long term = 0;
+  std::string id, lock_url;
+  ASSERT_TRUE(env >> term >> id >> lock_url) << read_file(env_file);
+  EXPECT_GE(term, 1);
+  EXPECT_EQ(id, "exit-seven");
+  EXPECT_EQ(lock_url, lock());
+  EXPECT_NE(process.err().find("msg=\"became leader\" term=" + std::to_string(term)),
+            std::string::npos)
+      << process.err();
+  EXPECT_NE(process.err().find("msg=\"command exited\""), std::string::npos) << process.err();
+
+  auto& after = status();
+  EXPECT_EQ(after.status, std::optional<int>(0)) << after.err();
+  const std::string json = after.out();
+  EXPECT_NE(json.find("\"released\":true"), std::string::npos) << json;
+  EXPECT_EQ(json_number(json, "term"), term) << json;
+  EXPECT_NE(json.find("\"leaderID\":\"exit-seven\""), std::string::npos) << json;
+}
+
+TEST_F(CliIntegration, CommandKilledBySignalGives128PlusTheSignal) {
+  auto args = run_args("self-kill");
+  args.insert(args.end(), {"--", "sh", "-c", "kill -KILL $$"});
+  EXPECT_EQ(run(args).status, std::optional<int>(128 + SIGKILL));
+}
+
+TEST_F(CliIntegration, StatusPrintsTheRecordOfARunningLeader) {
+  const std::string marker = scratch + "/started";
+  auto args = run_args("status-leader");
+  args.insert(args.end(), {"--addr", "127.0.0.1:9443", "--log-format", "json", "--", "sh", "-c",
+                           "touch " + marker + "; exec sleep 60"});
+  auto& leader = start(args);
+  ASSERT_TRUE(eventually([&] { return std::filesystem::exists(marker); }, 15s)) << leader.err();
+  auto& process = status();
+  ASSERT_EQ(process.status, std::optional<int>(0)) << process.err();
+  const std::string json = process.out();
+  EXPECT_EQ(lines_of(json).size(), 1u) << json;
+  EXPECT_EQ(json.front(), '{');
+  for (const char* part :
+       {"\"lock\":\"s3://", "\"etag\":\"", "\"leaderID\":\"status-leader\"",
+        "\"leaderAddr\":\"127.0.0.1:9443\"", "\"lastUpdated\":\"20", "\"leaseMs\":2000",
+        "\"released\":false", "\"nonce\":\"", "\"expired\":false"}) {
+    EXPECT_NE(json.find(part), std::string::npos) << part << " in " << json;
+  }
+  EXPECT_GE(json_number(json, "term").value_or(0), 1);
+  const auto age = json_number(json, "ageMs");
+  ASSERT_TRUE(age) << json;
+  EXPECT_LT(*age, 2000) << json;
+
+  ::kill(leader.pid, SIGTERM);
+  ASSERT_TRUE(leader.wait(10s));
+  EXPECT_EQ(leader.status, std::optional<int>(0)) << leader.err();
+  // JSON log lines, each a leadership event with its fields.
+  const std::string log = leader.err();
+  EXPECT_NE(log.find("{\"time\":\""), std::string::npos) << log;
+  EXPECT_NE(log.find("\"msg\":\"became leader\",\"term\":"), std::string::npos) << log;
+  EXPECT_NE(log.find("\"lock\":\"" + lock() + "\",\"id\":\"status-leader\"}"), std::string::npos)
+      << log;
+  for (const auto& line : lines_of(log)) EXPECT_EQ(line.front(), '{') << line;
+}
+
+TEST_F(CliIntegration, StopSignalStopsTheCommandAndReleasesTheLock) {
+  const std::string events = scratch + "/events";
+  auto args = run_args("stopped-by-term");
+  args.insert(args.end(), {"--", "sh", "-c",
+                           "trap 'echo got-term >> " + events + "; exit 0' TERM; echo started >> " +
+                               events + "; while :; do sleep 0.05; done"});
+  auto& leader = start(args);
+  ASSERT_TRUE(
+      eventually([&] { return read_file(events).find("started") != std::string::npos; }, 15s))
+      << leader.err();
+  ::kill(leader.pid, SIGTERM);
+  ASSERT_TRUE(leader.wait(10s)) << leader.err();
+  EXPECT_EQ(leader.status, std::optional<int>(0)) << leader.err();
+  EXPECT_NE(read_file(events).find("got-term"), std::string::npos) << leader.err();
+  auto& after = status();
+  EXPECT_NE(after.out().find("\"released\":true"), std::string::npos) << after.out();
+}
+
+TEST_F(CliIntegration, FollowerStartsItsCommandOnlyAfterTakingOver) {
+  const std::string first_marker = scratch + "/first";
+  const std::string second_marker = scratch + "/second";
+  auto first_args = run_args("first");
+  first_args.insert(first_args.end(),
+                    {"--", "sh", "-c", "echo $S3LECT_TERM > " + first_marker + "; exec sleep 60"});
+  auto& first = start(first_args);
+  ASSERT_TRUE(eventually([&] { return std::filesystem::exists(first_marker); }, 15s))
+      << first.err();
+  auto second_args = run_args("second");
+  second_args.insert(
+      second_args.end(),
+      {"--", "sh", "-c", "echo $S3LECT_TERM > " + second_marker + "; exec sleep 60"});
+  auto& second = start(second_args);
+  // Two leases: the follower sees a healthy leader all along and must not start its command.
+  std::this_thread::sleep_for(4s);
+  EXPECT_FALSE(std::filesystem::exists(second_marker)) << second.err();
+  EXPECT_NE(second.err().find("msg=\"leader changed\" holder=first"), std::string::npos)
+      << second.err();
+
+  ::kill(first.pid, SIGTERM);  // Graceful: releases, so the follower takes over at once.
+  ASSERT_TRUE(first.wait(10s));
+  ASSERT_TRUE(eventually([&] { return std::filesystem::exists(second_marker); }, 5s))
+      << second.err();
+  long long first_term = 0, second_term = 0;
+  std::istringstream(read_file(first_marker)) >> first_term;
+  ASSERT_TRUE(eventually(
+      [&] {
+        return static_cast<bool>(std::istringstream(read_file(second_marker)) >> second_term);
+      },
+      2s));
+  EXPECT_EQ(second_term, first_term + 1);
+  ::kill(second.pid, SIGTERM);
+  ASSERT_TRUE(second.wait(10s));
+  EXPECT_EQ(second.status, std::optional<int>(0)) << second.err();
+}
+
+/// A command that appends "start TERM NS" and, on SIGTERM, "end TERM NS" to `file`.
+std::string journaling_command(const std::string& file) {
+  return "echo \"start $S3LECT_TERM $(date +%s%N)\" >> " + file +
+         "; trap 'echo \"end $S3LECT_TERM $(date +%s%N)\" >> " + file +
+         "; exit 0' TERM; while :; do sleep 0.05; done";
+}
+
+struct journal_entry {
+  std::string kind;
+  long long term = 0;
+  long long ns = 0;
+};
+
+std::vector<journal_entry> read_journal(const std::string& file) {
+  std::vector<journal_entry> entries;
+  for (const auto& line : lines_of(read_file(file))) {
+    journal_entry entry;
+    if (std::istringstream(line) >> entry.kind >> entry.term >> entry.ns) entries.push_back(entry);
+  }
+  return entries;
+}
+
+/// Checks that the commands' lifetimes never overlapped: in time order, every start follows the
+/// end of the previous term's command, and terms increase.
+void expect_no_overlap(const std::string& file) {
+  auto entries = read_journal(file);
+  std::sort(entries.begin(), entries.end(),
+            [](const journal_entry& a, const journal_entry& b) { return a.ns < b.ns; });
+  std::optional<long long> running;
+  long long last_term = 0;
+  std::string timeline;
+  for (const auto& entry : entries) {
+    timeline +=
+        entry.kind + " " + std::to_string(entry.term) + " " + std::to_string(entry.ns) + "\n";
+  }
+  for (const auto& entry : entries) {
+    if (entry.kind == "start") {
+      EXPECT_FALSE(running) << "term " << entry.term << " started while term " << *running
+                            << " ran:\n"
+                            << timeline;
+      EXPECT_GT(entry.term, last_term) << timeline;
+      running = entry.term;
+      last_term = entry.term;
+    } else {
+      EXPECT_EQ(running, std::optional<long long>(entry.term)) << timeline;
+      running.reset();
+    }
+  }
+}
+
+/// Term of the most recent "start" in the journal, 0 if none.
+long long latest_start(const std::string& file) {
+  long long term = 0;
+  for (const auto& entry : read_journal(file)) {
+    if (entry.kind == "start") term = std::max(term, entry.term);
+  }
+  return term;
+}
+
+TEST_F(CliIntegration, FrozenLeaderStopsItsCommandBeforeAnotherStarts) {
+  const std::string journal = scratch + "/journal";
+  std::vector<cli_process*> nodes;
+  for (int i = 0; i < 3; ++i) {
+    auto args = run_args("frozen-" + std::to_string(i));
+    args.insert(args.end(), {"--", "sh", "-c", journaling_command(journal)});
+    nodes.push_back(&start(args));
+    if (i == 0) {
+      ASSERT_TRUE(eventually([&] { return latest_start(journal) > 0; }, 15s)) << nodes[0]->err();
+    }
+  }
+  for (int round = 0; round < 2; ++round) {
+    const long long term = latest_start(journal);
+    auto& current = status();
+    ASSERT_EQ(json_number(current.out(), "term"), term) << current.out();
+    cli_process* leader = nullptr;
+    for (int i = 0; i < 3; ++i) {
+      if (current.out().find("\"leaderID\":\"frozen-" + std::to_string(i) + "\"") !=
+          std::string::npos) {
+        leader = nodes[static_cast<std::size_t>(i)];
+      }
+    }
+    ASSERT_NE(leader, nullptr) << current.out();
+    // Frozen past its renew deadline (1.2 s) but short of the lease (2 s) minus a renewal
+    // interval (0.4 s): on waking it must find itself demoted and stop its command before any
+    // follower may take over.
+    ::kill(leader->pid, SIGSTOP);
+    std::this_thread::sleep_for(1300ms);
+    ::kill(leader->pid, SIGCONT);
+    ASSERT_TRUE(eventually([&] { return latest_start(journal) > term; }, 15s))
+        << leader->err() << read_file(journal);
+    EXPECT_NE(leader->err().find("msg=\"lost leadership\" term=" + std::to_string(term)),
+              std::string::npos)
+        << leader->err();
+  }
+  for (auto* node : nodes) ::kill(node->pid, SIGTERM);
+  for (auto* node : nodes) {
+    ASSERT_TRUE(node->wait(10s));
+    EXPECT_EQ(node->status, std::optional<int>(0)) << node->err();
+  }
+  expect_no_overlap(journal);
+  EXPECT_GE(read_journal(journal).size(), 6u) << read_file(journal);
+}
+
+TEST_F(CliIntegration, LeaderCutOffFromTheStoreStopsItsCommandBeforeAnotherStarts) {
+  const std::string journal = scratch + "/journal";
+  const auto port_at = s3.http_endpoint.rfind(':');
+  test::tcp_forwarder cable(
+      "127.0.0.1", static_cast<std::uint16_t>(std::stoi(s3.http_endpoint.substr(port_at + 1))));
+  auto leader_args = run_args("cut-off", "http://127.0.0.1:" + std::to_string(cable.port()));
+  leader_args.insert(leader_args.end(), {"--", "sh", "-c", journaling_command(journal)});
+  auto& leader = start(leader_args);
+  ASSERT_TRUE(eventually([&] { return latest_start(journal) > 0; }, 15s)) << leader.err();
+  const long long term = latest_start(journal);
+  std::vector<cli_process*> followers;
+  for (int i = 0; i < 2; ++i) {
+    auto args = run_args("connected-" + std::to_string(i));
+    args.insert(args.end(), {"--", "sh", "-c", journaling_command(journal)});
+    followers.push_back(&start(args));
+  }
+  std::this_thread::sleep_for(1s);
+  cable.stop();  // The leader can no longer renew; it must step down at its renew deadline.
+  ASSERT_TRUE(eventually([&] { return latest_start(journal) > term; }, 15s))
+      << leader.err() << read_file(journal);
+  EXPECT_NE(leader.err().find("msg=\"lost leadership\" term=" + std::to_string(term)),
+            std::string::npos)
+      << leader.err();
+  for (auto* node : followers) ::kill(node->pid, SIGTERM);
+  ::kill(leader.pid, SIGTERM);
+  for (auto* node : followers) ASSERT_TRUE(node->wait(10s));
+  ASSERT_TRUE(leader.wait(10s));
+  expect_no_overlap(journal);
+}
+
+TEST_F(CliIntegration, ReleaseChecksTheTermAndMarksTheRecordReleased) {
+  const std::string pid_file = scratch + "/pid";
+  auto args = run_args("crashed");
+  args.insert(args.end(), {"--", "sh", "-c", "echo $$ > " + pid_file + "; exec sleep 60"});
+  auto& crashed = start(args);
+  pid_t command_pid = 0;
+  ASSERT_TRUE(eventually(
+      [&] { return static_cast<bool>(std::istringstream(read_file(pid_file)) >> command_pid); },
+      15s))
+      << crashed.err();
+  // s3lect dies without releasing; its command must die with it.
+  ::kill(crashed.pid, SIGKILL);
+  ASSERT_TRUE(crashed.wait(10s));
+  EXPECT_TRUE(eventually([&] { return is_gone(command_pid); }, 5s))
+      << "the command outlived s3lect";
+
+  auto& held = status();
+  ASSERT_EQ(held.status, std::optional<int>(0)) << held.err();
+  EXPECT_NE(held.out().find("\"released\":false"), std::string::npos) << held.out();
+  const auto term = json_number(held.out(), "term");
+  ASSERT_TRUE(term);
+
+  std::vector<std::string> release_args{"release"};
+  for (auto& arg : store_args()) release_args.push_back(arg);
+  auto mismatch = release_args;
+  mismatch.insert(mismatch.end(), {"--if-term", std::to_string(*term + 1)});
+  expect_one_line_error(
+      run(mismatch), 6,
+      "its term is " + std::to_string(*term) + ", not " + std::to_string(*term + 1));
+  EXPECT_NE(status().out().find("\"released\":false"), std::string::npos);
+
+  auto matching = release_args;
+  matching.insert(matching.end(), {"--if-term", std::to_string(*term)});
+  auto& released = run(matching);
+  EXPECT_EQ(released.status, std::optional<int>(0)) << released.err();
+  EXPECT_NE(released.out().find("released " + lock()), std::string::npos) << released.out();
+  auto& after = status();
+  EXPECT_NE(after.out().find("\"released\":true"), std::string::npos) << after.out();
+  EXPECT_EQ(json_number(after.out(), "term"), term) << after.out();
+  EXPECT_NE(after.out().find("\"leaderID\":\"crashed\""), std::string::npos) << after.out();
+
+  auto& again = run(release_args);
+  EXPECT_EQ(again.status, std::optional<int>(0)) << again.err();
+  EXPECT_NE(again.out().find("already released"), std::string::npos) << again.out();
+}
+
+TEST_F(CliIntegration, ForcedReleaseHandsOverFromALiveLeader) {
+  const std::string journal = scratch + "/journal";
+  std::vector<cli_process*> nodes;
+  for (int i = 0; i < 2; ++i) {
+    auto args = run_args("live-" + std::to_string(i));
+    args.insert(args.end(), {"--", "sh", "-c", journaling_command(journal)});
+    nodes.push_back(&start(args));
+    if (i == 0) {
+      ASSERT_TRUE(eventually([&] { return latest_start(journal) > 0; }, 15s)) << nodes[0]->err();
+    }
+  }
+  const long long term = latest_start(journal);
+  std::vector<std::string> release_args{"release"};
+  for (auto& arg : store_args()) release_args.push_back(arg);
+  release_args.insert(release_args.end(), {"--if-term", std::to_string(term)});
+  auto& released = run(release_args);
+  // A renewal may win the race between the read and the write: then the record is unchanged.
+  ASSERT_TRUE(released.status == 0 || released.status == 8) << released.err();
+  if (released.status == 0) {
+    EXPECT_TRUE(eventually([&] { return latest_start(journal) > term; }, 10s))
+        << read_file(journal) << nodes[0]->err();
+  } else {
+    EXPECT_NE(released.err().find("changed between reading and releasing"), std::string::npos);
+  }
+  for (auto* node : nodes) ::kill(node->pid, SIGTERM);
+  for (auto* node : nodes) ASSERT_TRUE(node->wait(10s));
+  // The old holder learns of the release only at its next renewal: its command and the new
+  // leader's may overlap by up to a renewal interval, which is why the term is passed on.
+  for (const auto& entry : read_journal(journal)) EXPECT_GE(entry.term, term);
+}
+
+}  // namespace
+}  // namespace s3lect

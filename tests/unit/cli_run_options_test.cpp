@@ -1,0 +1,287 @@
+// Options of `s3lect run`: durations, the elector's validation reaching the user with the option
+// to change, the kill-grace rule, peer options refused, and the command after `--`.
+#include "cli/elector_options.hpp"
+#include "cli/run.hpp"
+
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <map>
+
+using namespace std::chrono_literals;
+using s3lect::cli::check_kill_grace;
+using s3lect::cli::option_for_field;
+using s3lect::cli::parse_run_options;
+using s3lect::cli::run_options;
+
+namespace {
+
+/// Sets the AWS variables the store options need, restoring the previous values afterwards.
+class RunOptions : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    for (const char* name : {"AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN",
+                             "AWS_REGION", "AWS_ENDPOINT_URL", "AWS_ENDPOINT_URL_S3"}) {
+      const char* value = std::getenv(name);
+      if (value) saved_[name] = value;
+      ::unsetenv(name);
+    }
+    ::setenv("AWS_ACCESS_KEY_ID", "test-key", 1);
+    ::setenv("AWS_SECRET_ACCESS_KEY", "test-secret", 1);
+  }
+  void TearDown() override {
+    for (const char* name : {"AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN",
+                             "AWS_REGION", "AWS_ENDPOINT_URL", "AWS_ENDPOINT_URL_S3"}) {
+      ::unsetenv(name);
+    }
+    for (const auto& [name, value] : saved_) ::setenv(name.c_str(), value.c_str(), 1);
+  }
+
+  /// Parses `options` followed by `-- true`.
+  std::optional<run_options> parse(std::vector<std::string> options) {
+    std::vector<std::string> args{"--lock", "s3://bucket/group/leader.json", "--endpoint",
+                                  "http://127.0.0.1:1"};
+    args.insert(args.end(), options.begin(), options.end());
+    args.push_back("--");
+    args.push_back("true");
+    error_.clear();
+    return parse_run_options(args, error_);
+  }
+
+  /// Expects `options` to be refused with a message containing every one of `parts`.
+  void expect_refused(std::vector<std::string> options, std::vector<std::string> parts) {
+    auto parsed = parse(options);
+    EXPECT_FALSE(parsed.has_value());
+    for (const auto& part : parts) {
+      EXPECT_NE(error_.find(part), std::string::npos)
+          << "'" << error_ << "' lacks '" << part << "'";
+    }
+  }
+
+  std::string error_;
+  std::map<std::string, std::string> saved_;
+};
+
+TEST_F(RunOptions, DefaultsAreTheLibrarysWithAOneSecondRequestTimeoutAndThreeSecondsGrace) {
+  auto options = parse({});
+  ASSERT_TRUE(options) << error_;
+  const auto& config = options->elector.config;
+  EXPECT_EQ(config.lock_key, "group/leader.json");
+  EXPECT_EQ(options->store.config.bucket, "bucket");
+  EXPECT_EQ(options->store.url(), "s3://bucket/group/leader.json");
+  EXPECT_EQ(config.lease, 15s);
+  EXPECT_EQ(config.renew_deadline, 10s);
+  EXPECT_EQ(config.frequent_interval, 5s);
+  EXPECT_EQ(config.infrequent_interval, 30s);
+  EXPECT_EQ(config.max_clock_skew, std::optional<std::chrono::milliseconds>(2s));
+  EXPECT_EQ(config.acquire_grace, 0ms);
+  EXPECT_EQ(config.request_timeout, 1s);
+  EXPECT_EQ(options->store.config.request_timeout, 1s) << "client and elector must agree";
+  EXPECT_EQ(options->kill_grace, 3s);
+  EXPECT_EQ(options->command, std::vector<std::string>{"true"});
+  EXPECT_EQ(config.server_id, s3lect::cli::default_server_id());
+  EXPECT_NE(config.server_id.find(':'), std::string::npos);
+  EXPECT_EQ(options->elector.level, s3lect::log_level::info);
+  EXPECT_EQ(options->elector.format, s3lect::cli::log_format::text);
+}
+
+TEST_F(RunOptions, ReadsEveryOption) {
+  auto options = parse({"--id",
+                        "node-1",
+                        "--addr",
+                        "10.0.0.1:8443",
+                        "--lease",
+                        "2s",
+                        "--renew-deadline",
+                        "1200ms",
+                        "--frequent",
+                        "400ms",
+                        "--infrequent",
+                        "3s",
+                        "--max-clock-skew",
+                        "off",
+                        "--acquire-grace",
+                        "100ms",
+                        "--request-timeout",
+                        "150ms",
+                        "--retry-delays",
+                        "50ms,200ms",
+                        "--kill-grace",
+                        "500ms",
+                        "--log-level",
+                        "debug",
+                        "--log-format",
+                        "json",
+                        "--region",
+                        "eu-west-1",
+                        "--path-style"});
+  ASSERT_TRUE(options) << error_;
+  const auto& config = options->elector.config;
+  EXPECT_EQ(config.server_id, "node-1");
+  EXPECT_EQ(config.server_address, "10.0.0.1:8443");
+  EXPECT_EQ(config.lease, 2s);
+  EXPECT_EQ(config.renew_deadline, 1200ms);
+  EXPECT_EQ(config.frequent_interval, 400ms);
+  EXPECT_EQ(config.infrequent_interval, 3s);
+  EXPECT_FALSE(config.max_clock_skew.has_value());
+  EXPECT_EQ(config.acquire_grace, 100ms);
+  EXPECT_EQ(config.request_timeout, 150ms);
+  EXPECT_EQ(options->store.config.request_timeout, 150ms);
+  EXPECT_EQ(config.retry.delays, (std::vector<std::chrono::milliseconds>{50ms, 200ms}));
+  EXPECT_EQ(options->kill_grace, 500ms);
+  EXPECT_EQ(options->elector.level, s3lect::log_level::debug);
+  EXPECT_EQ(options->elector.format, s3lect::cli::log_format::json);
+  EXPECT_EQ(options->store.config.region, "eu-west-1");
+  EXPECT_EQ(options->store.config.addressing, s3lect::addressing_style::path);
+}
+
+TEST_F(RunOptions, KeepsTheCommandAndItsOptionsWhole) {
+  std::vector<std::string> args{"--lock", "s3://bkt/k", "--endpoint", "http://127.0.0.1:1",
+                                "--",     "sh",         "-c",         "echo --lease",
+                                "--lock"};
+  auto options = parse_run_options(args, error_);
+  ASSERT_TRUE(options) << error_;
+  EXPECT_EQ(options->command, (std::vector<std::string>{"sh", "-c", "echo --lease", "--lock"}));
+}
+
+TEST_F(RunOptions, RefusesMalformedDurations) {
+  expect_refused({"--lease", "15"}, {"--lease", "expected a duration", "'15'"});
+  expect_refused({"--renew-deadline", "1.5s"}, {"--renew-deadline", "'1.5s'"});
+  expect_refused({"--frequent", "-1s"}, {"--frequent"});
+  expect_refused({"--infrequent", ""}, {"--infrequent"});
+  expect_refused({"--acquire-grace", "soon"}, {"--acquire-grace"});
+  expect_refused({"--kill-grace", "3"}, {"--kill-grace", "'3'"});
+  expect_refused({"--max-clock-skew", "never"}, {"--max-clock-skew", "or off"});
+  expect_refused({"--request-timeout", "0"}, {"--request-timeout"});
+  expect_refused({"--retry-delays", "100ms,,1s"}, {"--retry-delays", "100ms,1s"});
+}
+
+TEST_F(RunOptions, PassesTheLibrarysValidationMessageNamingTheOption) {
+  expect_refused(
+      {"--renew-deadline", "15s"},
+      {"--renew-deadline", "renew_deadline: must be less than lease (15000 ms), is 15000 ms"});
+  expect_refused({"--frequent", "10s"},
+                 {"--renew-deadline", "renew_deadline: must be greater than frequent_interval"});
+  expect_refused({"--infrequent", "1s"}, {"--infrequent", "infrequent_interval: must be at least"});
+  expect_refused({"--acquire-grace", "16s"}, {"--acquire-grace", "acquire_grace: must be at most"});
+  expect_refused({"--lease", "25h", "--renew-deadline", "10s"},
+                 {"--lease", "lease: must be at most"});
+  expect_refused({"--id", ""}, {"--id", "server_id: must not be empty"});
+  expect_refused({"--request-timeout", "2s"}, {"--retry-delays, --request-timeout",
+                                               "retry: the worst case of one request (7100 ms"});
+}
+
+TEST_F(RunOptions, ShortTimingsNeedShortRetries) {
+  const std::vector<std::string> timing{"--lease",      "2s",    "--renew-deadline",  "1200ms",
+                                        "--frequent",   "400ms", "--request-timeout", "150ms",
+                                        "--kill-grace", "500ms"};
+  auto with_defaults = timing;
+  expect_refused(with_defaults, {"--retry-delays", "1550 ms", "(800 ms)"});
+  auto with_short_retries = timing;
+  with_short_retries.insert(with_short_retries.end(), {"--retry-delays", "50ms,200ms"});
+  EXPECT_TRUE(parse(with_short_retries)) << error_;
+  auto single_attempt = timing;
+  single_attempt.insert(single_attempt.end(), {"--retry-delays", "none"});
+  auto options = parse(single_attempt);
+  ASSERT_TRUE(options) << error_;
+  EXPECT_TRUE(options->elector.config.retry.delays.empty());
+}
+
+TEST_F(RunOptions, KillGraceMustEndBeforeAnotherNodeMayTakeOver) {
+  expect_refused(
+      {"--kill-grace", "5s"},
+      {"--kill-grace: must be less than lease - renew deadline (5000 ms)", "is 5000 ms"});
+  expect_refused({"--kill-grace", "1m"}, {"--kill-grace", "is 60000 ms"});
+  EXPECT_TRUE(parse({"--kill-grace", "4999ms"})) << error_;
+  EXPECT_TRUE(parse({"--kill-grace", "0"})) << error_;
+  expect_refused({"--lease", "20s", "--kill-grace", "10s"}, {"(10000 ms)", "is 10000 ms"});
+  EXPECT_TRUE(parse({"--lease", "20s", "--kill-grace", "9s"})) << error_;
+}
+
+TEST(KillGrace, ComparesWithLeaseMinusRenewDeadline) {
+  s3lect::elector_config config;
+  config.lease = 2s;
+  config.renew_deadline = 1200ms;
+  EXPECT_FALSE(check_kill_grace(799ms, config));
+  EXPECT_TRUE(check_kill_grace(800ms, config));
+  EXPECT_FALSE(check_kill_grace(0ms, config));
+}
+
+TEST_F(RunOptions, RefusesBadArgumentsWithOneClearLine) {
+  expect_refused({"--addr", "nohost"}, {"--addr: expected HOST:PORT"});
+  expect_refused({"--addr", "host:0"}, {"--addr"});
+  expect_refused({"--addr", "host:70000"}, {"--addr"});
+  EXPECT_TRUE(parse({"--addr", "[::1]:8443"})) << error_;
+  expect_refused({"--log-level", "verbose"}, {"--log-level", "'verbose'"});
+  expect_refused({"--log-format", "xml"}, {"--log-format", "'xml'"});
+  std::vector<std::string> valueless{"--lock", "s3://b/k", "--lease"};
+  EXPECT_FALSE(parse_run_options(valueless, error_));
+  EXPECT_NE(error_.find("option --lease needs a value"), std::string::npos) << error_;
+  expect_refused({"--frobnicate", "1"}, {"unknown option --frobnicate"});
+  expect_refused({"--lease", "2s", "--lease", "3s"}, {"--lease given twice"});
+  expect_refused({"stray"}, {"unexpected argument 'stray'", "--"});
+
+  std::vector<std::string> no_lock{"--endpoint", "http://127.0.0.1:1", "--", "true"};
+  EXPECT_FALSE(parse_run_options(no_lock, error_));
+  EXPECT_NE(error_.find("missing --lock"), std::string::npos) << error_;
+  std::vector<std::string> no_command{"--lock", "s3://b/k", "--endpoint", "http://127.0.0.1:1"};
+  EXPECT_FALSE(parse_run_options(no_command, error_));
+  EXPECT_NE(error_.find("missing the command"), std::string::npos) << error_;
+  std::vector<std::string> empty_command{"--lock", "s3://b/k", "--"};
+  EXPECT_FALSE(parse_run_options(empty_command, error_));
+  EXPECT_NE(error_.find("missing the command"), std::string::npos) << error_;
+}
+
+TEST_F(RunOptions, RefusesPeerModeAsNotYetSupported) {
+  for (const char* option :
+       {"--peer", "--peer-listen=:8443", "--peer-cert", "--peer-key", "--peer-ca",
+        "--peer-client-cert", "--peer-client-key", "--peer-watch"}) {
+    expect_refused({option}, {"not yet supported"});
+  }
+  // After `--` they belong to the command.
+  std::vector<std::string> args{"--lock", "s3://bkt/k", "--endpoint", "http://127.0.0.1:1",
+                                "--",     "server",     "--peer"};
+  EXPECT_TRUE(parse_run_options(args, error_)) << error_;
+}
+
+TEST(OptionForField, NamesTheOptionOfEveryTimingField) {
+  EXPECT_EQ(option_for_field("lease"), "--lease");
+  EXPECT_EQ(option_for_field("renew_deadline"), "--renew-deadline");
+  EXPECT_EQ(option_for_field("frequent_interval"), "--frequent");
+  EXPECT_EQ(option_for_field("infrequent_interval"), "--infrequent");
+  EXPECT_EQ(option_for_field("max_clock_skew"), "--max-clock-skew");
+  EXPECT_EQ(option_for_field("acquire_grace"), "--acquire-grace");
+  EXPECT_EQ(option_for_field("server_id"), "--id");
+  EXPECT_EQ(option_for_field("peer_timeout"), "");
+}
+
+TEST(RunHelp, DocumentsEveryOptionAndExitCode) {
+  const std::string help = s3lect::cli::run_help();
+  for (const char* option : {"--lock",
+                             "--endpoint",
+                             "--region",
+                             "--ca-file",
+                             "--path-style",
+                             "--id",
+                             "--addr",
+                             "--lease",
+                             "--renew-deadline",
+                             "--frequent",
+                             "--infrequent",
+                             "--max-clock-skew",
+                             "--acquire-grace",
+                             "--request-timeout",
+                             "--retry-delays",
+                             "--kill-grace",
+                             "--log-level",
+                             "--log-format",
+                             "S3LECT_TERM",
+                             "S3LECT_LEADER_ID",
+                             "S3LECT_LOCK",
+                             "126",
+                             "127"}) {
+    EXPECT_NE(help.find(option), std::string::npos) << option;
+  }
+}
+
+}  // namespace

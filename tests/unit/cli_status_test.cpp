@@ -1,0 +1,93 @@
+// `s3lect status` output and the record `s3lect release` writes.
+#include "cli/release.hpp"
+#include "cli/status.hpp"
+
+#include <gtest/gtest.h>
+
+using namespace std::chrono_literals;
+using s3lect::lock_record;
+using s3lect::cli::malformed_status_json;
+using s3lect::cli::released_record;
+using s3lect::cli::status_json;
+
+namespace {
+
+const std::chrono::system_clock::time_point written =
+    std::chrono::sys_days{std::chrono::year{2026} / 11 / 21} + 10h + 30min + 45s + 123ms;
+
+lock_record held_record() {
+  lock_record record;
+  record.leader_id = "api-7";
+  record.leader_addr = "10.0.1.42:8443";
+  record.last_updated = written;
+  record.term = 42;
+  record.lease = 15s;
+  record.nonce = "9f1c2a7e5b3d4c11";
+  return record;
+}
+
+TEST(StatusJson, PrintsTheRecordAndItsAgeByTheLocalClock) {
+  EXPECT_EQ(status_json("s3://b/k", "abc", held_record(), written + 1234ms),
+            "{\"lock\":\"s3://b/k\",\"etag\":\"abc\",\"leaderID\":\"api-7\",\"leaderAddr\":"
+            "\"10.0.1.42:8443\",\"lastUpdated\":\"2026-11-21T10:30:45.123Z\",\"term\":42,"
+            "\"leaseMs\":15000,\"released\":false,\"nonce\":\"9f1c2a7e5b3d4c11\",\"ageMs\":1234,"
+            "\"expired\":false}");
+}
+
+TEST(StatusJson, CallsARecordOlderThanItsLeaseExpired) {
+  const std::string json = status_json("s3://b/k", "abc", held_record(), written + 15s);
+  EXPECT_NE(json.find("\"ageMs\":15000,\"expired\":true"), std::string::npos) << json;
+}
+
+TEST(StatusJson, ShowsReleasedRecordsWithGosZeroTime) {
+  lock_record record = held_record();
+  record.released = true;
+  record.last_updated = {};
+  const std::string json = status_json("s3://b/k", "abc", record, written);
+  EXPECT_NE(json.find("\"lastUpdated\":\"0001-01-01T00:00:00Z\""), std::string::npos) << json;
+  EXPECT_NE(json.find("\"released\":true"), std::string::npos) << json;
+  EXPECT_NE(json.find("\"ageMs\":null,\"expired\":true"), std::string::npos) << json;
+}
+
+TEST(StatusJson, LeavesTheLeaseOfGoRecordsNull) {
+  lock_record record = held_record();
+  record.lease.reset();
+  record.term = 0;
+  record.nonce.clear();
+  const std::string json = status_json("s3://b/k", "abc", record, written + 20s);
+  EXPECT_NE(json.find("\"term\":0,\"leaseMs\":null"), std::string::npos) << json;
+  EXPECT_NE(json.find("\"nonce\":\"\",\"ageMs\":20000,\"expired\":null"), std::string::npos)
+      << json;
+}
+
+TEST(StatusJson, EscapesWhatARecordMayHold) {
+  lock_record record = held_record();
+  record.leader_id = "a\"b\n";
+  const std::string json = status_json("s3://b/k", "abc", record, written);
+  EXPECT_NE(json.find("\"leaderID\":\"a\\\"b\\n\""), std::string::npos) << json;
+}
+
+TEST(MalformedStatusJson, ShowsTheErrorAndTheBodyCut) {
+  EXPECT_EQ(malformed_status_json("s3://b/k", "e", "malformed lock record: term: bad", "{x"),
+            "{\"lock\":\"s3://b/k\",\"etag\":\"e\",\"error\":\"malformed lock record: term: "
+            "bad\",\"body\":\"{x\"}");
+  const std::string long_body(10000, 'x');
+  const std::string json = malformed_status_json("s3://b/k", "e", "bad", long_body);
+  EXPECT_LT(json.size(), 4200u);
+}
+
+TEST(ReleasedRecord, KeepsHolderAndTermWithAFreshNonce) {
+  const lock_record current = held_record();
+  const lock_record next = released_record(current, written + 1s);
+  EXPECT_TRUE(next.released);
+  EXPECT_EQ(next.leader_id, current.leader_id);
+  EXPECT_EQ(next.leader_addr, current.leader_addr);
+  EXPECT_EQ(next.term, current.term);
+  EXPECT_EQ(next.lease, current.lease);
+  EXPECT_EQ(next.last_updated, written + 1s);
+  EXPECT_NE(next.nonce, current.nonce);
+  EXPECT_EQ(next.nonce.size(), 16u);
+  EXPECT_NE(released_record(current, written).nonce, next.nonce);
+}
+
+}  // namespace
