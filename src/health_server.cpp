@@ -375,6 +375,10 @@ asio::awaitable<void> accept_connections(state_ptr server) {
       socket.close(ignored);
       continue;
     }
+    // Answers are small and written at once: without TCP_NODELAY the first answer on a new TLS
+    // connection waits ~40 ms for the client's delayed ACK of the session ticket (Nagle).
+    error_code nodelay_ignored;
+    socket.set_option(asio::ip::tcp::no_delay(true), nodelay_ignored);
     asio::co_spawn(server->strand, serve_connection(server, std::move(socket)),
                    coroutine_done{server, false});
   }

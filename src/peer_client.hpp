@@ -1,0 +1,139 @@
+// The follower's side of peer mode (design §7): asks the current leader's health endpoint over
+// HTTPS whether it still leads, on one keep-alive TLS connection, optionally holding the request
+// open with `?watch=<ms>&term=<T>`. Beast-free: the transport lives in peer_client.cpp and the
+// answer's interpretation in peer_response.cpp.
+#pragma once
+
+#include <s3lect/logger.hpp>
+#include <s3lect/storage.hpp>
+
+#include "peer_response.hpp"
+
+#include <boost/asio/any_completion_handler.hpp>
+#include <boost/asio/any_io_executor.hpp>
+#include <boost/asio/async_result.hpp>
+#include <boost/system/error_code.hpp>
+
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <utility>
+
+namespace s3lect::detail {
+
+struct peer_client_state;
+
+/// Settings of a peer_client. An aggregate: set the fields, then validate().
+struct peer_client_config {
+  /// CAs the leader's certificate must chain to: a PEM file and/or PEM text (both are loaded
+  /// when both are set). Both empty: the system's default trust store.
+  std::string ca_file;
+  std::string ca_pem;
+  /// Optional client certificate chain (leaf first) for mutual TLS: at most one of file and
+  /// PEM text, and only together with a private key.
+  std::string client_cert_file;
+  std::string client_cert_pem;
+  /// The client certificate's unencrypted private key: at most one of file and PEM text.
+  std::string client_key_file;
+  std::string client_key_pem;
+  /// Path of the leader's health endpoint: starts with '/', printable ASCII, no space, '?' or
+  /// '#'.
+  std::string health_path = "/health/leadership";
+  /// Bound on one check: resolve, connect, handshake, write and read. A watch check may take
+  /// the watch time on top of it.
+  std::chrono::milliseconds timeout{std::chrono::seconds{3}};
+  /// Answers with a larger body fail with errc::body_too_large.
+  std::size_t max_body_bytes = 64 * 1024;
+  /// Where the client logs (one debug line per check); silent by default.
+  logger log;
+
+  /// Returns nullopt when valid, else "field: what is wrong" naming the first offending field.
+  /// Checks the shape only; unreadable files are reported by the peer_client constructor.
+  std::optional<std::string> validate() const;
+};
+
+/// `?watch=<duration>&term=<term>`: hold the request until the leader no longer leads with
+/// `term`, or `duration` passes.
+struct peer_watch {
+  std::chrono::milliseconds duration{0};  ///< 0 .. 24 h.
+  std::uint64_t term = 0;
+};
+
+/// Counters of a peer_client, for tests and metrics.
+struct peer_client_stats {
+  std::uint64_t checks = 0;              ///< async_check calls.
+  std::uint64_t requests = 0;            ///< Requests written (a resend counts twice).
+  std::uint64_t connections_opened = 0;  ///< TCP connections established.
+  std::uint64_t failures = 0;            ///< Checks that completed with an error.
+};
+
+/// A client for leaders' health endpoints. Keeps one idle keep-alive connection: reused while
+/// checks go to the same leader address, closed when a check goes to another one. Any number
+/// of checks may be pending (each beyond the first uses a connection of its own). Thread-safe;
+/// runs on a strand of the executor with no threads of its own.
+class peer_client {
+ public:
+  using executor_type = boost::asio::any_io_executor;
+  using check_signature = void(boost::system::error_code, peer_answer);
+
+  /// Validates `config` and loads the CAs and the client certificate; throws
+  /// boost::system::system_error (errc::invalid_config) naming the offending field.
+  peer_client(executor_type executor, peer_client_config config);
+  /// Closes the connection; pending checks complete with errc::stopped.
+  ~peer_client();
+  peer_client(const peer_client&) = delete;
+  peer_client& operator=(const peer_client&) = delete;
+
+  /// The executor given at construction.
+  executor_type get_executor() const;
+  /// The configuration in force.
+  const peer_client_config& config() const noexcept;
+
+  /// Asks the health endpoint at `leader_addr` ("host:port", "IPv4:port" or "[IPv6]:port", as
+  /// in the record's leaderAddr) whether it leads, verifying its certificate against the CAs
+  /// and the host name or IP. With `watch`, the leader may hold the answer for up to
+  /// watch->duration; a leader that ignores watches (Go) answers at once (watch == none).
+  /// Completes with `void(error_code, peer_answer)`: a 404 is success with leader == false.
+  /// Errors (answer.message says more): asio::error::invalid_argument (bad address or watch),
+  /// resolve_failed, connect_failed, tls_verification_failed, tls_handshake_failed, timeout
+  /// (config().timeout, plus watch->duration for a watch), connection_lost (also when the
+  /// leader closes the connection during a watch: reported at once), protocol_error,
+  /// body_too_large, and the statuses parse_peer_response maps. errc::stopped after close().
+  /// Cancellation: any type (a check has no side effect); completes at once with
+  /// operation_aborted, and the client stays usable.
+  template <class CompletionToken = default_token>
+  auto async_check(std::string leader_addr, std::optional<peer_watch> watch,
+                   CompletionToken&& token = {}) {
+    return boost::asio::async_initiate<CompletionToken, check_signature>(
+        initiate_check{this}, token, std::move(leader_addr), watch);
+  }
+
+  /// Closes the idle connection and completes every pending check with errc::stopped. Returns
+  /// at once; the client stays usable for later checks.
+  void close();
+
+  /// A snapshot of the counters; callable from any thread.
+  peer_client_stats stats() const;
+
+ private:
+  void check_impl(std::string leader_addr, std::optional<peer_watch> watch,
+                  boost::asio::any_completion_handler<check_signature> handler);
+
+  struct initiate_check {
+    peer_client* self;
+    template <class Handler>
+    void operator()(Handler&& handler, std::string leader_addr,
+                    std::optional<peer_watch> watch) const {
+      self->check_impl(
+          std::move(leader_addr), watch,
+          boost::asio::any_completion_handler<check_signature>(std::forward<Handler>(handler)));
+    }
+  };
+
+  std::shared_ptr<peer_client_state> state_;
+};
+
+}  // namespace s3lect::detail

@@ -1,0 +1,184 @@
+#include "peer_response.hpp"
+
+#include <s3lect/error.hpp>
+
+// Boost.JSON is compiled once, in record.cpp; these headers only declare it.
+#include <boost/json/object.hpp>
+#include <boost/json/parse.hpp>
+#include <boost/json/value.hpp>
+
+#include <exception>
+#include <utility>
+
+namespace s3lect::detail {
+
+namespace json = boost::json;
+using boost::system::error_code;
+
+namespace {
+
+/// Bytes of an unexpected body quoted in an error message.
+constexpr std::size_t quoted_body_bytes = 200;
+
+peer_parsing failure(errc error, unsigned status, std::string message) {
+  peer_parsing parsing;
+  parsing.error = error;
+  parsing.answer.http_status = status;
+  parsing.answer.message = std::move(message);
+  return parsing;
+}
+
+/// The start of `body` with anything but printable ASCII replaced, for a log line.
+std::string quote(std::string_view body) {
+  std::string text(body.substr(0, quoted_body_bytes));
+  for (char& c : text) {
+    if (c < ' ' || c > '~') c = '?';
+  }
+  if (body.size() > quoted_body_bytes) text += "...";
+  return text;
+}
+
+/// Parses `body` as JSON; nullopt for anything else (never throws: a peer must not kill us).
+std::optional<json::value> parse_json(std::string_view body, std::string& error) {
+  try {
+    error_code ec;
+    json::value value = json::parse(body, ec);
+    if (ec) {
+      error = ec.message();
+      return std::nullopt;
+    }
+    return value;
+  } catch (const std::exception& e) {
+    error = e.what();  // only allocation failure gets here
+    return std::nullopt;
+  }
+}
+
+/// A JSON number that is a non-negative integer, else nullopt.
+std::optional<std::uint64_t> non_negative_integer(const json::value& value) {
+  if (const std::int64_t* i = value.if_int64()) {
+    if (*i < 0) return std::nullopt;
+    return static_cast<std::uint64_t>(*i);
+  }
+  if (const std::uint64_t* u = value.if_uint64()) return *u;
+  return std::nullopt;
+}
+
+peer_parsing parse_leader(std::string_view body, std::chrono::system_clock::time_point now) {
+  constexpr unsigned status = 200;
+  std::string json_error;
+  const std::optional<json::value> value = parse_json(body, json_error);
+  if (!value) {
+    return failure(errc::protocol_error, status,
+                   "leader answer: not JSON (" + json_error + "): '" + quote(body) + "'");
+  }
+  const json::object* object = value->if_object();
+  if (object == nullptr) {
+    return failure(errc::protocol_error, status, "leader answer: not an object");
+  }
+
+  peer_parsing parsing;
+  peer_answer& answer = parsing.answer;
+  answer.http_status = status;
+  answer.leader = true;
+  if (const json::value* remaining = object->if_contains("leaseRemainingMs")) {
+    const std::optional<std::uint64_t> ms = non_negative_integer(*remaining);
+    if (!ms) {
+      return failure(errc::protocol_error, status,
+                     remaining->is_number() ? "leaseRemainingMs: must be a non-negative integer"
+                                            : "leaseRemainingMs: must be a number");
+    }
+    if (*ms > static_cast<std::uint64_t>(max_lease_remaining.count())) {
+      return failure(errc::protocol_error, status,
+                     "leaseRemainingMs: must be at most " +
+                         std::to_string(max_lease_remaining.count()) + ", is " +
+                         std::to_string(*ms));
+    }
+    answer.lease_remaining = std::chrono::milliseconds{static_cast<std::int64_t>(*ms)};
+  }
+
+  // decode_record parses the body again: at most 64 KiB, once per check, and it keeps one
+  // definition of what a valid record is.
+  record_decoding decoding = decode_record(body, now);
+  if (!decoding.record) {
+    return failure(errc::protocol_error, status, "leader record: " + decoding.message);
+  }
+  answer.record = std::move(*decoding.record);
+  answer.term = answer.record.term;
+  answer.leader_id = answer.record.leader_id;
+  return parsing;
+}
+
+peer_parsing parse_follower(std::string_view body) {
+  peer_parsing parsing;
+  peer_answer& answer = parsing.answer;
+  answer.http_status = 404;
+  std::string ignored;
+  const std::optional<json::value> value = parse_json(body, ignored);
+  const json::object* object = value ? value->if_object() : nullptr;
+  if (object == nullptr) return parsing;
+  if (const json::value* id = object->if_contains("leaderID")) {
+    if (const json::string* text = id->if_string()) {
+      answer.leader_id.assign(text->data(), text->size());
+    }
+  }
+  if (const json::value* term = object->if_contains("term")) {
+    if (const std::optional<std::uint64_t> number = non_negative_integer(*term)) {
+      if (*number <= max_record_term) answer.term = *number;
+    }
+  }
+  return parsing;
+}
+
+}  // namespace
+
+std::string_view to_string(peer_watch_outcome outcome) noexcept {
+  switch (outcome) {
+    case peer_watch_outcome::none:
+      return "none";
+    case peer_watch_outcome::changed:
+      return "changed";
+    case peer_watch_outcome::timeout:
+      return "timeout";
+    case peer_watch_outcome::refused:
+      return "refused";
+    case peer_watch_outcome::stopping:
+      return "stopping";
+  }
+  return "none";
+}
+
+peer_watch_outcome parse_watch_outcome(std::string_view header) noexcept {
+  if (header == "changed") return peer_watch_outcome::changed;
+  if (header == "timeout") return peer_watch_outcome::timeout;
+  if (header == "refused") return peer_watch_outcome::refused;
+  if (header == "stopping") return peer_watch_outcome::stopping;
+  return peer_watch_outcome::none;
+}
+
+peer_parsing parse_peer_response(unsigned status, std::string_view watch_header,
+                                 std::string_view body, std::size_t max_body_bytes,
+                                 std::chrono::system_clock::time_point now) {
+  if (body.size() > max_body_bytes) {
+    return failure(errc::body_too_large, status,
+                   "answer body of " + std::to_string(body.size()) + " bytes exceeds " +
+                       std::to_string(max_body_bytes));
+  }
+  peer_parsing parsing;
+  if (status == 200) {
+    parsing = parse_leader(body, now);
+  } else if (status == 404) {
+    parsing = parse_follower(body);
+  } else {
+    const errc error = status == 429                   ? errc::throttled
+                       : status >= 500 && status < 600 ? errc::server_error
+                       : status >= 400 && status < 500 ? errc::bad_request
+                                                       : errc::protocol_error;
+    return failure(error, status,
+                   "peer answered HTTP " + std::to_string(status) + ": '" + quote(body) + "'");
+  }
+  if (!parsing.error) parsing.answer.watch = parse_watch_outcome(watch_header);
+  return parsing;
+}
+
+}  // namespace s3lect::detail
