@@ -4,6 +4,7 @@
 #include <s3lect/error.hpp>
 #include <s3lect/s3_client.hpp>
 
+#include "credentials_cache.hpp"
 #include "etag.hpp"
 #include "s3_connection.hpp"
 #include "s3_endpoint.hpp"
@@ -12,6 +13,7 @@
 #include "sigv4.hpp"
 
 #include <boost/asio/any_completion_executor.hpp>
+#include <boost/asio/as_tuple.hpp>
 #include <boost/asio/associated_cancellation_slot.hpp>
 #include <boost/asio/associated_executor.hpp>
 #include <boost/asio/co_spawn.hpp>
@@ -64,6 +66,31 @@ detail::transport_settings make_transport_settings(const s3_config& config,
   return settings;
 }
 
+// --- credentials (see credentials_cache.hpp for the refresh design) ---------------------------
+
+/// The cache of a client without explicit keys: the configured provider, else the default chain.
+std::shared_ptr<detail::credentials_cache> make_credentials_cache(const asio::any_io_executor& ex,
+                                                                  const s3_config& config) {
+  if (!config.creds.access_key_id.empty()) return nullptr;
+  std::shared_ptr<credentials_provider> provider = config.creds_provider;
+  if (!provider) {
+    credentials_chain_options options;
+    options.region = config.region;
+    options.log = config.log;
+    provider = make_default_credentials_chain(ex, std::move(options));
+  }
+  detail::cache_settings settings;
+  settings.log = config.log;
+  return std::make_shared<detail::credentials_cache>(ex, std::move(provider), std::move(settings));
+}
+
+/// The explicit keys, labelled "explicit" unless apply_environment() labelled them.
+aws_credentials explicit_credentials(const s3_config& config) {
+  aws_credentials creds = config.creds;
+  if (!creds.access_key_id.empty() && creds.provider.empty()) creds.provider = "explicit";
+  return creds;
+}
+
 /// The client's shared state; operations keep it alive while they run.
 struct client_core {
   client_core(asio::any_io_executor ex, s3_config cfg)
@@ -71,13 +98,17 @@ struct client_core {
         config(resolved_config(std::move(cfg))),
         endpoint(parsed_endpoint(config)),
         addressing(detail::choose_addressing(endpoint, config.bucket, config.addressing)),
-        pool(executor, make_transport_settings(config, endpoint, addressing)) {}
+        pool(executor, make_transport_settings(config, endpoint, addressing)),
+        static_credentials(explicit_credentials(config)),
+        credentials(make_credentials_cache(executor, config)) {}
 
   asio::any_io_executor executor;
   s3_config config;
   detail::endpoint_url endpoint;
   detail::request_addressing addressing;
   detail::connection_pool pool;
+  aws_credentials static_credentials;                      ///< used when `credentials` is null
+  std::shared_ptr<detail::credentials_cache> credentials;  ///< null with explicit keys
   std::atomic<std::uint64_t> gets{0};
   std::atomic<std::uint64_t> puts{0};
   std::atomic<std::uint64_t> deletes{0};
@@ -127,10 +158,10 @@ std::string argument_problem(std::string_view key, const put_condition* conditio
   return {};
 }
 
-/// A signed request for `key`. `condition` is null except for PUT.
-detail::http_request build_request(const client_core& client, detail::s3_operation kind,
-                                   std::string_view key, std::string body,
-                                   const put_condition* condition) {
+/// A request for `key` signed with `creds`. `condition` is null except for PUT.
+detail::http_request build_request(const client_core& client, const aws_credentials& creds,
+                                   detail::s3_operation kind, std::string_view key,
+                                   std::string body, const put_condition* condition) {
   const s3_config& config = client.config;
   detail::http_request request;
   request.method = std::string(method_of(kind));
@@ -142,8 +173,8 @@ detail::http_request build_request(const client_core& client, detail::s3_operati
   headers.emplace_back("Host", client.addressing.host_header);
   headers.emplace_back("x-amz-date", amz_date);
   headers.emplace_back("x-amz-content-sha256", payload_hash);
-  if (!config.creds.session_token.empty()) {
-    headers.emplace_back("x-amz-security-token", config.creds.session_token);
+  if (!creds.session_token.empty()) {
+    headers.emplace_back("x-amz-security-token", creds.session_token);
   }
   if (condition) {
     if (condition->type == put_condition::kind::if_absent) {
@@ -161,8 +192,8 @@ detail::http_request build_request(const client_core& client, detail::s3_operati
   to_sign.headers = headers;
   to_sign.payload_hash = payload_hash;
   detail::sigv4_key signing_key;
-  signing_key.access_key_id = config.creds.access_key_id;
-  signing_key.secret_access_key = config.creds.secret_access_key;
+  signing_key.access_key_id = creds.access_key_id;
+  signing_key.secret_access_key = creds.secret_access_key;
   detail::sigv4_scope scope;
   scope.amz_date = amz_date;
   scope.region = config.region;
@@ -327,6 +358,10 @@ class operation : public std::enable_shared_from_this<operation<Result>> {
  private:
   void account(const error_code& ec, const response_info& info) {
     if (ec && ec != errc::precondition_failed) ++client_->failures;
+    // Temporary credentials revoked or expired early: fetch new ones for the next request.
+    if (info.error_code == "ExpiredToken" && client_->credentials) {
+      client_->credentials->invalidate();
+    }
     const logger& log = client_->config.log;
     if (!log.enabled(log_level::debug)) return;
     const auto elapsed = std::chrono::steady_clock::now() - started_;
@@ -361,6 +396,26 @@ struct coroutine_end {
   void operator()(std::exception_ptr error) const { op->on_coroutine_end(error); }
 };
 
+/// The credentials to sign with: at once when cached ones are usable (a refresh due by then runs
+/// in the background), else after the fetch. nullopt when the operation ended meanwhile: a
+/// failed fetch finishes it with the provider's error.
+template <class Result>
+asio::awaitable<std::optional<aws_credentials>> signing_credentials(
+    std::shared_ptr<operation<Result>> op) {
+  client_core& client = op->client();
+  if (!client.credentials) co_return client.static_credentials;
+  if (std::optional<aws_credentials> cached = client.credentials->current()) co_return cached;
+  auto [ec, fetched] = co_await client.credentials->async_get(asio::as_tuple(asio::use_awaitable));
+  if (op->control()->aborted()) co_return std::nullopt;
+  if (ec) {
+    Result failed{};
+    info_of(failed).message = "credentials: " + fetched.message;
+    op->finish(ec, std::move(failed));
+    co_return std::nullopt;
+  }
+  co_return std::move(fetched.credentials);
+}
+
 asio::awaitable<void> run_get(std::shared_ptr<operation<get_result>> op) {
   op->arm_timer();
   if (const std::string problem = argument_problem(op->key(), nullptr); !problem.empty()) {
@@ -369,8 +424,10 @@ asio::awaitable<void> run_get(std::shared_ptr<operation<get_result>> op) {
     op->finish(asio::error::invalid_argument, std::move(invalid));
     co_return;
   }
+  const std::optional<aws_credentials> creds = co_await signing_credentials(op);
+  if (!creds) co_return;
   detail::http_request request =
-      build_request(op->client(), detail::s3_operation::get, op->key(), {}, nullptr);
+      build_request(op->client(), *creds, detail::s3_operation::get, op->key(), {}, nullptr);
   std::shared_ptr<detail::request_control> control = op->control();
   detail::exchange_result exchanged = co_await op->client().pool.exchange(
       control, std::move(request), detail::replay_policy::idempotent);
@@ -407,8 +464,10 @@ asio::awaitable<void> run_put(std::shared_ptr<operation<put_result>> op, std::st
   const detail::s3_operation kind = condition.type == put_condition::kind::if_absent
                                         ? detail::s3_operation::put_if_absent
                                         : detail::s3_operation::put_if_match;
+  const std::optional<aws_credentials> creds = co_await signing_credentials(op);
+  if (!creds) co_return;
   detail::http_request request =
-      build_request(op->client(), kind, op->key(), std::move(body), &condition);
+      build_request(op->client(), *creds, kind, op->key(), std::move(body), &condition);
   std::shared_ptr<detail::request_control> control = op->control();
   detail::exchange_result exchanged = co_await op->client().pool.exchange(
       control, std::move(request), detail::replay_policy::unless_written);
@@ -430,8 +489,10 @@ asio::awaitable<void> run_delete(std::shared_ptr<operation<response_info>> op) {
     op->finish(asio::error::invalid_argument, std::move(invalid));
     co_return;
   }
+  const std::optional<aws_credentials> creds = co_await signing_credentials(op);
+  if (!creds) co_return;
   detail::http_request request =
-      build_request(op->client(), detail::s3_operation::remove, op->key(), {}, nullptr);
+      build_request(op->client(), *creds, detail::s3_operation::remove, op->key(), {}, nullptr);
   std::shared_ptr<detail::request_control> control = op->control();
   detail::exchange_result exchanged = co_await op->client().pool.exchange(
       control, std::move(request), detail::replay_policy::idempotent);
@@ -472,6 +533,15 @@ s3_client_stats s3_client::stats() const {
   stats.failures = impl_->failures;
   stats.connections = impl_->pool.connections_opened();
   return stats;
+}
+
+credentials_origin s3_client::credentials_in_use() const {
+  if (impl_->credentials) return impl_->credentials->origin();
+  credentials_origin origin;
+  origin.provider = impl_->static_credentials.provider;
+  origin.access_key_id = impl_->static_credentials.access_key_id;
+  origin.expiration = impl_->static_credentials.expiration;
+  return origin;
 }
 
 void s3_client::close_idle_connections() {

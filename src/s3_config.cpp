@@ -1,6 +1,7 @@
 // s3_config: filling from the AWS environment variables, and validation.
 #include <s3lect/s3_client.hpp>
 
+#include "aws_profile.hpp"
 #include "s3_endpoint.hpp"
 
 #include <cstdlib>
@@ -26,16 +27,32 @@ bool has_space_or_control(std::string_view s) {
   return false;
 }
 
+/// True when requests would go to AWS: no endpoint yet (the regional one will be used), or an
+/// amazonaws.com host. An unparsable endpoint counts as custom; validate() reports it.
+bool targets_aws(const std::string& endpoint) {
+  if (endpoint.empty()) return true;
+  std::string problem;
+  const auto url = detail::parse_endpoint_url(endpoint, problem);
+  return url && !url->host_is_ip() && detail::is_aws_host(url->host);
+}
+
 }  // namespace
 
 void s3_config::apply_environment() {
   fill_if_empty(region, "AWS_REGION");
   fill_if_empty(region, "AWS_DEFAULT_REGION");
-  if (region.empty()) region = "us-east-1";
+  if (region.empty()) region = detail::profile_region(detail::environment_snapshot::capture());
 
   fill_if_empty(endpoint, "AWS_ENDPOINT_URL_S3");
   fill_if_empty(endpoint, "AWS_ENDPOINT_URL");
-  if (endpoint.empty()) endpoint = "https://s3." + region + ".amazonaws.com";
+  // Custom stores (MinIO, Ceph) rarely check the signing region; AWS refuses a wrong one, so
+  // there a missing region is left for validate() to report instead of guessing us-east-1.
+  if (region.empty() && !targets_aws(endpoint)) region = "us-east-1";
+  if (endpoint.empty() && !region.empty() && !has_space_or_control(region) &&
+      region.find('/') == std::string::npos) {
+    endpoint = "https://s3." + region +
+               (region.starts_with("cn-") ? ".amazonaws.com.cn" : ".amazonaws.com");
+  }
 
   // A key pair is taken whole: mixing a configured key id with another identity's secret or
   // session token from the environment could only produce signature errors.
@@ -43,6 +60,7 @@ void s3_config::apply_environment() {
     creds.access_key_id = environment("AWS_ACCESS_KEY_ID");
     fill_if_empty(creds.secret_access_key, "AWS_SECRET_ACCESS_KEY");
     fill_if_empty(creds.session_token, "AWS_SESSION_TOKEN");
+    if (!creds.access_key_id.empty() && creds.provider.empty()) creds.provider = "environment";
   }
 }
 
@@ -52,6 +70,11 @@ std::optional<std::string> s3_config::validate() const {
     return "bucket: " + problem;
   }
 
+  if (region.empty() && targets_aws(endpoint)) {
+    return "region: not set, and AWS needs the bucket's region: set it in the configuration "
+           "(--region), AWS_REGION, AWS_DEFAULT_REGION, or `region` in the profile of the AWS "
+           "config file";
+  }
   if (endpoint.empty()) return "endpoint: must not be empty (call apply_environment())";
   std::string problem;
   const auto url = detail::parse_endpoint_url(endpoint, problem);
@@ -70,8 +93,13 @@ std::optional<std::string> s3_config::validate() const {
     }
   }
 
-  if (creds.access_key_id.empty()) return "creds.access_key_id: must not be empty";
-  if (creds.secret_access_key.empty()) return "creds.secret_access_key: must not be empty";
+  // Both empty: creds_provider or the default chain supplies them. Half a key pair is a mistake.
+  if (creds.access_key_id.empty() && !creds.secret_access_key.empty()) {
+    return "creds.access_key_id: must not be empty when a secret access key is given";
+  }
+  if (!creds.access_key_id.empty() && creds.secret_access_key.empty()) {
+    return "creds.secret_access_key: must not be empty when an access key id is given";
+  }
   // These travel in headers: a newline would split the request.
   if (has_space_or_control(creds.access_key_id) ||
       creds.access_key_id.find('/') != std::string::npos) {

@@ -2,6 +2,7 @@
 // caller's executor. Beast and OpenSSL stay inside src/.
 #pragma once
 
+#include <s3lect/credentials.hpp>
 #include <s3lect/logger.hpp>
 #include <s3lect/storage.hpp>
 
@@ -14,12 +15,8 @@
 
 namespace s3lect {
 
-/// Static AWS credentials. An empty access key id means "take them from the environment".
-struct credentials {
-  std::string access_key_id;
-  std::string secret_access_key;
-  std::string session_token;  ///< Sent as x-amz-security-token when not empty.
-};
+/// Static AWS credentials (the name s3_config has always used for them).
+using credentials = aws_credentials;
 
 /// How the bucket is put in request URLs.
 enum class addressing_style {
@@ -39,13 +36,24 @@ struct tls_config {
 struct s3_config {
   std::string bucket;
   /// `http://host[:port]` or `https://host[:port]`. Empty: AWS_ENDPOINT_URL_S3, then
-  /// AWS_ENDPOINT_URL, then `https://s3.REGION.amazonaws.com`.
+  /// AWS_ENDPOINT_URL, then the region's AWS endpoint `https://s3.REGION.amazonaws.com`
+  /// (`.amazonaws.com.cn` for cn- regions).
   std::string endpoint;
-  /// Signing region. Empty: AWS_REGION, then AWS_DEFAULT_REGION, then "us-east-1".
+  /// Signing region. Empty: AWS_REGION, then AWS_DEFAULT_REGION, then `region` of the profile in
+  /// the AWS config file (AWS_PROFILE, else default). If still empty, "us-east-1" for a custom
+  /// endpoint (MinIO, Ceph: they rarely check it); for an AWS endpoint validate() fails, since a
+  /// wrong region there means every request is refused.
   std::string region;
   addressing_style addressing = addressing_style::automatic;
-  /// Empty access key id: AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, AWS_SESSION_TOKEN.
+  /// Explicit keys; they win over everything else and are used as given (an expiration set
+  /// here is reported, not acted on). Empty access key id: AWS_ACCESS_KEY_ID,
+  /// AWS_SECRET_ACCESS_KEY, AWS_SESSION_TOKEN (apply_environment() copies them, with provider
+  /// "environment"); if those are unset too, `creds_provider`.
   credentials creds;
+  /// Where credentials come from when `creds` is empty; null: make_default_credentials_chain()
+  /// (web identity, shared profile files, container endpoint, EC2 instance metadata). The client
+  /// caches what it returns and refreshes it in the background ahead of expiry.
+  std::shared_ptr<credentials_provider> creds_provider;
   tls_config tls;
   /// Bound on one attempt: resolve, connect, handshake, write and read. 0 disables it.
   std::chrono::milliseconds request_timeout{5000};
@@ -55,7 +63,8 @@ struct s3_config {
   std::size_t max_idle_connections = 4;
   logger log;
 
-  /// Fills empty endpoint, region and credentials from the standard AWS environment variables.
+  /// Fills empty endpoint, region and credentials from the standard AWS environment variables
+  /// and the region from the AWS config file (see the fields).
   void apply_environment();
   /// Returns nullopt when valid, else "field: what is wrong" naming the first offending field.
   std::optional<std::string> validate() const;
@@ -72,6 +81,15 @@ struct s3_client_stats {
 
 /// An S3 client. Thread-safe; any number of requests may be outstanding and each uses its own
 /// keep-alive connection from a small pool. Must outlive its pending operations.
+///
+/// Credentials: explicit keys sign every request as they are. Otherwise the provider's
+/// credentials are cached and requests sign with them without waiting; once they are within
+/// five minutes of expiry the next request starts a refresh in the background (a failed
+/// refresh is logged and the current credentials stay in use until they expire). A request
+/// waits for a fetch only when no usable credentials exist: the first request, or one after an
+/// idle period longer than those five minutes. That wait counts against request_timeout. A
+/// failed fetch fails the request with a s3lect::credentials_errc and a message naming the
+/// provider and the problem; the next request may try again a second later.
 class s3_client final : public storage {
  public:
   /// Resolves `config` against the environment and validates it; throws
@@ -88,6 +106,10 @@ class s3_client final : public storage {
 
   /// Snapshot of the counters.
   s3_client_stats stats() const;
+
+  /// Which provider supplied the credentials in use (never the secret). With a provider the
+  /// fields are empty until the first request fetched credentials.
+  credentials_origin credentials_in_use() const;
 
   /// Deletes `key` (used to clean up scratch objects). Completes with
   /// `void(error_code, response_info)`; a missing object is success. Cancellation: terminal.

@@ -3,6 +3,7 @@
 #include "cli/exit_codes.hpp"
 #include "cli/store_options.hpp"
 
+#include <s3lect/credentials.hpp>
 #include <s3lect/error.hpp>
 #include <s3lect/s3_client.hpp>
 
@@ -73,9 +74,9 @@ std::string describe(const error_code& ec, const response_info& info) {
 /// Errors that mean the probe cannot go on: we cannot reach or authenticate to the store.
 bool is_store_error(const error_code& ec) {
   return ec == errc::access_denied || ec == errc::signature_mismatch ||
-         ec == errc::invalid_access_key || ec == errc::clock_skewed ||
-         ec == errc::no_such_bucket || ec == errc::bad_request || is_transient(ec) ||
-         ec == errc::tls_verification_failed;
+         ec == errc::invalid_access_key || ec == errc::clock_skewed || ec == errc::no_such_bucket ||
+         ec == errc::bad_request || is_transient(ec) || ec == errc::tls_verification_failed ||
+         ec.category() == credentials_category();
 }
 
 struct put_outcome {
@@ -235,6 +236,18 @@ asio::awaitable<void> run(s3_client& client, std::string lock_key, check_report&
   co_await clean_up(client, scratch_key, missing_key);
 }
 
+/// Which provider supplied the credentials, with the key id masked and never the secret.
+std::string describe_credentials(const credentials_origin& origin) {
+  if (origin.provider.empty()) return "credentials: none obtained";
+  const std::string& id = origin.access_key_id;
+  std::string line = "credentials: from " + origin.provider + " (access key id ****" +
+                     (id.size() > 4 ? id.substr(id.size() - 4) : std::string()) + ", ";
+  if (!origin.expiration) return line + "long-term)";
+  const auto minutes = std::chrono::duration_cast<std::chrono::minutes>(
+      *origin.expiration - system_clock::now());
+  return line + "temporary, expire in " + std::to_string(minutes.count()) + " min)";
+}
+
 template <class T>
 T median(std::vector<T> values) {
   std::sort(values.begin(), values.end());
@@ -301,6 +314,7 @@ int run_check(const std::vector<std::string>& args) {
 
   std::cout << "s3lect check s3://" << client.config().bucket << "/" << target->key << " at "
             << client.config().endpoint << " (region " << client.config().region << ")\n";
+  std::cout << "  info  " << describe_credentials(client.credentials_in_use()) << "\n";
   print_timing(report);
   for (const auto& line : report.lines) std::cout << line << "\n";
   if (!report.store_error.empty()) {

@@ -19,10 +19,11 @@ const char* store_location_help() {
          "$AWS_ENDPOINT_URL_S3,\n"
          "                           $AWS_ENDPOINT_URL, else https://s3.REGION.amazonaws.com)\n"
          "  --region R               signing region (default: $AWS_REGION, $AWS_DEFAULT_REGION,\n"
-         "                           else us-east-1)\n"
+         "                           the profile's region; required for AWS, else us-east-1)\n"
          "  --ca-file PATH           PEM file of CAs trusted for HTTPS (default: system roots)\n"
          "  --path-style             address the bucket in the path, not the host name\n"
-         "  Credentials come from AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, AWS_SESSION_TOKEN.\n";
+         "  Credentials: the AWS chain (environment, web identity, profile files, container,\n"
+         "  instance metadata).\n";
 }
 
 const char* store_options_help() {

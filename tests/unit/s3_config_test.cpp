@@ -119,14 +119,17 @@ TEST(S3ConfigValidate, ChecksVirtualHostedStyle) {
 class S3ConfigEnvironment : public ::testing::Test {
  protected:
   static constexpr const char* variables[] = {
-      "AWS_ENDPOINT_URL_S3", "AWS_ENDPOINT_URL",      "AWS_REGION",       "AWS_DEFAULT_REGION",
-      "AWS_ACCESS_KEY_ID",   "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN"};
+      "AWS_ENDPOINT_URL_S3", "AWS_ENDPOINT_URL",      "AWS_REGION",        "AWS_DEFAULT_REGION",
+      "AWS_ACCESS_KEY_ID",   "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN", "AWS_PROFILE",
+      "AWS_CONFIG_FILE",     "AWS_SHARED_CREDENTIALS_FILE", "HOME"};
 
   void SetUp() override {
     for (const char* name : variables) {
       if (const char* value = std::getenv(name)) saved_[name] = value;
       unsetenv(name);
     }
+    // No profile files either: the region may also come from ~/.aws/config.
+    setenv("HOME", "/nonexistent-s3lect-test-home", 1);
   }
   void TearDown() override {
     for (const char* name : variables) {
@@ -141,10 +144,15 @@ class S3ConfigEnvironment : public ::testing::Test {
 
 TEST_F(S3ConfigEnvironment, DefaultsWithoutEnvironment) {
   s3_config config;
+  config.bucket = "my-bucket";
   config.apply_environment();
-  EXPECT_EQ(config.region, "us-east-1");
-  EXPECT_EQ(config.endpoint, "https://s3.us-east-1.amazonaws.com");
+  // AWS needs the bucket's region: no silent us-east-1 when nothing names one.
+  EXPECT_EQ(config.region, "");
+  EXPECT_EQ(config.endpoint, "");
   EXPECT_TRUE(config.creds.access_key_id.empty());
+  const auto problem = config.validate();
+  ASSERT_TRUE(problem.has_value());
+  EXPECT_EQ(problem->rfind("region:", 0), 0u) << *problem;
 }
 
 TEST_F(S3ConfigEnvironment, FillsEmptyFields) {

@@ -1,0 +1,376 @@
+#include "aws_profile.hpp"
+
+#include "sts.hpp"
+
+#include <boost/asio/as_tuple.hpp>
+#include <boost/asio/use_awaitable.hpp>
+
+#include <utility>
+
+namespace s3lect::detail {
+namespace {
+
+namespace asio = boost::asio;
+
+std::string lower(std::string_view text) {
+  std::string out(text);
+  for (char& c : out) {
+    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
+  }
+  return out;
+}
+
+/// `value` without a trailing comment: '#' or ';' preceded by whitespace starts one.
+std::string_view strip_trailing_comment(std::string_view value) {
+  for (std::size_t i = 1; i < value.size(); ++i) {
+    if ((value[i] == '#' || value[i] == ';') && (value[i - 1] == ' ' || value[i - 1] == '\t')) {
+      return trim_space(value.substr(0, i));
+    }
+  }
+  return value;
+}
+
+std::string line_problem(std::size_t line, std::string_view what) {
+  return "line " + std::to_string(line) + ": " + std::string(what);
+}
+
+/// The profile name a config-file section stands for: "[default]" and "[profile default]" are
+/// "default", "[profile NAME]" is NAME; other sections (sso-session, services, or a bare
+/// "[NAME]" the CLI ignores too) stand for none.
+std::optional<std::string> config_section_profile(std::string_view section) {
+  if (section == "default") return std::string("default");
+  if (!section.starts_with("profile") || section.size() <= 7) return std::nullopt;
+  if (section[7] != ' ' && section[7] != '\t') return std::nullopt;
+  const std::string_view name = trim_space(section.substr(8));
+  if (name.empty()) return std::nullopt;
+  return std::string(name);
+}
+
+std::string join(const std::vector<std::string>& parts, std::string_view separator) {
+  std::string out;
+  for (const auto& part : parts) {
+    if (!out.empty()) out += separator;
+    out += part;
+  }
+  return out;
+}
+
+std::string with_problems(std::string message, const std::vector<std::string>& problems) {
+  if (problems.empty()) return message;
+  return message + " (skipped lines: " + join(problems, "; ") + ")";
+}
+
+class profile_provider final : public coroutine_provider {
+ public:
+  profile_provider(asio::any_io_executor executor, profile_provider_settings settings)
+      : coroutine_provider(std::move(executor)),
+        settings_(std::move(settings)),
+        profile_(selected_profile(settings_.profile, settings_.env)),
+        explicit_(!settings_.profile.empty() || !settings_.env.get("AWS_PROFILE").empty()),
+        label_("profile " + profile_) {}
+
+  std::string name() const override { return label_; }
+
+  asio::awaitable<fetch_outcome> fetch() override {
+    const shared_file_paths paths = locate_shared_files(settings_.env);
+    if (paths.credentials_file.empty() && paths.config_file.empty()) {
+      co_return fetch_failure(credentials_errc::not_configured,
+                              label_ + ": HOME is not set and no shared file is named");
+    }
+    std::string problem;
+    std::optional<std::string> credentials_text;
+    if (!paths.credentials_file.empty()) {
+      credentials_text = read_small_file(paths.credentials_file, problem);
+      if (!problem.empty()) {
+        co_return fetch_failure(credentials_errc::fetch_failed, label_ + ": " + problem);
+      }
+    }
+    std::optional<std::string> config_text;
+    if (!paths.config_file.empty()) {
+      config_text = read_small_file(paths.config_file, problem);
+      if (!problem.empty()) {
+        co_return fetch_failure(credentials_errc::fetch_failed, label_ + ": " + problem);
+      }
+    }
+
+    const profile_lookup lookup = find_profile(credentials_text, paths.credentials_file,
+                                               config_text, paths.config_file, profile_);
+    if (!lookup.found) {
+      std::string where = "not found in " + paths.credentials_file;
+      if (!credentials_text) where += " (absent)";
+      where += " or " + paths.config_file;
+      if (!config_text) where += " (absent)";
+      // A profile the user named must exist; a missing default just means "not this way".
+      co_return fetch_failure(
+          explicit_ ? credentials_errc::fetch_failed : credentials_errc::not_configured,
+          with_problems(label_ + ": " + where, lookup.problems));
+    }
+
+    profile_credentials found = interpret_profile(lookup.properties, profile_);
+    switch (found.type) {
+      case profile_credentials::kind::none:
+        co_return fetch_failure(
+            credentials_errc::not_configured,
+            with_problems(label_ + ": no credentials in the profile", lookup.problems));
+      case profile_credentials::kind::invalid:
+        co_return fetch_failure(found.error, with_problems(found.message, lookup.problems));
+      case profile_credentials::kind::static_keys:
+        co_return fetch_success(std::move(found.credentials));
+      case profile_credentials::kind::web_identity:
+        break;
+    }
+
+    web_identity_settings sts;
+    sts.role_arn = found.role_arn;
+    sts.token_file = found.token_file;
+    sts.session_name = found.session_name;
+    sts.env = settings_.env;
+    sts.region = settings_.sts_region;
+    sts.http_timeout = settings_.http_timeout;
+    sts.provider_label = label_;
+    auto provider = make_web_identity_provider(executor(), std::move(sts));
+    auto [ec, result] = co_await provider->async_fetch(asio::as_tuple(asio::use_awaitable));
+    fetch_outcome outcome;
+    outcome.ec = ec;
+    outcome.result = std::move(result);
+    co_return outcome;
+  }
+
+ private:
+  profile_provider_settings settings_;
+  std::string profile_;
+  bool explicit_;
+  std::string label_;
+};
+
+}  // namespace
+
+ini_file parse_ini(std::string_view text) {
+  ini_file file;
+  ini_section* section = nullptr;
+  std::string property;  // the last property of `section`, for indented lines
+  std::size_t line_number = 0;
+
+  while (!text.empty()) {
+    const std::size_t end = text.find('\n');
+    std::string_view line = text.substr(0, end);
+    text = end == std::string_view::npos ? std::string_view() : text.substr(end + 1);
+    ++line_number;
+    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+
+    const std::string_view trimmed = trim_space(line);
+    if (trimmed.empty() || trimmed.front() == '#' || trimmed.front() == ';') continue;
+
+    const bool indented = line.front() == ' ' || line.front() == '\t';
+    if (indented && section && !property.empty()) {
+      std::string& parent = (*section)[property];
+      const std::size_t equals = trimmed.find('=');
+      if (parent.empty() && equals != std::string_view::npos) {
+        // Nested settings under an empty value: "s3 =\n  addressing_style = path".
+        const std::string key = lower(trim_space(trimmed.substr(0, equals)));
+        if (key.empty()) {
+          file.problems.push_back(line_problem(line_number, "nested property without a name"));
+          continue;
+        }
+        (*section)[property + "." + key] =
+            std::string(strip_trailing_comment(trim_space(trimmed.substr(equals + 1))));
+      } else if (!parent.empty()) {
+        parent += "\n";
+        parent += strip_trailing_comment(trimmed);
+      } else {
+        file.problems.push_back(line_problem(line_number, "indented line without a property"));
+      }
+      continue;
+    }
+
+    if (trimmed.front() == '[') {
+      section = nullptr;
+      property.clear();
+      const std::size_t close = trimmed.find(']');
+      if (close == std::string_view::npos) {
+        file.problems.push_back(line_problem(line_number, "section header without ']'"));
+        continue;
+      }
+      const std::string_view after = trim_space(trimmed.substr(close + 1));
+      if (!after.empty() && after.front() != '#' && after.front() != ';') {
+        file.problems.push_back(line_problem(line_number, "text after a section header"));
+        continue;
+      }
+      const std::string_view name = trim_space(trimmed.substr(1, close - 1));
+      if (name.empty()) {
+        file.problems.push_back(line_problem(line_number, "empty section name"));
+        continue;
+      }
+      section = &file.sections[std::string(name)];
+      continue;
+    }
+
+    const std::size_t equals = trimmed.find('=');
+    if (equals == std::string_view::npos) {
+      file.problems.push_back(line_problem(line_number, "expected 'name = value'"));
+      property.clear();
+      continue;
+    }
+    if (!section) {
+      file.problems.push_back(line_problem(line_number, "property outside a valid section"));
+      continue;
+    }
+    std::string key = lower(trim_space(trimmed.substr(0, equals)));
+    if (key.empty()) {
+      file.problems.push_back(line_problem(line_number, "property without a name"));
+      property.clear();
+      continue;
+    }
+    (*section)[key] = std::string(strip_trailing_comment(trim_space(trimmed.substr(equals + 1))));
+    property = std::move(key);
+  }
+  return file;
+}
+
+shared_file_paths locate_shared_files(const environment_snapshot& env) {
+  const std::string home = env.get("HOME");
+  const auto resolve = [&home](std::string path, std::string_view fallback) -> std::string {
+    if (path.empty()) {
+      if (home.empty()) return {};
+      return home + std::string(fallback);
+    }
+    if (path == "~" || path.starts_with("~/")) {
+      if (home.empty()) return {};
+      return home + path.substr(1);
+    }
+    return path;
+  };
+  shared_file_paths paths;
+  paths.credentials_file = resolve(env.get("AWS_SHARED_CREDENTIALS_FILE"), "/.aws/credentials");
+  paths.config_file = resolve(env.get("AWS_CONFIG_FILE"), "/.aws/config");
+  return paths;
+}
+
+std::string selected_profile(std::string_view configured, const environment_snapshot& env) {
+  if (!configured.empty()) return std::string(configured);
+  std::string from_environment = env.get("AWS_PROFILE");
+  return from_environment.empty() ? std::string("default") : from_environment;
+}
+
+profile_lookup find_profile(const std::optional<std::string>& credentials_text,
+                            std::string_view credentials_path,
+                            const std::optional<std::string>& config_text,
+                            std::string_view config_path, std::string_view profile) {
+  profile_lookup lookup;
+  if (config_text) {
+    ini_file config = parse_ini(*config_text);
+    for (const auto& problem : config.problems) {
+      lookup.problems.push_back(std::string(config_path) + " " + problem);
+    }
+    // "[profile default]" wins over "[default]" when a file has both, as in the CLI.
+    const ini_section* chosen = nullptr;
+    bool chosen_prefixed = false;
+    for (const auto& [section, properties] : config.sections) {
+      const auto name = config_section_profile(section);
+      if (!name || *name != profile) continue;
+      const bool prefixed = section != "default";
+      if (!chosen || (prefixed && !chosen_prefixed)) {
+        chosen = &properties;
+        chosen_prefixed = prefixed;
+      }
+    }
+    if (chosen) {
+      lookup.found = true;
+      lookup.properties = *chosen;
+    }
+  }
+  if (credentials_text) {
+    ini_file credentials = parse_ini(*credentials_text);
+    for (const auto& problem : credentials.problems) {
+      lookup.problems.push_back(std::string(credentials_path) + " " + problem);
+    }
+    if (auto it = credentials.sections.find(profile); it != credentials.sections.end()) {
+      lookup.found = true;
+      for (const auto& [key, value] : it->second) lookup.properties[key] = value;
+    }
+  }
+  return lookup;
+}
+
+profile_credentials interpret_profile(const ini_section& properties, std::string_view name) {
+  const auto get = [&properties](std::string_view key) -> std::string {
+    const auto it = properties.find(key);
+    return it == properties.end() ? std::string() : it->second;
+  };
+  const std::string label = "profile " + std::string(name);
+  profile_credentials out;
+  const auto invalid = [&out, &label](credentials_errc error, std::string problem) {
+    out.type = profile_credentials::kind::invalid;
+    out.error = error;
+    out.message = label + ": " + std::move(problem);
+    return out;
+  };
+
+  // Role settings come first, as in the SDKs: a profile with role_arn means "assume this role",
+  // even if it also holds keys (those belong to the source of the role).
+  if (!get("role_arn").empty()) {
+    if (!get("web_identity_token_file").empty()) {
+      out.type = profile_credentials::kind::web_identity;
+      out.role_arn = get("role_arn");
+      out.token_file = get("web_identity_token_file");
+      out.session_name = get("role_session_name");
+      return out;
+    }
+    return invalid(credentials_errc::unsupported,
+                   "role_arn with source_profile or credential_source (AssumeRole) is not "
+                   "supported; use static keys, web_identity_token_file, or AWS_PROFILE naming "
+                   "a profile with keys");
+  }
+  if (!get("credential_process").empty()) {
+    return invalid(credentials_errc::unsupported, "credential_process is not supported");
+  }
+  if (!get("sso_session").empty() || !get("sso_start_url").empty() ||
+      !get("sso_account_id").empty()) {
+    return invalid(credentials_errc::unsupported,
+                   "SSO profiles are not supported; export the role's keys "
+                   "(aws configure export-credentials) or use another provider");
+  }
+
+  const std::string key_id = get("aws_access_key_id");
+  const std::string secret = get("aws_secret_access_key");
+  if (key_id.empty() && secret.empty()) return out;  // kind::none
+  if (key_id.empty()) {
+    return invalid(credentials_errc::malformed,
+                   "aws_secret_access_key is set but aws_access_key_id is not");
+  }
+  if (secret.empty()) {
+    return invalid(credentials_errc::malformed,
+                   "aws_access_key_id is set but aws_secret_access_key is not");
+  }
+  out.credentials.access_key_id = key_id;
+  out.credentials.secret_access_key = secret;
+  out.credentials.session_token = get("aws_session_token");
+  out.credentials.provider = label;
+  if (const std::string problem =
+          credentials_problem(out.credentials, std::chrono::system_clock::now());
+      !problem.empty()) {
+    return invalid(credentials_errc::malformed, problem);
+  }
+  out.type = profile_credentials::kind::static_keys;
+  return out;
+}
+
+std::string profile_region(const environment_snapshot& env, std::string_view profile) {
+  const shared_file_paths paths = locate_shared_files(env);
+  if (paths.config_file.empty()) return {};
+  std::string problem;
+  const std::optional<std::string> config_text = read_small_file(paths.config_file, problem);
+  if (!config_text) return {};
+  const profile_lookup lookup = find_profile(std::nullopt, paths.credentials_file, config_text,
+                                             paths.config_file, selected_profile(profile, env));
+  const auto it = lookup.properties.find("region");
+  if (it == lookup.properties.end() || !is_header_safe(it->second)) return {};
+  return it->second;
+}
+
+std::shared_ptr<coroutine_provider> make_profile_provider(asio::any_io_executor executor,
+                                                          profile_provider_settings settings) {
+  return std::make_shared<profile_provider>(std::move(executor), std::move(settings));
+}
+
+}  // namespace s3lect::detail
