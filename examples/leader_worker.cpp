@@ -113,9 +113,8 @@ int main(int argc, char** argv) {
   print_event(config.server_id, "started");
   asio::co_spawn(io, lead_when_elected(elector, config.server_id, beats),
                  [&io](std::exception_ptr) { io.stop(); });
-  asio::co_spawn(io, stop_on_signal(elector, config.server_id), [&io](std::exception_ptr) {
-    io.stop();
-  });
+  asio::co_spawn(io, stop_on_signal(elector, config.server_id),
+                 [&io](std::exception_ptr) { io.stop(); });
   io.run();
   return 0;
 }

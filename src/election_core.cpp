@@ -409,9 +409,9 @@ void election_core::update_mode(const instant& now, const read_summary& read) {
   // crash sees the dead leader's last, new-looking ETag and waits another I before acting.
   // Only a hint for how often to read: it never allows a takeover by itself.
   const auto& record = observed_ ? observed_->record : std::nullopt;
-  const bool missed_renewal = config_.max_clock_skew && record &&
-                              now.wall - record->last_updated >
-                                  config_.frequent_interval + *config_.max_clock_skew;
+  const bool missed_renewal =
+      config_.max_clock_skew && record &&
+      now.wall - record->last_updated > config_.frequent_interval + *config_.max_clock_skew;
   const poll_mode before = mode_;
   if (expired || same_etag || missed_renewal) {
     // The leader did not renew since the last read (it renews every F), missed a renewal by its

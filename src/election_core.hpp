@@ -207,7 +207,7 @@ class election_core {
   struct holding_state {
     std::uint64_t term = 0;
     std::string etag;
-    steady_time renewed_at;  // S: when the last successful write was sent
+    steady_time renewed_at;                       // S: when the last successful write was sent
     std::chrono::milliseconds renew_deadline{0};  // D when that write was sent
     lock_record record;
     bool reported = false;

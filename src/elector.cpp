@@ -38,7 +38,9 @@ using std::chrono::milliseconds;
 
 namespace {
 
-instant now() { return {std::chrono::steady_clock::now(), std::chrono::system_clock::now()}; }
+instant now() {
+  return {std::chrono::steady_clock::now(), std::chrono::system_clock::now()};
+}
 
 /// Storage errors after which a conditional PUT certainly did not happen, so sending it again
 /// is safe. Everything else ambiguous (timeouts, lost connections, 5xx) is resolved by the core
@@ -70,8 +72,8 @@ struct hook_done {
   std::string error;
 };
 struct shutdown_request {};
-using loop_event = std::variant<read_done, write_done, stop_request, resign_request,
-                                config_request, hook_done, shutdown_request>;
+using loop_event = std::variant<read_done, write_done, stop_request, resign_request, config_request,
+                                hook_done, shutdown_request>;
 
 }  // namespace
 
@@ -271,9 +273,9 @@ struct elector::impl : std::enable_shared_from_this<impl> {
     using namespace asio::experimental::awaitable_operators;
     asio::steady_timer timer(self->strand);
     timer.expires_after(timeout);
-    auto outcome = co_await (guarded_put(self, std::move(key), std::move(body),
-                                         std::move(condition)) ||
-                             timer.async_wait(asio::as_tuple(asio::use_awaitable)));
+    auto outcome =
+        co_await (guarded_put(self, std::move(key), std::move(body), std::move(condition)) ||
+                  timer.async_wait(asio::as_tuple(asio::use_awaitable)));
     if (outcome.index() == 0) co_return std::get<0>(std::move(outcome));
     // The write may have reached the store: only a re-read can tell.
     put_result timed_out;
@@ -306,7 +308,8 @@ struct elector::impl : std::enable_shared_from_this<impl> {
       outcome = co_await read_attempt(self, config.lock_key, config.request_timeout);
       const error_code ec = std::get<0>(outcome);
       if (!ec) break;
-      if ((co_await asio::this_coro::cancellation_state).cancelled() != asio::cancellation_type::none) {
+      if ((co_await asio::this_coro::cancellation_state).cancelled() !=
+          asio::cancellation_type::none) {
         std::get<0>(outcome) = asio::error::operation_aborted;
         break;
       }
@@ -327,11 +330,12 @@ struct elector::impl : std::enable_shared_from_this<impl> {
     retry_schedule schedule(config.retry);
     std::tuple<error_code, put_result> outcome;
     for (;;) {
-      outcome = co_await write_attempt(self, config.lock_key, body, condition,
-                                       config.request_timeout);
+      outcome =
+          co_await write_attempt(self, config.lock_key, body, condition, config.request_timeout);
       const error_code ec = std::get<0>(outcome);
       if (!ec) break;
-      if ((co_await asio::this_coro::cancellation_state).cancelled() != asio::cancellation_type::none) {
+      if ((co_await asio::this_coro::cancellation_state).cancelled() !=
+          asio::cancellation_type::none) {
         break;  // Keep the attempt's own error: a cancelled PUT may still have landed.
       }
       auto delay = schedule.after_failure(ec, write_retryable(ec));
@@ -582,7 +586,9 @@ elector::~elector() {
   });
 }
 
-elector::executor_type elector::get_executor() const { return impl_->strand.get_inner_executor(); }
+elector::executor_type elector::get_executor() const {
+  return impl_->strand.get_inner_executor();
+}
 
 void elector::start() {
   auto self = impl_;
@@ -652,8 +658,7 @@ void elector::wait_for_loss_impl(leadership_lease lease, stop_handler handler) {
   if (!current || current->period != lease.period) {
     const std::uint64_t period = lease.period;
     impl_->loss_waiters.complete_if([period](std::uint64_t waited) {
-      return waited == period ? std::optional<std::tuple<error_code>>(error_code{})
-                              : std::nullopt;
+      return waited == period ? std::optional<std::tuple<error_code>>(error_code{}) : std::nullopt;
     });
   }
 }

@@ -7,9 +7,9 @@
 #include <boost/asio/any_completion_handler.hpp>
 #include <boost/asio/any_io_executor.hpp>
 #include <boost/asio/associated_executor.hpp>
-#include <boost/asio/error.hpp>
 #include <boost/asio/bind_executor.hpp>
 #include <boost/asio/dispatch.hpp>
+#include <boost/asio/error.hpp>
 #include <boost/asio/post.hpp>
 #include <boost/system/error_code.hpp>
 
@@ -27,7 +27,8 @@ namespace s3lect::detail {
 template <class Key, class... Args>
 class waiter_list {
  public:
-  using handler_type = boost::asio::any_completion_handler<void(boost::system::error_code, Args...)>;
+  using handler_type =
+      boost::asio::any_completion_handler<void(boost::system::error_code, Args...)>;
   using result_type = std::tuple<boost::system::error_code, Args...>;
 
   /// `fallback` runs completions of handlers that have no associated executor.
@@ -132,8 +133,8 @@ class waiter_list {
     result_type result;
     void operator()() {
       auto executor = boost::asio::get_associated_executor(handler, fallback);
-      boost::asio::dispatch(boost::asio::bind_executor(
-          executor, completion{std::move(handler), std::move(result)}));
+      boost::asio::dispatch(
+          boost::asio::bind_executor(executor, completion{std::move(handler), std::move(result)}));
     }
   };
 

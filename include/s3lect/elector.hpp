@@ -35,16 +35,16 @@ struct leadership_status {
   std::string lock_key;
   bool running = false;
   bool is_leader = false;
-  std::string leader_id;    ///< Empty when nobody holds the lock (absent or released).
+  std::string leader_id;  ///< Empty when nobody holds the lock (absent or released).
   std::string leader_addr;
-  std::uint64_t term = 0;   ///< Term of the last record seen or written.
+  std::uint64_t term = 0;  ///< Term of the last record seen or written.
   poll_mode mode = poll_mode::frequent;
   /// When this elector last saw the leader's record change, or renewed it itself.
   std::optional<std::chrono::system_clock::time_point> leader_last_seen;
   /// When the last election cycle (a read or write and its decision) completed.
   std::optional<std::chrono::system_clock::time_point> last_election_time;
   unsigned consecutive_failures = 0;
-  std::string last_error;   ///< The last storage or record error, for diagnostics.
+  std::string last_error;     ///< The last storage or record error, for diagnostics.
   std::uint64_t version = 0;  ///< Increases on every change of leader, term or is_leader.
 };
 

@@ -27,8 +27,8 @@ enum class addressing_style {
 
 /// TLS settings for HTTPS endpoints.
 struct tls_config {
-  std::string ca_file;  ///< PEM file of trusted CAs; empty with empty ca_pem: the system roots.
-  std::string ca_pem;   ///< PEM text of trusted CAs, in addition to ca_file.
+  std::string ca_file;      ///< PEM file of trusted CAs; empty with empty ca_pem: the system roots.
+  std::string ca_pem;       ///< PEM text of trusted CAs, in addition to ca_file.
   bool verify_peer = true;  ///< Off only for experiments: anyone can then impersonate the store.
 };
 

@@ -86,9 +86,8 @@ struct put_outcome {
 
 asio::awaitable<put_outcome> put(s3_client& client, std::string key, std::string body,
                                  put_condition condition, check_report& report) {
-  auto [ec, result] = co_await client.async_put(std::move(key), std::move(body),
-                                                std::move(condition),
-                                                asio::as_tuple(asio::use_awaitable));
+  auto [ec, result] = co_await client.async_put(
+      std::move(key), std::move(body), std::move(condition), asio::as_tuple(asio::use_awaitable));
   report.sample(result.info, system_clock::now());
   co_return put_outcome{ec, std::move(result)};
 }
@@ -144,8 +143,8 @@ asio::awaitable<void> probe(s3_client& client, std::string scratch_key, std::str
     report.ok("create-if-absent on an existing key: refused, but answered " +
               describe(second.ec, second.result.info) + " instead of 412 (s3lect re-reads)");
   } else {
-    report.fail("create-if-absent on an existing key: " +
-                describe(second.ec, second.result.info) + " and the object changed");
+    report.fail("create-if-absent on an existing key: " + describe(second.ec, second.result.info) +
+                " and the object changed");
     co_return;
   }
 
@@ -205,8 +204,7 @@ asio::awaitable<void> probe(s3_client& client, std::string scratch_key, std::str
     report.info("quoted ETag in If-Match: accepted (s3lect sends ETags unquoted)");
   } else {
     report.info("quoted ETag in If-Match: refused (HTTP " +
-                std::to_string(quoted.result.info.http_status) +
-                "); s3lect sends ETags unquoted");
+                std::to_string(quoted.result.info.http_status) + "); s3lect sends ETags unquoted");
   }
 
   const std::string missing_body = R"({"probe":"missing","nonce":")" + suffix + "\"}";
@@ -216,8 +214,7 @@ asio::awaitable<void> probe(s3_client& client, std::string scratch_key, std::str
     report.fail("If-Match on a missing key created the object: the store ignores If-Match");
     co_return;
   }
-  report.info("If-Match on a missing key: HTTP " +
-              std::to_string(missing.result.info.http_status) +
+  report.info("If-Match on a missing key: HTTP " + std::to_string(missing.result.info.http_status) +
               (missing.result.info.http_status == 404 ? " (as AWS)" : " (AWS answers 404)") +
               "; s3lect treats both as \"not yours\"");
 }
@@ -243,8 +240,8 @@ std::string describe_credentials(const credentials_origin& origin) {
   std::string line = "credentials: from " + origin.provider + " (access key id ****" +
                      (id.size() > 4 ? id.substr(id.size() - 4) : std::string()) + ", ";
   if (!origin.expiration) return line + "long-term)";
-  const auto minutes = std::chrono::duration_cast<std::chrono::minutes>(
-      *origin.expiration - system_clock::now());
+  const auto minutes =
+      std::chrono::duration_cast<std::chrono::minutes>(*origin.expiration - system_clock::now());
   return line + "temporary, expire in " + std::to_string(minutes.count()) + " min)";
 }
 
@@ -267,7 +264,8 @@ void print_timing(check_report& report) {
     auto sorted = report.round_trips;
     std::sort(sorted.begin(), sorted.end());
     char line[160];
-    std::snprintf(line, sizeof line, "round trip: median %.1f ms, min %.1f ms, max %.1f ms over %zu requests",
+    std::snprintf(line, sizeof line,
+                  "round trip: median %.1f ms, min %.1f ms, max %.1f ms over %zu requests",
                   static_cast<double>(median(sorted).count()) / 1000.0,
                   static_cast<double>(sorted.front().count()) / 1000.0,
                   static_cast<double>(sorted.back().count()) / 1000.0, sorted.size());
@@ -295,7 +293,8 @@ int run_check(const std::vector<std::string>& args) {
     std::cout << check_help() << "options:\n" << store_options_help();
     return exit_ok;
   }
-  if (parsed && !parsed->positional().empty()) error = "unexpected argument " + parsed->positional()[0];
+  if (parsed && !parsed->positional().empty())
+    error = "unexpected argument " + parsed->positional()[0];
   std::optional<store_target> target;
   if (parsed && error.empty()) target = make_store_target(*parsed, error);
   if (!target) {

@@ -49,8 +49,8 @@ inline void expect_safe(const std::vector<leadership_period>& periods) {
       ASSERT_TRUE(a.end.has_value())
           << "node " << a.node << " term " << a.term << " still leading when node " << b.node
           << " started term " << b.term;
-      EXPECT_LE(*a.end, b.start) << "overlap: node " << a.node << " term " << a.term
-                                 << " and node " << b.node << " term " << b.term;
+      EXPECT_LE(*a.end, b.start) << "overlap: node " << a.node << " term " << a.term << " and node "
+                                 << b.node << " term " << b.term;
       EXPECT_LT(a.term, b.term) << "terms must strictly increase";
     }
   }

@@ -62,8 +62,9 @@ class ElectorOnRadosgw : public ::testing::TestWithParam<bool> {
 
   void add_electors(int count) {
     for (int i = 0; i < count; ++i) {
-      electors.push_back(std::make_unique<elector>(
-          io.get_executor(), *client, short_config("node-" + std::to_string(electors.size()), key)));
+      electors.push_back(
+          std::make_unique<elector>(io.get_executor(), *client,
+                                    short_config("node-" + std::to_string(electors.size()), key)));
     }
   }
 

@@ -416,7 +416,6 @@ TEST(ElectionCoreModes, LeaderChangedIsAnnouncedOncePerChange) {
   EXPECT_TRUE(d.last_notices<leader_changed>().empty()) << "a renewal is no change";
 }
 
-
 TEST(ElectionCoreModes, StableFollowerSeeingAMissedRenewalByTimestampReadsAtTheExpiry) {
   core_driver d(core_config("a"));
   d.start();

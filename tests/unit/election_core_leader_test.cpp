@@ -559,7 +559,6 @@ TEST(ElectionCoreProtocol, UnexpectedCompletionsAreIgnored) {
   EXPECT_TRUE(d.core.is_leader());
 }
 
-
 TEST(ElectionCoreLeader, RaisingTheRenewDeadlineWaitsForAWriteThatAdvertisesTheLongerLease) {
   core_driver d(core_config("a"));
   d.start();

@@ -214,7 +214,8 @@ TEST(Elector, PartitionedLeaderDemotesItselfBeforeAnyoneTakesOver) {
     g.views[old_leader]->set_faults(faults);
     ASSERT_TRUE(g.run_until([&] {
       return g.leader_count() == 1 && g.leader_index() != old_leader;
-    })) << "round " << round;
+    })) << "round "
+        << round;
     EXPECT_FALSE(g.electors[old_leader]->is_leader());
     ASSERT_TRUE(g.run_until([&] { return g.periods.size() >= 2; }));
     expect_safe(g.periods);
@@ -248,8 +249,9 @@ TEST(Elector, AnyNumberOfLeadershipWaitersCompleteAndCancelledOnesLeaveItUsable)
   }
   // Waiting while already leader completes at once with the same lease.
   std::optional<leadership_lease> again;
-  g.electors[0]->async_wait_for_leadership(
-      [&](error_code ec, leadership_lease lease) { if (!ec) again = lease; });
+  g.electors[0]->async_wait_for_leadership([&](error_code ec, leadership_lease lease) {
+    if (!ec) again = lease;
+  });
   ASSERT_TRUE(g.run_until([&] { return again.has_value(); }, 1s));
   EXPECT_EQ(again->period, leases[0].period);
 }
@@ -279,9 +281,8 @@ TEST(Elector, WaitForChangeObservesEveryChangeByVersion) {
   watch(0);
   g.start_all();
   ASSERT_TRUE(g.run_until([&] { return g.leader_count() == 1; }));
-  ASSERT_TRUE(g.run_until([&] {
-    return !seen.empty() && seen.back().leader_id.rfind("node-", 0) == 0;
-  }));
+  ASSERT_TRUE(
+      g.run_until([&] { return !seen.empty() && seen.back().leader_id.rfind("node-", 0) == 0; }));
   for (std::size_t i = 1; i < seen.size(); ++i) EXPECT_GT(seen[i].version, seen[i - 1].version);
 }
 
@@ -289,14 +290,17 @@ TEST(Elector, WaitForNextElectionCompletesAfterTheGivenTime) {
   group g(1);
   g.start_all();
   std::optional<s3lect::leadership_status> first;
-  g.electors[0]->async_wait_for_next_election(
-      {}, [&](error_code ec, s3lect::leadership_status s) { if (!ec) first = s; });
+  g.electors[0]->async_wait_for_next_election({}, [&](error_code ec, s3lect::leadership_status s) {
+    if (!ec) first = s;
+  });
   ASSERT_TRUE(g.run_until([&] { return first.has_value(); }));
   ASSERT_TRUE(first->last_election_time.has_value());
   const auto since = std::chrono::system_clock::now();
   std::optional<s3lect::leadership_status> next;
-  g.electors[0]->async_wait_for_next_election(
-      since, [&](error_code ec, s3lect::leadership_status s) { if (!ec) next = s; });
+  g.electors[0]->async_wait_for_next_election(since,
+                                              [&](error_code ec, s3lect::leadership_status s) {
+                                                if (!ec) next = s;
+                                              });
   ASSERT_TRUE(g.run_until([&] { return next.has_value(); }));
   EXPECT_GT(*next->last_election_time, since);
 }
@@ -357,8 +361,10 @@ TEST(Elector, TakesOverAStaleGoRecordByTheWallClockRule) {
   gmtime_r(&t, &tm);
   char stamp[32];
   std::strftime(stamp, sizeof stamp, "%Y-%m-%dT%H:%M:%SZ", &tm);
-  g.store->poke("group/leader.json", std::string(R"({"leaderID":"go-node","leaderAddr":"10.0.0.1:8443","lastUpdated":")") +
-                                         stamp + "\"}");
+  g.store->poke(
+      "group/leader.json",
+      std::string(R"({"leaderID":"go-node","leaderAddr":"10.0.0.1:8443","lastUpdated":")") + stamp +
+          "\"}");
   const auto start = steady::now();
   g.start_all();
   ASSERT_TRUE(g.run_until([&] { return g.electors[0]->is_leader(); }));
@@ -391,8 +397,8 @@ TEST(Elector, ManyElectorsShareOneStorageOnDifferentKeys) {
   memory_storage shared(io.get_executor(), store);
   std::vector<std::unique_ptr<elector>> electors;
   for (int i = 0; i < 20; ++i) {
-    electors.push_back(std::make_unique<elector>(
-        io.get_executor(), shared, fast_config("node", "key-" + std::to_string(i))));
+    electors.push_back(std::make_unique<elector>(io.get_executor(), shared,
+                                                 fast_config("node", "key-" + std::to_string(i))));
     electors.back()->start();
   }
   const auto deadline = steady::now() + 5s;
@@ -588,8 +594,7 @@ TEST(Elector, AnAcquireHookStillCleaningUpWhenTheNextOneStartsIsSafe) {
   int hook_calls = 0;
   bool cleanup_done = false;
   group g(1, [&](elector_config& config) {
-    config.on_acquire = [&hook_calls,
-                         &cleanup_done](std::uint64_t) -> asio::awaitable<void> {
+    config.on_acquire = [&hook_calls, &cleanup_done](std::uint64_t) -> asio::awaitable<void> {
       if (++hook_calls > 1) co_return;
       co_await asio::this_coro::throw_if_cancelled(false);
       asio::steady_timer timer(co_await asio::this_coro::executor);

@@ -118,10 +118,17 @@ TEST(S3ConfigValidate, ChecksVirtualHostedStyle) {
 /// Sets or unsets the AWS variables for one test and restores them afterwards.
 class S3ConfigEnvironment : public ::testing::Test {
  protected:
-  static constexpr const char* variables[] = {
-      "AWS_ENDPOINT_URL_S3", "AWS_ENDPOINT_URL",      "AWS_REGION",        "AWS_DEFAULT_REGION",
-      "AWS_ACCESS_KEY_ID",   "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN", "AWS_PROFILE",
-      "AWS_CONFIG_FILE",     "AWS_SHARED_CREDENTIALS_FILE", "HOME"};
+  static constexpr const char* variables[] = {"AWS_ENDPOINT_URL_S3",
+                                              "AWS_ENDPOINT_URL",
+                                              "AWS_REGION",
+                                              "AWS_DEFAULT_REGION",
+                                              "AWS_ACCESS_KEY_ID",
+                                              "AWS_SECRET_ACCESS_KEY",
+                                              "AWS_SESSION_TOKEN",
+                                              "AWS_PROFILE",
+                                              "AWS_CONFIG_FILE",
+                                              "AWS_SHARED_CREDENTIALS_FILE",
+                                              "HOME"};
 
   void SetUp() override {
     for (const char* name : variables) {
