@@ -128,6 +128,18 @@ std::optional<std::string> elector_config::validate() const {
   if (peer_timeout <= milliseconds::zero()) {
     return broken("peer_timeout", "greater than 0", peer_timeout);
   }
+  if (!peer_client_cert_file.empty() && !peer_client_cert_pem.empty()) {
+    return "peer_client_cert_file: set either it or peer_client_cert_pem, not both";
+  }
+  if (!peer_client_key_file.empty() && !peer_client_key_pem.empty()) {
+    return "peer_client_key_file: set either it or peer_client_key_pem, not both";
+  }
+  const bool has_cert = !peer_client_cert_file.empty() || !peer_client_cert_pem.empty();
+  const bool has_key = !peer_client_key_file.empty() || !peer_client_key_pem.empty();
+  if (has_cert != has_key) {
+    return has_cert ? "peer_client_key_file: a client certificate needs its private key"
+                    : "peer_client_cert_file: a private key needs its client certificate";
+  }
   return std::nullopt;
 }
 

@@ -7,6 +7,7 @@
 #include "waiter_list.hpp"
 
 #include <s3lect/error.hpp>
+#include <s3lect/record.hpp>
 #include <s3lect/retry.hpp>
 
 #include <boost/asio/append.hpp>
@@ -89,7 +90,8 @@ struct elector::impl : std::enable_shared_from_this<impl> {
         election_waiters(strand),
         change_waiters(strand),
         stop_waiters(strand),
-        resign_waiters(strand) {
+        resign_waiters(strand),
+        health_waiters(strand) {
     snapshot.server_id = config_snapshot.server_id;
     snapshot.lock_key = config_snapshot.lock_key;
   }
@@ -131,6 +133,13 @@ struct elector::impl : std::enable_shared_from_this<impl> {
   detail::waiter_list<std::uint64_t, leadership_status> change_waiters;
   detail::waiter_list<std::monostate> stop_waiters;
   detail::waiter_list<std::monostate> resign_waiters;
+  elector_counters counters;
+  // What the health endpoint reports (leadership_source). Its version moves on its own rules
+  // (see elector::snapshot()), so it has its own waiters.
+  leadership_snapshot health;
+  detail::waiter_list<std::uint64_t> health_waiters;
+  bool release_pending = false;  // Lost by stop/resign: the health change waits for the release.
+  std::optional<steady_time> last_renewal_seen;  // Strand: detects successful writes.
 
   /// Strand only. The core's copy of the configuration, not config_snapshot: that one belongs
   /// to the mutex, and update_config() replaces it from any thread.
@@ -261,7 +270,12 @@ struct elector::impl : std::enable_shared_from_this<impl> {
     timer.expires_after(timeout);
     auto outcome = co_await (guarded_get(self, std::move(key)) ||
                              timer.async_wait(asio::as_tuple(asio::use_awaitable)));
-    if (outcome.index() == 0) co_return std::get<0>(std::move(outcome));
+    if (outcome.index() == 0) {
+      const auto& [ec, result] = std::get<0>(outcome);
+      self->count_get(ec, result.found.has_value());
+      co_return std::get<0>(std::move(outcome));
+    }
+    self->count_get(errc::timeout, false);
     get_result timed_out;
     timed_out.info.message = "no answer within request_timeout";
     co_return std::tuple<error_code, get_result>{errc::timeout, std::move(timed_out)};
@@ -276,11 +290,36 @@ struct elector::impl : std::enable_shared_from_this<impl> {
     auto outcome =
         co_await (guarded_put(self, std::move(key), std::move(body), std::move(condition)) ||
                   timer.async_wait(asio::as_tuple(asio::use_awaitable)));
-    if (outcome.index() == 0) co_return std::get<0>(std::move(outcome));
+    if (outcome.index() == 0) {
+      self->count_put(std::get<0>(std::get<0>(outcome)));
+      co_return std::get<0>(std::move(outcome));
+    }
+    self->count_put(errc::outcome_unknown);
     // The write may have reached the store: only a re-read can tell.
     put_result timed_out;
     timed_out.info.message = "no answer within request_timeout";
     co_return std::tuple<error_code, put_result>{errc::outcome_unknown, std::move(timed_out)};
+  }
+
+  void count_get(const error_code& ec, bool found) {
+    std::lock_guard lock(mutex);
+    if (ec) {
+      ++counters.s3_get.failed;
+    } else if (found) {
+      ++counters.s3_get.ok;
+    } else {
+      ++counters.s3_get.not_found;
+    }
+  }
+  void count_put(const error_code& ec) {
+    std::lock_guard lock(mutex);
+    if (!ec) {
+      ++counters.s3_put.ok;
+    } else if (ec == errc::precondition_failed || ec == errc::conflict) {
+      ++counters.s3_put.precondition_failed;
+    } else {
+      ++counters.s3_put.failed;
+    }
   }
 
   /// Sleeps for `delay` on the strand; false when cancelled, also when the cancellation came
@@ -355,21 +394,28 @@ struct elector::impl : std::enable_shared_from_this<impl> {
     if (auto* gained = std::get_if<detail::leadership_gained>(&notice)) {
       on_gained(gained->term);
     } else if (auto* lost = std::get_if<detail::leadership_lost>(&notice)) {
-      on_lost(lost->term);
+      on_lost(lost->term, lost->reason);
     } else if (auto* changed = std::get_if<detail::leader_changed>(&notice)) {
       std::lock_guard lock(mutex);
       snapshot.leader_id = changed->leader_id;
       snapshot.leader_addr = changed->leader_addr;
       snapshot.term = changed->term;
       bump_version_locked();
+      health.leader_id = changed->leader_id;
+      if (!health.is_leader) health.term = changed->term;
+      if (!release_pending) bump_health_locked();
     } else if (std::holds_alternative<detail::release_finished>(notice)) {
       std::lock_guard lock(mutex);
       resign_waiters.complete_all({error_code{}});
+      release_pending = false;
+      bump_health_locked();
     } else if (std::holds_alternative<detail::core_stopped>(notice)) {
       loop_running = false;
       std::lock_guard lock(mutex);
       snapshot.running = false;
       bump_version_locked();
+      release_pending = false;
+      bump_health_locked();
       stop_waiters.complete_all({error_code{}});
       leadership_waiters.complete_all({errc::stopped, leadership_lease{}});
       // A resignation that reached the core after the stop's own release was ignored by it.
@@ -463,10 +509,16 @@ struct elector::impl : std::enable_shared_from_this<impl> {
     snapshot.is_leader = true;
     leadership_deadline = core.leadership_deadline();
     bump_version_locked();
+    ++counters.acquisitions;
+    health.is_leader = true;
+    health.term = lease.term;
+    if (const lock_record* held = core.held_record()) health.record_json = encode_record(*held);
+    ++health.serial;
+    bump_health_locked();
     leadership_waiters.complete_all({error_code{}, lease});
   }
 
-  void on_lost(std::uint64_t term) {
+  void on_lost(std::uint64_t term, detail::loss_reason reason) {
     if (hook_period != 0) {
       hook_cancel->emit(asio::cancellation_type::terminal);
       hook_period = 0;
@@ -480,6 +532,16 @@ struct elector::impl : std::enable_shared_from_this<impl> {
       leadership_deadline.reset();
       snapshot.is_leader = false;
       bump_version_locked();
+      ++counters.losses;
+      if (reason == detail::loss_reason::renew_deadline) ++counters.demotions;
+      health.is_leader = false;
+      health.record_json.clear();
+      health.lease_remaining = milliseconds{0};
+      // A watching follower told of a stop or resignation reads the lock at once: tell it
+      // only when the released record is there, so it finds the lock free.
+      release_pending = reason == detail::loss_reason::stopped ||
+                        reason == detail::loss_reason::resigned;
+      if (!release_pending) bump_health_locked();
       if (lost) {
         const std::uint64_t period = lost->period;
         loss_waiters.complete_if([period](std::uint64_t waited) {
@@ -521,9 +583,32 @@ struct elector::impl : std::enable_shared_from_this<impl> {
     });
   }
 
+  void bump_health_locked() {
+    const std::uint64_t version = ++health.version;
+    health_waiters.complete_if([version](std::uint64_t seen) {
+      return seen < version ? std::optional<std::tuple<error_code>>(error_code{}) : std::nullopt;
+    });
+  }
+
   void refresh_snapshot() {
     const auto core_status = core.status();
     std::lock_guard lock(mutex);
+    if (core_status.last_renewal != last_renewal_seen) {
+      // A write of ours landed: an acquisition (counted when reported) or a renewal.
+      const bool renewal = last_renewal_seen.has_value() && core_status.last_renewal &&
+                           core.is_leader() && published_lease;
+      last_renewal_seen = core_status.last_renewal;
+      if (renewal) {
+        ++counters.renewals;
+        counters.renewal_latency.observe(std::chrono::duration_cast<std::chrono::microseconds>(
+            std::chrono::steady_clock::now() - *core_status.last_renewal));
+        if (const lock_record* held = core.held_record()) {
+          health.record_json = encode_record(*held);
+        }
+        ++health.serial;
+        bump_health_locked();
+      }
+    }
     snapshot.mode = core_status.mode;
     snapshot.leader_last_seen = core_status.leader_last_seen;
     snapshot.consecutive_failures = core_status.consecutive_failures;
@@ -580,6 +665,7 @@ elector::~elector() {
     self->change_waiters.complete_all({errc::stopped, leadership_status{}});
     self->stop_waiters.complete_all({errc::stopped});
     self->resign_waiters.complete_all({errc::stopped});
+    self->health_waiters.complete_all({errc::stopped});
   }
   asio::dispatch(self->strand, [self] {
     if (self->loop_running) self->push(shutdown_request{});
@@ -705,6 +791,51 @@ leadership_status elector::status() const {
   leadership_status status = impl_->snapshot;
   status.is_leader = impl_->leading_locked();
   return status;
+}
+
+elector_counters elector::counters() const {
+  std::lock_guard lock(impl_->mutex);
+  return impl_->counters;
+}
+
+leadership_snapshot elector::snapshot() const {
+  std::lock_guard lock(impl_->mutex);
+  leadership_snapshot out = impl_->health;
+  if (out.is_leader) {
+    // As is_leader(): a paused process past its deadline does not claim leadership.
+    const auto now = std::chrono::steady_clock::now();
+    if (!impl_->leading_locked()) {
+      out.is_leader = false;
+      out.record_json.clear();
+    } else {
+      out.lease_remaining =
+          std::chrono::ceil<milliseconds>(*impl_->leadership_deadline - now);
+    }
+  }
+  return out;
+}
+
+void elector::wait_change_impl(std::uint64_t seen_version,
+                               asio::any_completion_handler<change_signature> handler) {
+  std::lock_guard lock(impl_->mutex);
+  impl_->health_waiters.add(seen_version, std::move(handler));
+  const std::uint64_t version = impl_->health.version;
+  if (version > seen_version) {
+    impl_->health_waiters.complete_if([version](std::uint64_t seen) {
+      return seen < version ? std::optional<std::tuple<error_code>>(error_code{}) : std::nullopt;
+    });
+  }
+}
+
+void latency_histogram::observe(std::chrono::microseconds latency) noexcept {
+  std::size_t bucket = 0;
+  while (bucket < bounds_ms.size() &&
+         latency > std::chrono::milliseconds{bounds_ms[bucket]}) {
+    ++bucket;
+  }
+  ++counts[bucket];
+  ++count;
+  sum += latency;
 }
 
 elector_config elector::config() const {

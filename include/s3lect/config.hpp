@@ -42,7 +42,9 @@ namespace s3lect {
 ///   request_timeout of 1 s gives W = 4.1 s ≤ D − F = 5 s (2 s would give 7.1 s and fail).
 ///   Only the first operation has to fit: if it ends in doubt, the re-read that resolves it may
 ///   still run past S + D, and then the leader demotes itself, which is always safe.
-/// - peer_health_path starts with '/'; peer_timeout > 0.
+/// - peer_health_path starts with '/'; peer_timeout > 0; peer client certificate and key:
+///   at most one of file and PEM each, both or neither. (Unreadable files are reported by the
+///   elector's constructor.)
 struct elector_config {
   /// S3 object key of the lock record, e.g. "leader/my-group.json".
   std::string lock_key;
@@ -76,6 +78,21 @@ struct elector_config {
   std::string peer_health_path = "/health/leadership";
   /// Timeout of one attempt of a peer health check.
   std::chrono::milliseconds peer_timeout{std::chrono::seconds{3}};
+  /// Keep one watch open on the leader's endpoint (`?watch=&term=&serial=`): the leader
+  /// answers it on every renewal, release or demotion, so a graceful release reaches followers
+  /// at once and a crashed leader's closed connection is noticed at once. Off: a plain check
+  /// every infrequent interval (what a Go leader supports).
+  bool peer_watch = false;
+  /// CAs the leader's certificate must chain to: a PEM file and/or PEM text. Both empty: the
+  /// system's default trust store. The certificate must name the host or IP of leaderAddr.
+  std::string peer_ca_file;
+  std::string peer_ca_pem;
+  /// Client certificate (leaf first) and its unencrypted key for mutual TLS: at most one of
+  /// file and PEM text each, the certificate only together with a key.
+  std::string peer_client_cert_file;
+  std::string peer_client_cert_pem;
+  std::string peer_client_key_file;
+  std::string peer_client_key_pem;
 
   /// Runs after the lock is taken, before leadership is reported, with the new term. It runs
   /// beside the renewals (never blocking them) and is cancelled if leadership is lost meanwhile.

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <s3lect/config.hpp>
+#include <s3lect/health.hpp>
 #include <s3lect/storage.hpp>
 
 #include <boost/asio/any_completion_handler.hpp>
@@ -10,6 +11,7 @@
 #include <boost/asio/async_result.hpp>
 #include <boost/system/error_code.hpp>
 
+#include <array>
 #include <chrono>
 #include <cstdint>
 #include <memory>
@@ -48,10 +50,52 @@ struct leadership_status {
   std::uint64_t version = 0;  ///< Increases on every change of leader, term or is_leader.
 };
 
+/// Attempts of one kind of request, by how they ended.
+struct request_counts {
+  std::uint64_t ok = 0;
+  std::uint64_t not_found = 0;            ///< GET of a missing key.
+  std::uint64_t precondition_failed = 0;  ///< PUT refused by its condition (412, or 404/409).
+  std::uint64_t failed = 0;               ///< Any other error, timeouts included.
+  std::uint64_t total() const noexcept { return ok + not_found + precondition_failed + failed; }
+};
+
+/// A latency distribution with fixed bucket bounds, as Prometheus histograms want it.
+struct latency_histogram {
+  /// Upper bounds of the buckets in milliseconds; a last, unbounded bucket follows.
+  static constexpr std::array<std::int64_t, 12> bounds_ms{5,   10,   25,   50,   100,  250,
+                                                          500, 1000, 2500, 5000, 10000, 30000};
+  /// counts[i]: observations ≤ bounds_ms[i] and > bounds_ms[i - 1]; counts.back(): the rest.
+  std::array<std::uint64_t, bounds_ms.size() + 1> counts{};
+  std::uint64_t count = 0;
+  std::chrono::microseconds sum{0};
+
+  void observe(std::chrono::microseconds latency) noexcept;
+};
+
+/// What one elector did since it was constructed, for tests, benchmarks and metrics. Requests
+/// count every attempt, retries included.
+struct elector_counters {
+  request_counts s3_get;  ///< GET attempts of the lock record.
+  request_counts s3_put;  ///< Conditional PUT attempts (acquire, renew, release).
+  /// Peer-mode health checks: ok = the leader answered, not_found = "not leader" (404).
+  request_counts peer_check;
+  std::uint64_t acquisitions = 0;  ///< Leaderships gained (reported).
+  std::uint64_t renewals = 0;      ///< Successful renewals.
+  std::uint64_t losses = 0;        ///< Leaderships lost, whatever the reason.
+  std::uint64_t demotions = 0;     ///< Losses because no renewal succeeded by the deadline.
+  /// Successful renewals, from sending the first attempt to its success.
+  latency_histogram renewal_latency;
+
+  std::uint64_t s3_requests() const noexcept { return s3_get.total() + s3_put.total(); }
+};
+
 /// Leader election on one lock key. Runs on the executor given at construction (wrapped in a
 /// strand, so the io_context may run on several threads); starts no threads of its own.
 /// status(), is_leader() and leader_id() may be called from any thread.
-class elector {
+///
+/// An elector is a leadership_source: give it to a health_server (or embed a health_handler)
+/// so that followers in peer mode can ask it whether it leads.
+class elector : public leadership_source {
  public:
   using executor_type = boost::asio::any_io_executor;
 
@@ -60,7 +104,7 @@ class elector {
   elector(executor_type executor, storage& store, elector_config config);
   /// Stops campaigning without releasing the lock (followers take over after the lease), and
   /// completes every pending wait with errc::stopped. Use async_stop() to hand over at once.
-  ~elector();
+  ~elector() override;
   elector(const elector&) = delete;
   elector& operator=(const elector&) = delete;
 
@@ -134,6 +178,15 @@ class elector {
   /// The configuration in force.
   elector_config config() const;
 
+  /// What this elector did so far; callable from any thread.
+  elector_counters counters() const;
+
+  /// For the health endpoint: is_leader, term, the record of the last successful write, the
+  /// lease left. Its version also increases on every successful renewal (so a watch can follow
+  /// renewals) and, after a stop or resignation, only once the released record is written (so
+  /// a watching follower that hears of the change finds the lock released).
+  leadership_snapshot snapshot() const override;
+
   /// Replaces the configuration while running; lock_key and server_id cannot change. Returns
   /// nullopt when applied, else why the new configuration was refused (the old one stays).
   std::optional<std::string> update_config(elector_config config);
@@ -152,6 +205,8 @@ class elector {
   void wait_for_next_election_impl(std::chrono::system_clock::time_point since,
                                    status_handler handler);
   void wait_for_change_impl(std::uint64_t seen_version, status_handler handler);
+  void wait_change_impl(std::uint64_t seen_version,
+                        boost::asio::any_completion_handler<change_signature> handler) override;
 
   // Named initiation objects rather than lambdas: GCC 12 mishandles lambda temporaries in
   // co_await expressions (style.md), and these end up inside the caller's co_await.

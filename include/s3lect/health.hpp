@@ -42,7 +42,11 @@ struct leadership_snapshot {
   std::chrono::milliseconds lease_remaining{0};
   /// The current leader as last seen; empty when none is known.
   std::string leader_id;
-  /// Increases whenever is_leader, term or leader_id changes (not on renewals).
+  /// Leader only: increases on every successful write of the lock record (acquisition and
+  /// renewals). A watch may ask to be answered when it changes (`&serial=`), which tells the
+  /// follower of each renewal as it lands.
+  std::uint64_t serial = 0;
+  /// Increases whenever is_leader, term, leader_id or serial changes.
   std::uint64_t version = 0;
 };
 
