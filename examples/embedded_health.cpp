@@ -129,7 +129,8 @@ asio::awaitable<void> accept_loop(tcp::acceptor& acceptor, s3lect::health_handle
 
 /// Stops in the order that hands over best: the elector releases the lock (and only then do
 /// held watches learn that this node no longer leads, so a follower finds the lock free), then
-/// the server stops accepting and answers any watch still held.
+/// the server stops accepting and answers any watch still held. Keep-alive connections end
+/// when their clients close them, or after the sessions' 30 s timeout.
 asio::awaitable<void> shut_down(s3lect::elector& elector, tcp::acceptor& acceptor,
                                 s3lect::health_handler& health) {
   co_await elector.async_stop();
