@@ -1,0 +1,534 @@
+#!/usr/bin/env bash
+# Chaos test of `s3lect run` (docs/chaos.md): N nodes elect a leader on the local radosgw, each
+# through its own listener of a fault-injecting proxy, while a seeded driver kills, stops,
+# partitions and slows them. Every leader's command logs when it starts and stops; the checker
+# then proves from that log that no two leaders ever ran at once, that terms only grew, and that
+# a leader came back within the documented bound after every fault.
+#
+#   scripts/chaos.sh [--duration SECONDS] [--nodes N] [--seed S] [--min-transitions M]
+#                    [--bin DIR]... [--out DIR]
+#
+# --bin DIR (repeatable): where to find s3lect, s3lect_fault_proxy and s3lect_chaos_checker
+# (DIR and DIR/tools are searched; default build/chaos). Exit status: the checker's (0 pass,
+# 1 violations or too few transitions), 2 for bad usage or a harness failure.
+set -u
+
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+root=$(cd "$here/.." && pwd)
+
+duration=120
+node_count=3
+seed=$(((${EPOCHREALTIME/./} / 1000) % 1000000))
+min_transitions=0
+bin_dirs=()
+out_dir=""
+
+# The nodes' timings: short, so that a two-minute run sees many transitions. The retry schedule
+# (3 x 250 ms + 50 ms + 100 ms = 900 ms) fits in renew deadline - frequent (1100 ms), and the kill
+# grace (200 ms) is below lease - renew deadline (600 ms).
+lease_ms=2000
+renew_deadline_ms=1400
+frequent_ms=300
+infrequent_ms=600
+request_timeout_ms=250
+retry_delays_ms="50,100"
+kill_grace_ms=200
+
+usage() {
+  sed -n '8,14p' "$0" | sed 's/^# \{0,1\}//'
+  exit 2
+}
+
+while (($#)); do
+  case $1 in
+    --duration) duration=${2:?}; shift 2 ;;
+    --nodes) node_count=${2:?}; shift 2 ;;
+    --seed) seed=${2:?}; shift 2 ;;
+    --min-transitions) min_transitions=${2:?}; shift 2 ;;
+    --bin) bin_dirs+=("${2:?}"); shift 2 ;;
+    --out) out_dir=${2:?}; shift 2 ;;
+    -h | --help) usage ;;
+    *) echo "chaos.sh: unknown argument $1" >&2; usage ;;
+  esac
+done
+[[ $duration =~ ^[0-9]+$ && $seed =~ ^[0-9]+$ && $min_transitions =~ ^[0-9]+$ ]] || usage
+if ! [[ $node_count =~ ^[0-9]+$ ]] || ((node_count < 3 || node_count > 5)); then
+  echo "chaos.sh: --nodes must be 3 to 5" >&2
+  exit 2
+fi
+((${#bin_dirs[@]})) || bin_dirs=("$root/build/chaos")
+
+find_binary() {
+  local name=$1 dir
+  for dir in "${bin_dirs[@]}"; do
+    for candidate in "$dir/$name" "$dir/tools/$name"; do
+      if [[ -x $candidate ]]; then
+        echo "$candidate"
+        return 0
+      fi
+    done
+  done
+  echo "chaos.sh: $name not found in ${bin_dirs[*]} (build it, or pass --bin DIR)" >&2
+  return 1
+}
+s3lect=$(find_binary s3lect) || exit 2
+proxy_bin=$(find_binary s3lect_fault_proxy) || exit 2
+checker=$(find_binary s3lect_chaos_checker) || exit 2
+child_script=$here/chaos/child.sh
+
+if [[ ! -f /tmp/s3lect-local-s3/env ]]; then
+  bash "$root/scripts/local-s3/start.sh" >&2 || exit 2
+fi
+# shellcheck disable=SC1091
+source /tmp/s3lect-local-s3/env
+upstream=${S3LECT_TEST_ENDPOINT_HTTP#http://}
+export AWS_ACCESS_KEY_ID=$S3LECT_TEST_ACCESS_KEY
+export AWS_SECRET_ACCESS_KEY=$S3LECT_TEST_SECRET_KEY
+unset AWS_SESSION_TOKEN AWS_PROFILE
+
+run_id=chaos-$(date -u +%Y%m%dT%H%M%SZ)-seed$seed-$$
+[[ -n $out_dir ]] || out_dir=/tmp/s3lect-chaos/$run_id
+mkdir -p "$out_dir" || exit 2
+events=$out_dir/events.log
+: >"$events"
+lock=s3://$S3LECT_TEST_BUCKET/chaos/$run_id.json
+
+note() { echo "$EPOCHREALTIME $*" >>"$out_dir/driver.log"; }
+say() { echo "chaos: $*" >&2; note "$*"; }
+record() { echo "$*" >>"$events"; }
+now_us() { now=${EPOCHREALTIME/./}; }  # sets $now, microseconds; no fork
+# rnd LO HI: a seeded random integer in [LO, HI] in $R (no subshell, so $RANDOM's sequence holds)
+rnd() { R=$(($1 + (RANDOM * 32768 + RANDOM) % ($2 - $1 + 1))); }
+RANDOM=$seed
+
+# --- the proxy --------------------------------------------------------------------------------
+listen_args=()
+for ((i = 1; i <= node_count; i++)); do listen_args+=(--listen "node$i=0"); done
+"$proxy_bin" --upstream "$upstream" "${listen_args[@]}" --control 0 \
+  >"$out_dir/proxy.out" 2>"$out_dir/proxy.err" &
+proxy_pid=$!
+
+declare -a pid state until since detail kids endpoint
+ctl_open=0
+
+cleanup() {
+  local i
+  for ((i = 1; i <= node_count; i++)); do
+    [[ -n ${pid[i]:-} ]] || continue
+    signal_group CONT "${pid[i]}"
+    for k in ${kids[i]:-}; do signal_group CONT "$k"; done
+    signal_group KILL "${pid[i]}"
+    for k in ${kids[i]:-}; do signal_group KILL "$k"; done
+  done
+  kill "$proxy_pid" 2>/dev/null
+  wait 2>/dev/null
+}
+trap cleanup EXIT
+trap 'say "interrupted"; exit 2' INT TERM
+trap '' PIPE  # a dead proxy is reported by step, not by dying on its control socket
+
+for _ in $(seq 100); do
+  grep -q '^ready' "$out_dir/proxy.out" 2>/dev/null && break
+  sleep 0.1
+done
+if ! grep -q '^ready' "$out_dir/proxy.out"; then
+  say "the proxy did not start: $(cat "$out_dir/proxy.err")"
+  exit 2
+fi
+for ((i = 1; i <= node_count; i++)); do
+  endpoint[i]=$(awk -v n="node$i" '$1 == "listen" && $2 == n { print $3 }' "$out_dir/proxy.out")
+done
+control=$(awk '$1 == "control" { print $2 }' "$out_dir/proxy.out")
+exec 3<>"/dev/tcp/${control%:*}/${control##*:}" || exit 2
+ctl_open=1
+
+# ctl COMMAND...: one control command; the reply goes to the proxy log
+ctl() {
+  local reply=""
+  echo "$*" >&3
+  read -r -t 5 reply <&3
+  echo "$EPOCHREALTIME $* -> $reply" >>"$out_dir/proxy-control.log"
+  [[ $reply == ok* ]] || say "proxy refused '$*': $reply"
+}
+
+# --- the nodes --------------------------------------------------------------------------------
+start_node() {
+  local i=$1
+  # setsid: the node's s3lect leads its own process group (pid = pgid); its command gets another.
+  setsid "$s3lect" run --lock "$lock" --endpoint "http://${endpoint[i]}" --path-style \
+    --region "$S3LECT_TEST_REGION" --id "node$i" \
+    --lease "${lease_ms}ms" --renew-deadline "${renew_deadline_ms}ms" \
+    --frequent "${frequent_ms}ms" --infrequent "${infrequent_ms}ms" \
+    --request-timeout "${request_timeout_ms}ms" \
+    --retry-delays "${retry_delays_ms//,/ms,}ms" --kill-grace "${kill_grace_ms}ms" \
+    -- "$child_script" "$events" "node$i" >>"$out_dir/node$i.log" 2>&1 &
+  pid[i]=$!
+  note "started node$i pid=${pid[i]}"
+  state[i]=up
+  kids[i]=""
+}
+
+# signal_group SIGNAL PGID: signals a process group we started; never our own or init's
+signal_group() {
+  if ! [[ $2 =~ ^[0-9]+$ ]] || (($2 <= 1)); then
+    say "refusing to signal process group '$2'"
+    return 1
+  fi
+  kill "-$1" -- "-$2" 2>/dev/null
+}
+
+# children_of PID: the direct children of PID in $C (from /proc, no fork)
+children_of() {
+  C=""
+  [[ -r /proc/$1/task/$1/children ]] && read -r C <"/proc/$1/task/$1/children"
+}
+
+# is_gone PID: true once PID has exited (a zombie counts as gone)
+is_gone() {
+  local stat
+  [[ -r /proc/$1/stat ]] || return 0
+  read -r stat <"/proc/$1/stat" 2>/dev/null || return 0
+  stat=${stat##*) }
+  [[ ${stat:0:1} == Z || ${stat:0:1} == X ]]
+}
+
+is_leader() {
+  children_of "${pid[$1]}"
+  [[ -n $C ]]
+}
+
+any_leader() {
+  local i
+  for ((i = 1; i <= node_count; i++)); do
+    [[ ${state[i]} == up ]] && is_leader "$i" && return 0
+  done
+  return 1
+}
+
+# wait_gone PID...: waits up to 2 s for every PID to disappear; false if some remain
+wait_gone() {
+  local p deadline
+  now_us
+  deadline=$((now + 2000000))
+  for p in "$@"; do
+    while ! is_gone "$p"; do
+      now_us
+      ((now < deadline)) || return 1
+      sleep 0.01
+    done
+  done
+}
+
+stop_node() {
+  local i=$1 k
+  signal_group STOP "${pid[i]}"
+  children_of "${pid[i]}"
+  kids[i]=$C
+  for k in ${kids[i]}; do signal_group STOP "$k" || kill -STOP "$k" 2>/dev/null; done
+  since[i]=$EPOCHREALTIME  # everything is stopped from here on
+}
+
+cont_node() {
+  local i=$1 k t=$EPOCHREALTIME  # may run again from here on
+  signal_group CONT "${pid[i]}"
+  for k in ${kids[i]}; do signal_group CONT "$k" || kill -CONT "$k" 2>/dev/null; done
+  record "stop node$i ${since[i]} $t"
+  kids[i]=""
+}
+
+kill_node() {
+  local i=$1 how=$2 k
+  children_of "${pid[i]}"
+  kids[i]=$C
+  if [[ $how == crash ]]; then
+    # The whole machine dies: s3lect and its command at once.
+    signal_group KILL "${pid[i]}"
+    for k in ${kids[i]}; do signal_group KILL "$k"; done
+  else
+    # s3lect alone dies; its command must follow by PR_SET_PDEATHSIG.
+    kill -KILL "${pid[i]}"
+  fi
+  wait "${pid[i]}" 2>/dev/null
+  if ! wait_gone ${kids[i]}; then
+    say "node$i: command still alive 2 s after s3lect was killed; killing it"
+    for k in ${kids[i]}; do signal_group KILL "$k"; done
+    wait_gone ${kids[i]}
+  fi
+  record "kill node$i $EPOCHREALTIME"  # its command is gone by now
+  kids[i]=""
+}
+
+# --- faults -----------------------------------------------------------------------------------
+declare -A fault_count
+count_fault() { fault_count[$1]=$((${fault_count[$1]:-0} + 1)); }
+slow_until=0
+slow_since=""
+
+pick_node() {  # a node in state up, the leader with probability 90 %; sets $N (0: none)
+  local i candidates=()
+  N=0
+  for ((i = 1; i <= node_count; i++)); do [[ ${state[i]} == up ]] && candidates+=("$i"); done
+  ((${#candidates[@]})) || return
+  rnd 1 100
+  if ((R <= 90)); then
+    for i in "${candidates[@]}"; do
+      if is_leader "$i"; then
+        N=$i
+        return
+      fi
+    done
+  fi
+  rnd 0 $((${#candidates[@]} - 1))
+  N=${candidates[R]}
+}
+
+inject() {
+  local kind i dir ms
+  rnd 1 100
+  if ((R <= 35)); then kind=term
+  elif ((R <= 47)); then kind=kill
+  elif ((R <= 65)); then kind=stop
+  elif ((R <= 74)); then kind=blackhole
+  elif ((R <= 79)); then kind=drop
+  elif ((R <= 84)); then kind=reset
+  elif ((R <= 93)); then kind=latency
+  else kind=slow
+  fi
+  now_us
+  if [[ $kind == slow ]]; then
+    ((slow_until == 0)) || return
+    rnd 50 300
+    ms=$R
+    ctl latency global both "$ms"
+    count_fault slow
+    slow_since=$EPOCHREALTIME
+    rnd 1000 5000
+    slow_until=$((now + R * 1000))
+    slow_detail="latency=${ms}ms"
+    return
+  fi
+  pick_node
+  i=$N
+  ((i)) || return
+  since[i]=$EPOCHREALTIME
+  note "inject $kind node$i pid=${pid[i]}"
+  case $kind in
+    term)
+      kill -TERM "${pid[i]}"
+      state[i]=terminating
+      rnd 0 500
+      until[i]=$R  # restart delay, counted once it has exited
+      detail[i]=""
+      ;;
+    kill)
+      rnd 1 2
+      local how=crash
+      ((R == 1)) && how=s3lect-only
+      kill_node "$i" "$how"
+      state[i]=down
+      rnd 0 1500
+      until[i]=$((now + R * 1000))
+      detail[i]=$how
+      ;;
+    stop)
+      stop_node "$i"
+      state[i]=stopped
+      rnd 100 4500
+      until[i]=$((now + R * 1000))
+      ;;
+    blackhole | drop | latency)
+      case $kind in
+        blackhole)
+          rnd 1 3
+          dir=(both up down)
+          dir=${dir[R - 1]}
+          ctl blackhole "node$i" "$dir" on
+          detail[i]="direction=$dir"
+          ;;
+        drop)
+          ctl drop "node$i" on
+          ctl reset "node$i" both
+          detail[i]="with_reset"
+          ;;
+        latency)
+          rnd 1 3
+          dir=(both up down)
+          dir=${dir[R - 1]}
+          rnd 50 600
+          ms=$R
+          ctl latency "node$i" "$dir" "$ms"
+          detail[i]="direction=$dir latency=${ms}ms"
+          ;;
+      esac
+      state[i]=$kind
+      rnd 300 4000
+      until[i]=$((now + R * 1000))
+      ;;
+    reset)
+      rnd 1 3
+      dir=(both client server)
+      dir=${dir[R - 1]}
+      ctl reset "node$i" "$dir"
+      record "fault reset node$i ${since[i]} $EPOCHREALTIME side=$dir"
+      count_fault reset
+      return
+      ;;
+  esac
+  count_fault "$kind"
+}
+
+# end_fault I: ends node I's fault (if it has one), recording it
+end_fault() {
+  local i=$1
+  case ${state[i]} in
+    stopped)
+      cont_node "$i"
+      ;;
+    down)
+      start_node "$i"
+      record "fault kill node$i ${since[i]} $EPOCHREALTIME ${detail[i]}"
+      ;;
+    blackhole | drop | latency)
+      ctl heal "node$i"
+      record "fault ${state[i]} node$i ${since[i]} $EPOCHREALTIME ${detail[i]}"
+      ;;
+  esac
+  state[i]=up
+}
+
+# step: advances every node's state machine once
+step() {
+  local i status
+  now_us
+  if is_gone "$proxy_pid"; then
+    wait "$proxy_pid"
+    say "the proxy died (status $?): $(tail -3 "$out_dir/proxy.err")"
+    exit 2
+  fi
+  for ((i = 1; i <= node_count; i++)); do
+    case ${state[i]} in
+      up)
+        if is_gone "${pid[i]}"; then
+          wait "${pid[i]}"
+          status=$?
+          record "exit node$i $EPOCHREALTIME $status"
+          say "node$i exited by itself with status $status; restarting it"
+          start_node "$i"
+        fi
+        ;;
+      terminating)
+        if is_gone "${pid[i]}"; then
+          wait "${pid[i]}"
+          status=$?
+          ((status == 0)) || say "node$i exited with status $status after SIGTERM"
+          state[i]=term-down
+          until[i]=$((now + until[i] * 1000))
+        elif ((now - ${since[i]/./} > 10000000)); then
+          say "node$i did not exit within 10 s of SIGTERM; killing it"
+          kill_node "$i" crash
+          state[i]=term-down
+          until[i]=$now
+        fi
+        ;;
+      term-down)
+        if ((now >= until[i])); then
+          start_node "$i"
+          record "fault term node$i ${since[i]} $EPOCHREALTIME"
+        fi
+        ;;
+      *)
+        ((now >= until[i])) && end_fault "$i"
+        ;;
+    esac
+  done
+  if ((slow_until && now >= slow_until)); then
+    ctl heal global
+    record "fault slow all $slow_since $EPOCHREALTIME $slow_detail"
+    slow_until=0
+  fi
+}
+
+# --- the run ----------------------------------------------------------------------------------
+say "run $run_id: $node_count nodes, ${duration}s, seed $seed, lock $lock"
+say "logs in $out_dir"
+record "# chaos run $run_id seed=$seed nodes=$node_count duration=${duration}s"
+record "# s3lect=$s3lect lease=${lease_ms}ms renew_deadline=${renew_deadline_ms}ms" \
+  "frequent=${frequent_ms}ms infrequent=${infrequent_ms}ms request_timeout=${request_timeout_ms}ms" \
+  "retry_delays=${retry_delays_ms}ms kill_grace=${kill_grace_ms}ms"
+record "begin $EPOCHREALTIME"
+for ((i = 1; i <= node_count; i++)); do start_node "$i"; done
+started_wall=$SECONDS
+now_us
+run_end=$((now + duration * 1000000))
+next_fault=$((now + 3000000))  # let the first leader settle
+while :; do
+  step
+  ((now < run_end)) || break
+  if ((now >= next_fault)); then
+    # Faults are worth most while someone leads: while nobody does, most are put off a little.
+    rnd 1 100
+    if ((R <= 25)) || any_leader; then
+      inject
+      rnd 200 900
+    else
+      rnd 100 300
+    fi
+    next_fault=$((now + R * 1000))
+  fi
+  sleep 0.05
+done
+
+# Wind down: end every fault, then stop every node gracefully so that each command writes its end.
+say "winding down"
+for ((i = 1; i <= node_count; i++)); do
+  if [[ ${state[i]} == terminating ]]; then
+    wait "${pid[i]}"
+    state[i]=term-down
+  fi
+  if [[ ${state[i]} == term-down ]]; then
+    start_node "$i"
+    record "fault term node$i ${since[i]} $EPOCHREALTIME"
+  fi
+  [[ ${state[i]} == up ]] || end_fault "$i"
+done
+if ((slow_until)); then
+  ctl heal global
+  record "fault slow all $slow_since $EPOCHREALTIME $slow_detail"
+fi
+for ((i = 1; i <= node_count; i++)); do kill -TERM "${pid[i]}" 2>/dev/null; done
+for ((i = 1; i <= node_count; i++)); do
+  if ! wait_gone "${pid[i]}"; then
+    say "node$i did not stop within 2 s of SIGTERM; killing it"
+    kill_node "$i" crash
+  fi
+  wait "${pid[i]}" 2>/dev/null
+done
+record "finish $EPOCHREALTIME"
+exec 3>&-
+kill "$proxy_pid" 2>/dev/null
+wait "$proxy_pid" 2>/dev/null
+pid=()
+
+# Commands that s3lect had to SIGKILL (no end record): their end is when s3lect logged reaping
+# them, rounded up to the next millisecond.
+for ((i = 1; i <= node_count; i++)); do
+  grep 'msg="command stopped"' "$out_dir/node$i.log" | grep 'killed=true' |
+    while read -r line; do
+      ts=$(sed -n 's/.*time=\([^ ]*\).*/\1/p' <<<"$line")
+      p=$(sed -n 's/.* pid=\([0-9]*\).*/\1/p' <<<"$line")
+      t=$(date -d "$ts" +%s.%N) && record "reaped node$i $p $(awk -v t="$t" 'BEGIN { printf "%.6f", t + 0.001 }')"
+    done
+done
+
+faults_line=""
+for kind in "${!fault_count[@]}"; do faults_line+=" $kind=${fault_count[$kind]}"; done
+say "driver injected:$faults_line; wall time $((SECONDS - started_wall)) s"
+"$checker" --lease "$lease_ms" --renew-deadline "$renew_deadline_ms" --frequent "$frequent_ms" \
+  --infrequent "$infrequent_ms" --request-timeout "$request_timeout_ms" \
+  --retry-delays "$retry_delays_ms" --kill-grace "$kill_grace_ms" \
+  --min-transitions "$min_transitions" "$events" | tee "$out_dir/report.txt"
+status=${PIPESTATUS[0]}
+echo "command: scripts/chaos.sh --duration $duration --nodes $node_count --seed $seed" \
+  "--min-transitions $min_transitions" | tee -a "$out_dir/report.txt"
+echo "logs: $out_dir" | tee -a "$out_dir/report.txt"
+exit "$status"

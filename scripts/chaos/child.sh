@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# The command each chaos node runs under `s3lect run`: it records when its leadership work
+# starts and stops in the shared event log, then idles until it is stopped.
+#   child.sh EVENTS_LOG NODE
+# Records (times from bash's $EPOCHREALTIME, read without forking):
+#   start NODE TERM TIME PID   taken before the command does anything else
+#   end NODE TERM TIME PID     taken first thing in the SIGTERM/SIGINT trap: nothing runs after it
+# A SIGKILLed command writes no end record; the driver's kill record or s3lect's reaped line
+# gives its end instead (docs/chaos.md).
+set -u
+log=$1
+node=$2
+term=${S3LECT_TERM:?S3LECT_TERM is not set: run me under s3lect run}
+# A signal between `started=1` and the start record leaves an end without a start: the
+# checker ignores those, since the command never got to work.
+started=0
+on_stop() {
+  if ((started)); then echo "end $node $term $EPOCHREALTIME $$" >>"$log"; fi
+  exit 0
+}
+trap on_stop TERM INT
+started=1
+echo "start $node $term $EPOCHREALTIME $$" >>"$log"
+# `wait` returns as soon as a trapped signal arrives; a foreground sleep would delay the trap.
+while :; do
+  sleep 5 &
+  wait $!
+done

@@ -1,0 +1,261 @@
+// The chaos checker's rules on hand-made logs: clean runs pass, and every kind of violation
+// (overlapping leaders, terms out of order or reused, a leader missing for too long) is caught
+// with its evidence.
+#include "chaos_checker_core.hpp"
+
+#include <gtest/gtest.h>
+
+#include <sstream>
+
+namespace s3lect::chaos {
+namespace {
+
+// Default harness timings: B = 600 + 900 + 2000 + 900 + 300 + 200 + 1000 = 5900 ms,
+// R = 200 + 1000 = 1200 ms.
+chaos_report check(const std::string& text, chaos_log* parsed = nullptr) {
+  std::istringstream in(text);
+  chaos_log log = parse_chaos_log(in);
+  auto report = check_chaos_log(log, checker_timings{});
+  if (parsed) *parsed = log;
+  return report;
+}
+
+std::vector<std::string> rules(const chaos_report& report) {
+  std::vector<std::string> out;
+  for (const auto& v : report.violations) out.push_back(v.rule);
+  return out;
+}
+
+TEST(ChaosChecker, BoundsFollowFromTheTimings) {
+  const checker_timings t;
+  EXPECT_EQ(t.retry_schedule(), 900'000);
+  EXPECT_EQ(t.liveness_bound(), 5'900'000);
+  EXPECT_EQ(t.resume_window(), 1'200'000);
+}
+
+TEST(ChaosChecker, CleanHandoversPass) {
+  const auto report = check(
+      "begin 100.4\n"
+      "start node1 1 100.5 11\n"
+      "end node1 1 103.0 11\n"
+      "start node2 2 103.2 22\n"
+      "fault term node1 102.9 104.0\n"
+      "end node2 2 110.0 22\n"
+      "finish 110.1\n");
+  EXPECT_TRUE(report.violations.empty()) << format_report(report, {});
+  EXPECT_EQ(report.leaderships, 2u);
+  EXPECT_EQ(report.transitions(), 1u);
+  EXPECT_EQ(report.faults_by_kind.at("term"), 1u);
+  EXPECT_EQ(report.max_gap, 200'000);  // 103.0 to 103.2
+}
+
+TEST(ChaosChecker, CatchesOverlappingLeaders) {
+  chaos_log log;
+  const auto report = check(
+      "begin 100.0\n"
+      "start node1 1 100.5 11\n"
+      "start node2 2 103.0 22\n"
+      "end node1 1 103.4 11\n"
+      "end node2 2 106.0 22\n"
+      "finish 106.1\n",
+      &log);
+  ASSERT_EQ(rules(report), std::vector<std::string>{"overlap"}) << format_report(report, log);
+  const auto& v = report.violations[0];
+  EXPECT_NE(v.message.find("400.0 ms"), std::string::npos) << v.message;
+  ASSERT_EQ(v.evidence.size(), 4u);  // both starts and both ends, as line numbers and text
+  EXPECT_EQ(v.evidence[0].number, 2);
+  EXPECT_EQ(v.evidence[0].text, "start node1 1 100.5 11");
+  EXPECT_NE(format_report(report, log).find("chaos check: FAIL"), std::string::npos);
+}
+
+TEST(ChaosChecker, EvenAMicrosecondOfOverlapIsAViolation) {
+  const auto report = check(
+      "begin 100.0\n"
+      "start node1 1 100.5 11\n"
+      "end node1 1 103.000001 11\n"
+      "start node2 2 103.000000 22\n"
+      "end node2 2 104.0 22\n"
+      "finish 104.0\n");
+  EXPECT_EQ(rules(report), std::vector<std::string>{"overlap"});
+}
+
+TEST(ChaosChecker, AStoppedLeaderDoesNotRunWhileStopped) {
+  // node1 is stopped from 101 to 105; node2 leads from 103.5 to 104.5, entirely inside.
+  const auto report = check(
+      "begin 100.0\n"
+      "start node1 1 100.5 11\n"
+      "stop node1 101.0 105.0\n"
+      "start node2 2 103.5 22\n"
+      "end node2 2 104.5 22\n"
+      "end node1 1 105.1 11\n"
+      "finish 110.0\n");
+  EXPECT_TRUE(report.violations.empty()) << format_report(report, {});
+}
+
+TEST(ChaosChecker, AResumedLeaderMayOverlapOnlyWithinTheResumeWindow) {
+  // node1 resumes at 105.0 and its command stops 0.3 s later, while node2 (term 2) leads:
+  // excused, since R = 1.2 s.
+  const auto excused = check(
+      "begin 100.0\n"
+      "start node1 1 100.5 11\n"
+      "stop node1 101.0 105.0\n"
+      "start node2 2 104.0 22\n"
+      "end node1 1 105.3 11\n"
+      "end node2 2 108.0 22\n"
+      "finish 108.0\n");
+  EXPECT_TRUE(excused.violations.empty()) << format_report(excused, {});
+  EXPECT_EQ(excused.excused_overlaps, 1u);
+  EXPECT_EQ(excused.max_excused_overlap, 300'000);
+
+  // The same, but node1's command outlives the window: a violation.
+  chaos_log log;
+  const auto late = check(
+      "begin 100.0\n"
+      "start node1 1 100.5 11\n"
+      "stop node1 101.0 105.0\n"
+      "start node2 2 104.0 22\n"
+      "end node1 1 106.5 11\n"
+      "end node2 2 108.0 22\n"
+      "finish 108.0\n",
+      &log);
+  ASSERT_EQ(rules(late), std::vector<std::string>{"overlap"}) << format_report(late, log);
+  EXPECT_NE(late.violations[0].message.find("300.0 ms"), std::string::npos)
+      << late.violations[0].message;  // 106.5 - (105.0 + 1.2)
+  EXPECT_EQ(late.violations[0].evidence.back().text, "stop node1 101.0 105.0");
+}
+
+TEST(ChaosChecker, TheWindowExcusesOnlyTheOlderTerm) {
+  // node2 (the newer term) was stopped and resumed; node1's older-term command still runs:
+  // nothing excuses node1.
+  const auto report = check(
+      "begin 100.0\n"
+      "start node1 1 100.5 11\n"
+      "start node2 2 101.0 22\n"
+      "stop node2 101.1 102.0\n"
+      "end node1 1 102.5 11\n"
+      "end node2 2 104.0 22\n"
+      "finish 104.0\n");
+  EXPECT_EQ(rules(report), std::vector<std::string>{"overlap"});
+}
+
+TEST(ChaosChecker, CatchesTermsOutOfOrder) {
+  const auto report = check(
+      "begin 100.0\n"
+      "start node1 5 100.5 11\n"
+      "end node1 5 101.0 11\n"
+      "start node2 4 101.5 22\n"
+      "end node2 4 102.0 22\n"
+      "finish 102.0\n");
+  EXPECT_EQ(rules(report), std::vector<std::string>{"term_order"});
+}
+
+TEST(ChaosChecker, ToleratesAStaleStartInsideTheResumeWindow) {
+  // node1 was stopped between learning it won term 1 and starting its command; by the time it
+  // resumed node2 held term 2. It starts and stops the stale command within R of SIGCONT.
+  const auto report = check(
+      "begin 100.0\n"
+      "stop node1 100.2 104.0\n"
+      "start node2 2 103.0 22\n"
+      "start node1 1 104.01 11\n"
+      "end node1 1 104.2 11\n"
+      "end node2 2 106.0 22\n"
+      "finish 106.0\n");
+  EXPECT_TRUE(report.violations.empty()) << format_report(report, {});
+  EXPECT_EQ(report.stale_starts, 1u);
+  EXPECT_EQ(report.excused_overlaps, 1u);
+}
+
+TEST(ChaosChecker, CatchesATermUsedByTwoNodes) {
+  const auto report = check(
+      "begin 100.0\n"
+      "start node1 3 100.5 11\n"
+      "end node1 3 101.0 11\n"
+      "start node2 3 101.5 22\n"
+      "end node2 3 102.0 22\n"
+      "finish 102.0\n");
+  const auto found = rules(report);
+  EXPECT_NE(std::find(found.begin(), found.end(), "term_reuse"), found.end());
+}
+
+TEST(ChaosChecker, CatchesALeaderMissingLongerThanTheBound) {
+  // A kill at 101 ends at 101.5; with B = 5.9 s a leader must be back by 107.4.
+  chaos_log log;
+  const auto report = check(
+      "begin 100.0\n"
+      "start node1 1 100.5 11\n"
+      "kill node1 101.0\n"
+      "fault kill node1 101.0 101.5 crash\n"
+      "start node2 2 108.4 22\n"
+      "end node2 2 110.0 22\n"
+      "finish 110.0\n",
+      &log);
+  ASSERT_EQ(rules(report), std::vector<std::string>{"liveness"}) << format_report(report, log);
+  EXPECT_EQ(report.max_gap, 7'400'000);
+  EXPECT_EQ(report.max_excess, 1'000'000);
+
+  const auto in_time = check(
+      "begin 100.0\n"
+      "start node1 1 100.5 11\n"
+      "kill node1 101.0\n"
+      "fault kill node1 101.0 101.5 crash\n"
+      "start node2 2 107.3 22\n"
+      "end node2 2 110.0 22\n"
+      "finish 110.0\n");
+  EXPECT_TRUE(in_time.violations.empty()) << format_report(in_time, {});
+}
+
+TEST(ChaosChecker, AKilledCommandEndsAtTheKill) {
+  // No end record: the kill record ends node1's command, so node2 does not overlap it.
+  const auto report = check(
+      "begin 100.0\n"
+      "start node1 1 100.5 11\n"
+      "kill node1 101.0\n"
+      "fault kill node1 101.0 101.5 crash\n"
+      "start node2 2 103.0 22\n"
+      "end node2 2 104.0 22\n"
+      "finish 104.0\n");
+  EXPECT_TRUE(report.violations.empty()) << format_report(report, {});
+
+  // Reaped by s3lect after the kill grace: ends when s3lect logged it.
+  const auto reaped = check(
+      "begin 100.0\n"
+      "start node1 1 100.5 11\n"
+      "start node2 2 103.0 22\n"
+      "end node2 2 104.0 22\n"
+      "reaped node1 11 102.9\n"
+      "finish 104.0\n");
+  EXPECT_TRUE(reaped.violations.empty()) << format_report(reaped, {});
+}
+
+TEST(ChaosChecker, ACommandThatNeverEndsIsReported) {
+  const auto report = check(
+      "begin 100.0\n"
+      "start node1 1 100.5 11\n"
+      "finish 104.0\n");
+  EXPECT_EQ(rules(report), std::vector<std::string>{"log"});
+}
+
+TEST(ChaosChecker, MalformedLinesAreReported) {
+  const auto report = check(
+      "begin 100.0\n"
+      "start node1 one 100.5 11\n"
+      "bogus\n"
+      "finish 104.0\n");
+  EXPECT_EQ(rules(report), (std::vector<std::string>{"log", "log"}));
+}
+
+TEST(ChaosChecker, AnEndWithoutStartIsACommandThatNeverWorked) {
+  chaos_log log;
+  const auto report = check(
+      "begin 100.0\n"
+      "end node1 1 100.5 11\n"
+      "start node2 2 100.6 22\n"
+      "end node2 2 101.0 22\n"
+      "finish 101.0\n",
+      &log);
+  EXPECT_TRUE(report.violations.empty()) << format_report(report, log);
+  EXPECT_EQ(log.aborted_starts, 1u);
+}
+
+}  // namespace
+}  // namespace s3lect::chaos

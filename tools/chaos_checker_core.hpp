@@ -1,0 +1,120 @@
+// The chaos checker's logic without I/O: parses the event log that scripts/chaos.sh and its
+// child command write, and checks safety and liveness rules on it (docs/chaos.md, "The
+// checker's rules").
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <istream>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace s3lect::chaos {
+
+/// Microseconds since the Unix epoch, as bash's $EPOCHREALTIME gives them.
+using micros = std::int64_t;
+
+/// The timings the nodes ran with, and the checker's tolerances.
+struct checker_timings {
+  std::chrono::milliseconds lease{2000};
+  std::chrono::milliseconds renew_deadline{1400};
+  std::chrono::milliseconds frequent{300};
+  std::chrono::milliseconds infrequent{600};
+  std::chrono::milliseconds request_timeout{250};
+  std::vector<std::chrono::milliseconds> retry_delays{std::chrono::milliseconds{50},
+                                                      std::chrono::milliseconds{100}};
+  std::chrono::milliseconds kill_grace{200};
+  /// Scheduling allowance added to the liveness bound (process start, a loaded machine).
+  std::chrono::milliseconds slack{1000};
+  /// How long after a SIGCONT a resumed node's stale command may still run (beyond kill_grace).
+  std::chrono::milliseconds resume_tolerance{1000};
+
+  /// Worst case of one operation with all its retries: attempts x timeout + delays.
+  micros retry_schedule() const;
+  /// B: how long after the end of every fault a leader must exist again.
+  micros liveness_bound() const;
+  /// R: how long after a SIGCONT a stopped leader's command may overlap a newer leader.
+  micros resume_window() const;
+};
+
+/// One line of the log, kept for evidence.
+struct log_line {
+  int number = 0;
+  std::string text;
+};
+
+/// One run of the child command: one leadership as the command saw it.
+struct child_run {
+  std::string node;
+  std::uint64_t term = 0;
+  long pid = 0;
+  micros start = 0;
+  micros end = 0;  ///< Valid after parse: from `end`, or inferred (see end_source).
+  std::string end_source;  ///< "end", "kill", "exit", "reaped" or "finish" (never ended).
+  log_line start_line;
+  log_line end_line;
+};
+
+struct interval_event {
+  std::string kind;    ///< fault kind: stop, kill, term, blackhole, drop, reset, latency, slow…
+  std::string target;  ///< node name or "all"
+  micros from = 0;
+  micros to = 0;
+  log_line line;
+};
+
+struct chaos_log {
+  std::vector<child_run> children;       ///< in order of start
+  std::vector<interval_event> stops;     ///< node process groups stopped (SIGSTOP..SIGCONT)
+  std::vector<interval_event> faults;    ///< every fault, stops included
+  micros begin = 0;
+  micros finish = 0;
+  std::vector<std::string> errors;       ///< malformed lines, commands that never ended
+  std::size_t aborted_starts = 0;        ///< end records without a start (stopped at once)
+};
+
+/// Parses the log. Record formats (times are seconds with a fraction, e.g. 1700000000.123456):
+///   begin T | finish T
+///   start NODE TERM T PID        the command started (written by the command itself)
+///   end NODE TERM T PID          the command is stopping (its SIGTERM trap)
+///   kill NODE T                  the node was SIGKILLed; all its processes were gone by T
+///   exit NODE T STATUS           the node's s3lect exited by itself, seen gone at T
+///   reaped NODE PID T            s3lect reaped PID (after SIGKILL) by T
+///   stop NODE T0 T1              the node's process groups were stopped during [T0, T1]
+///   fault KIND TARGET T0 T1 ...  a fault was in effect during [T0, T1]
+/// A command without `end` ends at the earliest later kill, exit or reaped record of its node
+/// (or pid), else at finish (and that is an error).
+chaos_log parse_chaos_log(std::istream& in);
+
+struct violation {
+  std::string rule;  ///< overlap, term_order, term_reuse, liveness, log
+  std::string message;
+  std::vector<log_line> evidence;
+};
+
+struct chaos_report {
+  std::size_t leaderships = 0;
+  std::map<std::string, std::size_t> faults_by_kind;
+  std::vector<violation> violations;
+  micros max_gap = 0;  ///< longest stretch without a running command
+  micros max_gap_from = 0;
+  micros max_excess = 0;  ///< longest stretch without a leader that no fault window explains
+  std::size_t excused_overlaps = 0;  ///< overlaps inside a resumed node's window
+  micros max_excused_overlap = 0;
+  std::size_t stale_starts = 0;  ///< commands a resumed node started with an outdated term
+  micros liveness_bound = 0;
+  micros resume_window = 0;
+  micros duration = 0;
+
+  std::size_t transitions() const { return leaderships == 0 ? 0 : leaderships - 1; }
+};
+
+/// Checks every rule.
+chaos_report check_chaos_log(const chaos_log& log, const checker_timings& timings);
+
+/// The human-readable report the checker prints.
+std::string format_report(const chaos_report& report, const chaos_log& log);
+
+}  // namespace s3lect::chaos
