@@ -12,7 +12,9 @@
 # (DIR and DIR/tools are searched; default build/chaos). Exit status: the checker's (0 pass,
 # 1 violations or too few transitions), 2 for bad usage or a harness failure.
 set -u
-
+# The whole script is one compound command, parsed before it runs: editing this file while a
+# long run is going does not change that run.
+{
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 root=$(cd "$here/.." && pwd)
 
@@ -113,6 +115,8 @@ ctl_open=0
 
 cleanup() {
   local i
+  # A forked subshell (a node between fork and exec) inherits this trap: only the driver cleans.
+  ((BASHPID == driver_pid)) || exit 2
   for ((i = 1; i <= node_count; i++)); do
     [[ -n ${pid[i]:-} ]] || continue
     signal_group CONT "${pid[i]}"
@@ -123,8 +127,9 @@ cleanup() {
   kill "$proxy_pid" 2>/dev/null
   wait 2>/dev/null
 }
+driver_pid=$BASHPID
 trap cleanup EXIT
-trap 'say "interrupted"; exit 2' INT TERM
+trap '((BASHPID == driver_pid)) && say "interrupted"; exit 2' INT TERM
 trap '' PIPE  # a dead proxy is reported by step, not by dying on its control socket
 
 for _ in $(seq 100); do
@@ -163,7 +168,16 @@ start_node() {
     --retry-delays "${retry_delays_ms//,/ms,}ms" --kill-grace "${kill_grace_ms}ms" \
     -- "$child_script" "$events" "node$i" >>"$out_dir/node$i.log" 2>&1 &
   pid[i]=$!
-  note "started node$i pid=${pid[i]}"
+  # Faults are for s3lect: until the forked shell has become s3lect, a signal would hit a copy
+  # of this script instead.
+  local comm="" tries
+  for ((tries = 0; tries < 200; tries++)); do
+    read -r comm <"/proc/${pid[i]}/comm" 2>/dev/null
+    [[ $comm == s3lect ]] && break
+    is_gone "${pid[i]}" && break
+    sleep 0.005
+  done
+  note "started node$i pid=${pid[i]} ($comm)"
   state[i]=up
   kids[i]=""
 }
@@ -285,13 +299,13 @@ pick_node() {  # a node in state up, the leader with probability 90 %; sets $N (
 inject() {
   local kind i dir ms
   rnd 1 100
-  if ((R <= 35)); then kind=term
-  elif ((R <= 47)); then kind=kill
-  elif ((R <= 65)); then kind=stop
-  elif ((R <= 74)); then kind=blackhole
-  elif ((R <= 79)); then kind=drop
-  elif ((R <= 84)); then kind=reset
-  elif ((R <= 93)); then kind=latency
+  if ((R <= 46)); then kind=term
+  elif ((R <= 57)); then kind=kill
+  elif ((R <= 72)); then kind=stop
+  elif ((R <= 80)); then kind=blackhole
+  elif ((R <= 84)); then kind=drop
+  elif ((R <= 88)); then kind=reset
+  elif ((R <= 95)); then kind=latency
   else kind=slow
   fi
   now_us
@@ -532,3 +546,4 @@ echo "command: scripts/chaos.sh --duration $duration --nodes $node_count --seed 
   "--min-transitions $min_transitions" | tee -a "$out_dir/report.txt"
 echo "logs: $out_dir" | tee -a "$out_dir/report.txt"
 exit "$status"
+}

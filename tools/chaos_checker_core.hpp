@@ -104,6 +104,7 @@ struct chaos_report {
   std::size_t excused_overlaps = 0;  ///< overlaps inside a resumed node's window
   micros max_excused_overlap = 0;
   std::size_t stale_starts = 0;  ///< commands a resumed node started with an outdated term
+  std::size_t resumed_terms = 0;  ///< a node's second command under the same term
   micros liveness_bound = 0;
   micros resume_window = 0;
   micros duration = 0;

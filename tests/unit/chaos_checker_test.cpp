@@ -165,6 +165,29 @@ TEST(ChaosChecker, ToleratesAStaleStartInsideTheResumeWindow) {
   EXPECT_EQ(report.excused_overlaps, 1u);
 }
 
+TEST(ChaosChecker, ANodeMayRunItsOwnTermAgainAfterItsCommandStopped) {
+  // node1 demoted, then its late renewal landed and it led again under the same term.
+  const auto report = check(
+      "begin 100.0\n"
+      "start node1 3 100.5 11\n"
+      "end node1 3 101.0 11\n"
+      "start node1 3 101.5 12\n"
+      "end node1 3 102.0 12\n"
+      "finish 102.0\n");
+  EXPECT_TRUE(report.violations.empty()) << format_report(report, {});
+  EXPECT_EQ(report.resumed_terms, 1u);
+
+  // But never at the same time.
+  const auto overlapping = check(
+      "begin 100.0\n"
+      "start node1 3 100.5 11\n"
+      "start node1 3 100.9 12\n"
+      "end node1 3 101.0 11\n"
+      "end node1 3 102.0 12\n"
+      "finish 102.0\n");
+  EXPECT_EQ(rules(overlapping), std::vector<std::string>{"overlap"});
+}
+
 TEST(ChaosChecker, CatchesATermUsedByTwoNodes) {
   const auto report = check(
       "begin 100.0\n"
