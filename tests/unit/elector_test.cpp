@@ -17,6 +17,7 @@
 #include <boost/asio/executor_work_guard.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/steady_timer.hpp>
+#include <boost/asio/strand.hpp>
 #include <boost/asio/this_coro.hpp>
 #include <boost/asio/use_awaitable.hpp>
 
@@ -71,7 +72,7 @@ struct group {
   void start_all() {
     for (std::size_t i = 0; i < electors.size(); ++i) {
       electors[i]->start();
-      asio::co_spawn(io, record_periods(*electors[i], static_cast<int>(i), periods),
+      asio::co_spawn(observers, record_periods(*electors[i], static_cast<int>(i), periods),
                      asio::detached);
     }
   }
@@ -104,6 +105,9 @@ struct group {
   }
 
   asio::io_context io;
+  // The observers share `periods`: one strand, so that they never run at once when the io_context
+  // runs on several threads (one's loss and the next one's leadership complete together).
+  asio::strand<asio::io_context::executor_type> observers = asio::make_strand(io);
   std::shared_ptr<memory_store> store = std::make_shared<memory_store>();
   std::vector<std::unique_ptr<memory_storage>> views;
   std::vector<std::unique_ptr<elector>> electors;
@@ -415,8 +419,8 @@ TEST(Elector, ManyElectorsShareOneStorageOnDifferentKeys) {
 TEST(Elector, RunsSafelyWithTheIoContextOnSeveralThreads) {
   group g(3);
   g.start_all();
-  // The group's observers touch `periods` from handlers; run them on one thread first,
-  // then drive the electors from two threads and only read thread-safe state.
+  // The group's observers touch `periods` on their strand; run them on one thread first, then
+  // drive the electors from two threads while this one reads only thread-safe state.
   ASSERT_TRUE(g.run_until([&] { return g.leader_count() == 1; }));
   g.io.restart();
   std::atomic<bool> stop{false};
