@@ -330,7 +330,7 @@ inject() {
     term)
       kill -TERM "${pid[i]}"
       state[i]=terminating
-      rnd 0 500
+      rnd 0 300
       until[i]=$R  # restart delay, counted once it has exited
       detail[i]=""
       ;;
@@ -483,7 +483,7 @@ while :; do
     rnd 1 100
     if ((R <= 25)) || any_leader; then
       inject
-      rnd 200 900
+      rnd 150 700
     else
       rnd 100 300
     fi
