@@ -70,6 +70,9 @@ std::optional<std::string> health_server_config::validate() const {
   }
   if (max_connections == 0) return "max_connections: must be at least 1";
   if (auto error = handler.validate()) return "handler." + *error;
+  if (metrics && handler.path == metrics_path) {
+    return "handler.path: " + handler.path + " is the metrics route; choose another path";
+  }
   return std::nullopt;
 }
 

@@ -128,6 +128,23 @@ std::string describe(const error_code& ec) {
   return ec.message() + " (" + ec.to_string() + ")";
 }
 
+/// True for a request of the metrics route, when there is one.
+bool is_metrics_request(const health_server_config& config,
+                        const http::request<http::string_body>& request) {
+  if (!config.metrics) return false;
+  const std::string_view target = request.target();
+  return target.substr(0, target.find('?')) == health_server_config::metrics_path;
+}
+
+http::response<http::string_body> plain_response(http::status status, unsigned version,
+                                                 std::string body) {
+  http::response<http::string_body> response{status, version};
+  response.set(http::field::content_type, "text/plain; charset=utf-8");
+  response.set(http::field::cache_control, "no-store");
+  response.body() = std::move(body);
+  return response;
+}
+
 }  // namespace
 
 namespace detail {
@@ -160,6 +177,46 @@ struct health_server_state : std::enable_shared_from_this<health_server_state> {
         endpoint(parse_endpoint(config.bind_address)) {}
 
   void log(log_level level, const std::string& line) const { config.log.log(level, line); }
+
+  /// The answer to a request of the metrics route: GET or HEAD.
+  http::response<http::string_body> metrics_response(
+      const http::request<http::string_body>& request, bool keep_alive) {
+    const bool head = request.method() == http::verb::head;
+    http::response<http::string_body> response;
+    if (request.method() != http::verb::get && !head) {
+      response = plain_response(http::status::method_not_allowed, request.version(),
+                                "method not allowed\n");
+      response.set(http::field::allow, "GET, HEAD");
+    } else {
+      std::string body;
+      bool rendered = false;
+      try {
+        const std::lock_guard lock(metrics_mutex);
+        if (!metrics_detached) {
+          body = config.metrics();
+          rendered = true;
+        }
+      } catch (const std::exception& e) {
+        log(log_level::error, std::string("metrics rendering failed what=") + e.what());
+      }
+      if (!rendered) {
+        response = plain_response(http::status::internal_server_error, request.version(),
+                                  "metrics unavailable\n");
+      } else {
+        response = plain_response(http::status::ok, request.version(), std::move(body));
+        response.set(http::field::content_type, "text/plain; version=0.0.4; charset=utf-8");
+      }
+    }
+    response.keep_alive(keep_alive);
+    response.prepare_payload();
+    if (head) {
+      // The length of the body a GET would get, without the body.
+      const std::uint64_t length = response.body().size();
+      response.body().clear();
+      response.content_length(length);
+    }
+    return response;
+  }
 
   /// Strand only. Stops accepting, wakes pending watches and closes connections that are not
   /// answering; `abort` closes those too (destruction: nobody waits for the answers).
@@ -202,6 +259,10 @@ struct health_server_state : std::enable_shared_from_this<health_server_state> {
   mutable std::mutex start_mutex;
   bool started = false;  // guarded by start_mutex
   tcp::endpoint bound;   // guarded by start_mutex
+
+  /// Held while rendering the metrics, so that once destruction began they are not rendered.
+  std::mutex metrics_mutex;
+  bool metrics_detached = false;  // guarded by metrics_mutex
 
   std::atomic<bool> stopping{false};
   bool accepting = false;                     // strand only (set by start() before the loop)
@@ -282,13 +343,13 @@ asio::awaitable<void> run_connection(detail::health_server_state& server,
         co_await http::async_read(connection.stream, buffer, parser, use_tuple);
     (void)read_bytes;
 
-    health_response response;
-    unsigned version = 11;
+    http::response<http::string_body> message;
     bool keep_alive = false;
     if (read_ec == http::error::header_limit) {
-      response = detail::header_too_large_response();
+      message = to_beast_response(detail::header_too_large_response(), 11, false);
     } else if (read_ec && is_http_error(read_ec)) {
-      response = detail::bad_request_response("malformed HTTP request: " + read_ec.message());
+      message = to_beast_response(
+          detail::bad_request_response("malformed HTTP request: " + read_ec.message()), 11, false);
     } else if (read_ec) {
       if (read_ec != beast::error::timeout || buffer.size() != 0) {
         server.log(log_level::debug, "health read ended error=" + describe(read_ec));
@@ -297,19 +358,23 @@ asio::awaitable<void> run_connection(detail::health_server_state& server,
     } else {
       connection.state = phase::answering;
       const http::request<http::string_body>& request = parser.get();
-      version = request.version();
-      health_request question{std::string(request.method_string()), std::string(request.target())};
-      auto [handle_ec, answer] =
-          co_await server.handler.async_handle(std::move(question), use_tuple);
-      if (handle_ec) break;  // the server is being destroyed
-      response = std::move(answer);
       keep_alive = request.keep_alive() && !server.stopping;
+      if (is_metrics_request(config, request)) {
+        message = server.metrics_response(request, keep_alive);
+      } else {
+        health_request question{std::string(request.method_string()),
+                                std::string(request.target())};
+        auto [handle_ec, answer] =
+            co_await server.handler.async_handle(std::move(question), use_tuple);
+        if (handle_ec) break;  // the server is being destroyed
+        // A watch may have been held across a stop.
+        keep_alive = keep_alive && !server.stopping;
+        message = to_beast_response(std::move(answer), request.version(), keep_alive);
+      }
     }
 
     connection.state = phase::writing;
     transport.expires_after(config.read_timeout);
-    http::response<http::string_body> message =
-        to_beast_response(std::move(response), version, keep_alive);
     auto [write_ec, written] = co_await http::async_write(connection.stream, message, use_tuple);
     (void)written;
     if (write_ec) break;
@@ -411,6 +476,10 @@ health_server::health_server(executor_type executor, leadership_source& source,
 health_server::~health_server() {
   // From here on no coroutine may touch the source, which may die right after us.
   state_->handler.detach();
+  {
+    const std::lock_guard lock(state_->metrics_mutex);
+    state_->metrics_detached = true;
+  }
   asio::post(state_->strand, abort_on_strand{state_});
 }
 
@@ -433,7 +502,8 @@ error_code health_server::start() {
   if (ec) {
     error_code ignored;
     acceptor.close(ignored);
-    state_->log(log_level::error, "health server cannot listen address=" +
+    // Returned to the caller, who reports it: only a debug line here.
+    state_->log(log_level::debug, "health server cannot listen address=" +
                                       state_->config.bind_address + " error=" + describe(ec));
     return ec;
   }

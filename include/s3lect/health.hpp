@@ -17,9 +17,11 @@
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -208,6 +210,12 @@ struct health_server_config {
 
   /// The endpoint's path and watch limits.
   health_handler_config handler;
+  /// Renders the body of `GET /metrics` (Prometheus text, e.g. prometheus_text(elector) from
+  /// metrics.hpp). Empty: no /metrics route (404). Called on the server's strand, never after
+  /// the server's destruction began; must not block. A throw is answered with 500 and logged.
+  std::function<std::string()> metrics;
+  /// The path of the metrics route.
+  static constexpr std::string_view metrics_path = "/metrics";
   /// Where the server logs; silent by default.
   logger log;
 

@@ -81,18 +81,12 @@ const std::vector<std::string>& elector_valued_names() {
   return names;
 }
 
-const std::vector<std::string>& peer_option_names() {
-  static const std::vector<std::string> names{
-      "peer",    "peer-listen",      "peer-cert",       "peer-key",
-      "peer-ca", "peer-client-cert", "peer-client-key", "peer-watch"};
-  return names;
-}
-
 const char* elector_options_help() {
   return "  --id ID                  this node's identity, written as the record's leaderID\n"
          "                           (default: HOSTNAME:PID)\n"
-         "  --addr HOST:PORT         this node's address, written as the record's leaderAddr\n"
-         "                           (default: empty)\n"
+         "  --addr HOST:PORT         this node's address, written as the record's leaderAddr:\n"
+         "                           where followers reach its health endpoint in peer mode\n"
+         "                           (default: empty; with --peer, the --peer-listen address)\n"
          "  --lease DUR              how long a record stays valid without renewal (default 15s)\n"
          "  --renew-deadline DUR     a leader that could not renew for this long steps down\n"
          "                           (default 10s; must be less than --lease)\n"
@@ -139,27 +133,14 @@ std::string option_for_field(std::string_view field) {
       {"acquire_grace", "--acquire-grace"},
       {"request_timeout", "--request-timeout"},
       {"retry", "--retry-delays, --request-timeout"},
+      {"peer_ca_file", "--peer-ca"},
+      {"peer_client_cert_file", "--peer-client-cert"},
+      {"peer_client_key_file", "--peer-client-key"},
   };
   for (const auto& [name, option] : options) {
     if (name == field) return std::string(option);
   }
   return {};
-}
-
-std::optional<std::string> refuse_peer_options(const std::vector<std::string>& args) {
-  for (const auto& arg : args) {
-    if (arg == "--") break;
-    if (arg.compare(0, 2, "--") != 0) continue;
-    const std::string name =
-        arg.substr(2, arg.find('=') == std::string::npos ? std::string::npos : arg.find('=') - 2);
-    for (const auto& peer : peer_option_names()) {
-      if (name == peer) {
-        return "--" + name +
-               ": peer mode is not yet supported by the s3lect tool (followers read S3 only)";
-      }
-    }
-  }
-  return std::nullopt;
 }
 
 std::optional<elector_settings> make_elector_settings(const parsed_args& args, store_target& target,
@@ -216,6 +197,10 @@ std::optional<elector_settings> make_elector_settings(const parsed_args& args, s
     }
     settings.format = *parsed;
   }
+
+  auto serve = make_serve_settings(args, config, error);
+  if (!serve) return std::nullopt;
+  settings.serve = std::move(*serve);
 
   if (auto problem = config.validate()) {
     // The library's message names the config field; say which option sets it.

@@ -1,10 +1,11 @@
-// The options that configure an elector (--id, --addr, --lease, --renew-deadline, …) and its
-// logging (--log-level, --log-format), turned into an elector_config validated as the library
-// validates it, with the library's message naming the option to change.
+// The options that configure an elector (--id, --addr, --lease, --renew-deadline, …, the peer
+// options) and its logging (--log-level, --log-format), turned into an elector_config validated as
+// the library validates it, with the library's message naming the option to change.
 #pragma once
 
 #include "cli/log_output.hpp"
 #include "cli/options.hpp"
+#include "cli/serve_options.hpp"
 #include "cli/store_options.hpp"
 
 #include <s3lect/config.hpp>
@@ -20,8 +21,6 @@ namespace s3lect::cli {
 const std::vector<std::string>& elector_flag_names();
 /// Valued option names of the elector options (--request-timeout is a store option).
 const std::vector<std::string>& elector_valued_names();
-/// Peer-mode options, recognised so that they can be refused as not yet supported.
-const std::vector<std::string>& peer_option_names();
 /// Help text of the elector and logging options, --request-timeout included.
 const char* elector_options_help();
 
@@ -33,9 +32,12 @@ struct elector_settings {
   elector_config config;
   log_level level = log_level::info;
   log_format format = log_format::text;
+  /// The peer health server and the metrics endpoint to run.
+  serve_settings serve;
 };
 
-/// Builds and validates the elector settings for the lock `target.key`. Sets
+/// Builds and validates the elector settings for the lock `target.key`, the peer options
+/// (make_serve_settings) included. Sets
 /// `target.config.request_timeout` to the elector's per-attempt timeout, so the client and the
 /// elector agree. Returns nullopt and sets `error` to one line naming the option at fault.
 std::optional<elector_settings> make_elector_settings(const parsed_args& args, store_target& target,
@@ -47,8 +49,5 @@ std::string default_server_id();
 /// The command-line option that sets elector_config field `field` ("renew_deadline" →
 /// "--renew-deadline"); empty when none does.
 std::string option_for_field(std::string_view field);
-
-/// If `args` (before any `--`) holds a peer-mode option, the error that refuses it.
-std::optional<std::string> refuse_peer_options(const std::vector<std::string>& args);
 
 }  // namespace s3lect::cli

@@ -6,6 +6,10 @@
 #include "cli/log_output.hpp"
 
 #include <s3lect/elector.hpp>
+#include <s3lect/error.hpp>
+#include <s3lect/health.hpp>
+#include <s3lect/metrics.hpp>
+#include <s3lect/metrics_server.hpp>
 #include <s3lect/s3_client.hpp>
 
 #include <boost/asio/as_tuple.hpp>
@@ -81,6 +85,8 @@ struct supervisor {
   asio::signal_set& signals;
   std::unique_ptr<child_process> child;
   bool shutdown_requested = false;
+  health_server* peer_server = nullptr;  ///< Peer mode only.
+  metrics_server* metrics = nullptr;     ///< With --metrics-listen only.
 };
 
 std::unique_ptr<child_process> start_command(supervisor& s, std::uint64_t term,
@@ -239,6 +245,40 @@ asio::awaitable<int> supervise(supervisor& s) {
   }
 }
 
+/// Stops the servers once the elector has stopped: the health server answers pending watches
+/// with the released state (a follower takes over at once), then closes.
+asio::awaitable<void> stop_servers(supervisor& s) {
+  const auto token = asio::as_tuple(asio::use_awaitable);
+  if (s.peer_server) {
+    co_await s.peer_server->async_stop(token);
+    s.log.log(log_level::info, "peer health server stopped");
+  }
+  if (s.metrics) {
+    co_await s.metrics->async_stop(token);
+    s.log.log(log_level::info, "metrics server stopped");
+  }
+}
+
+/// supervise(), then stop_servers(). Returns s3lect's exit code.
+asio::awaitable<int> supervise_and_stop(supervisor& s) {
+  const int code = co_await supervise(s);
+  co_await stop_servers(s);
+  co_return code;
+}
+
+/// The option to blame for a configuration the library refused at construction (an unreadable
+/// certificate file), from the field its message names.
+std::string construction_error(const std::string& what) {
+  for (const char* field : {"certificate_file", "private_key_file", "private_key", "client_ca_file",
+                            "peer_ca_file", "peer_client_cert_file", "peer_client_key_file"}) {
+    if (what.find(field) != std::string::npos) {
+      const std::string option = option_for_server_field(field);
+      if (!option.empty()) return option + ": " + what;
+    }
+  }
+  return "invalid configuration: " + what;
+}
+
 /// Logs every change of holder or term, as this node sees it.
 asio::awaitable<void> observe(elector& election, const log_output& log, std::string self_id) {
   const auto token = asio::as_tuple(asio::use_awaitable);
@@ -292,16 +332,20 @@ std::string run_help() {
              "retried and logged, and a leader that cannot renew steps down.\n"
              "\n"
              "options:\n") +
-         store_location_help() + elector_options_help() +
+         store_location_help() + elector_options_help() + serve_options_help() +
          "  --kill-grace DUR         time COMMAND has between SIGTERM and SIGKILL (default 3s;\n"
          "                           0: SIGKILL at once). Must be less than lease - renew\n"
          "                           deadline (5s by default), so that COMMAND is gone before\n"
          "                           another node may take over.\n"
          "  --help                   print this help\n"
          "  Durations: 500ms, 15s, 1m, 1m30s, 2h.\n"
-         "  Peer mode (--peer, --peer-listen, --peer-cert, --peer-key, --peer-ca,\n"
-         "  --peer-client-cert, --peer-client-key, --peer-watch) is not yet supported: these\n"
-         "  options are refused.\n"
+         "\n"
+         "peer mode, e.g. on 10.0.0.5 (the same options on every node, each with its own\n"
+         "certificate naming its address):\n"
+         "  s3lect run --lock s3://b/k --peer --addr 10.0.0.5:8443 --peer-cert node.pem \\\n"
+         "    --peer-key node-key.pem --peer-ca ca.pem --peer-watch -- COMMAND\n"
+         "On SIGINT or SIGTERM the lock is released first, then the health endpoint answers\n"
+         "the followers' open watches and closes.\n"
          "\n"
          "logs: one line per event on stderr, e.g.\n"
          "  time=2026-11-21T10:30:45.123Z level=info msg=\"became leader\" term=3 after_ms=1520\n"
@@ -313,6 +357,8 @@ std::string run_help() {
          "  1    internal failure\n"
          "  2    bad arguments or configuration\n"
          "  4    the store cannot be read at start-up\n"
+         "  9    the --peer-listen or --metrics-listen address cannot be bound (in use, not\n"
+         "       this host's, or a privileged port)\n"
          "  126  COMMAND is not an executable file\n"
          "  127  COMMAND was not found\n";
 }
@@ -327,14 +373,12 @@ std::optional<std::string> check_kill_grace(milliseconds kill_grace, const elect
 
 std::optional<run_options> parse_run_options(const std::vector<std::string>& args,
                                              std::string& error) {
-  if (auto refused = refuse_peer_options(args)) {
-    error = *refused;
-    return std::nullopt;
-  }
   std::vector<std::string> flags = store_flag_names();
   flags.insert(flags.end(), elector_flag_names().begin(), elector_flag_names().end());
   std::vector<std::string> valued = store_valued_names();
   valued.insert(valued.end(), elector_valued_names().begin(), elector_valued_names().end());
+  flags.insert(flags.end(), serve_flag_names().begin(), serve_flag_names().end());
+  valued.insert(valued.end(), serve_valued_names().begin(), serve_valued_names().end());
   valued.push_back("kill-grace");
   auto parsed = parsed_args::parse(args, flags, valued, error);
   if (!parsed) return std::nullopt;
@@ -436,8 +480,58 @@ int run_run(const std::vector<std::string>& args) {
 
   elector_config config = settings;
   config.log = output.library_logger();
-  elector election(io.get_executor(), client, config);
+  std::unique_ptr<elector> election_owner;
+  try {
+    election_owner = std::make_unique<elector>(io.get_executor(), client, config);
+  } catch (const boost::system::system_error& e) {
+    if (e.code() != errc::invalid_config) throw;
+    std::cerr << "s3lect run: " << construction_error(e.what()) << "\n";
+    return exit_usage;
+  }
+  elector& election = *election_owner;
+
+  // Metrics of this elector, for the health server's /metrics and --metrics-listen.
+  metrics_registry registry;
+  registry.add(election, {{"bucket", options->store.config.bucket}});
+  const auto render_metrics = [&registry] { return registry.render(); };
+
+  // Listening before campaigning: a node never advertises an address nobody answers at.
+  const serve_settings& serve = options->elector.serve;
+  std::unique_ptr<health_server> peer_server;
+  if (serve.peer_server) {
+    health_server_config server_config = *serve.peer_server;
+    server_config.log = output.library_logger();
+    server_config.metrics = render_metrics;
+    try {
+      peer_server = std::make_unique<health_server>(io.get_executor(), election, server_config);
+    } catch (const boost::system::system_error& e) {
+      if (e.code() != errc::invalid_config) throw;
+      std::cerr << "s3lect run: " << construction_error(e.what()) << "\n";
+      return exit_usage;
+    }
+    if (const error_code ec = peer_server->start()) {
+      std::cerr << "s3lect run: --peer-listen: cannot listen on " << server_config.bind_address
+                << ": " << ec.message() << "\n";
+      return exit_cannot_listen;
+    }
+  }
+  std::unique_ptr<metrics_server> metrics;
+  if (serve.metrics_listen) {
+    metrics_server_config metrics_config;
+    metrics_config.bind_address = *serve.metrics_listen;
+    metrics_config.render = render_metrics;
+    metrics_config.log = output.library_logger();
+    metrics = std::make_unique<metrics_server>(io.get_executor(), metrics_config);
+    if (const error_code ec = metrics->start()) {
+      std::cerr << "s3lect run: --metrics-listen: cannot listen on " << *serve.metrics_listen
+                << ": " << ec.message() << "\n";
+      return exit_cannot_listen;
+    }
+  }
+
   supervisor state{election, output, *options, {}, signals, nullptr};
+  state.peer_server = peer_server.get();
+  state.metrics = metrics.get();
   state.command.path = resolved.path;
   state.command.argv = options->command;
   state.command.inherited_descriptors = inherited;
@@ -447,15 +541,18 @@ int run_run(const std::vector<std::string>& args) {
              {{"command", options->command[0]},
               {"lease_ms", std::to_string(settings.lease.count())},
               {"renew_deadline_ms", std::to_string(settings.renew_deadline.count())},
-              {"kill_grace_ms", std::to_string(options->kill_grace.count())}});
+              {"kill_grace_ms", std::to_string(options->kill_grace.count())},
+              {"peer", settings.peer_mode ? "true" : "false"},
+              {"addr", settings.server_address}});
   election.start();
   asio::co_spawn(io, observe(election, output, settings.server_id), asio::detached);
   int exit_code = exit_failure;
-  asio::co_spawn(io, supervise(state), [&io, &exit_code, &failure](std::exception_ptr e, int code) {
-    failure = e;
-    exit_code = code;
-    io.stop();
-  });
+  asio::co_spawn(io, supervise_and_stop(state),
+                 [&io, &exit_code, &failure](std::exception_ptr e, int code) {
+                   failure = e;
+                   exit_code = code;
+                   io.stop();
+                 });
   io.run();
   if (failure) std::rethrow_exception(failure);
   return exit_code;

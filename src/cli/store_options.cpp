@@ -22,6 +22,7 @@ const char* store_location_help() {
          "                           the profile's region; required for AWS, else us-east-1)\n"
          "  --ca-file PATH           PEM file of CAs trusted for HTTPS (default: system roots)\n"
          "  --path-style             address the bucket in the path, not the host name\n"
+         "                           (default: in the host name, virtual-hosted style)\n"
          "  Credentials: the AWS chain (environment, web identity, profile files, container,\n"
          "  instance metadata).\n";
 }

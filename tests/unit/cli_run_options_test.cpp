@@ -1,12 +1,17 @@
 // Options of `s3lect run`: durations, the elector's validation reaching the user with the option
-// to change, the kill-grace rule, peer options refused, and the command after `--`.
+// to change, the kill-grace rule, the peer and metrics options, and the command after `--`.
 #include "cli/elector_options.hpp"
 #include "cli/run.hpp"
 
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
 #include <cstdlib>
+#include <filesystem>
+#include <fstream>
 #include <map>
+#include <sstream>
 
 using namespace std::chrono_literals;
 using s3lect::cli::check_kill_grace;
@@ -232,16 +237,163 @@ TEST_F(RunOptions, RefusesBadArgumentsWithOneClearLine) {
   EXPECT_NE(error_.find("missing the command"), std::string::npos) << error_;
 }
 
-TEST_F(RunOptions, RefusesPeerModeAsNotYetSupported) {
-  for (const char* option :
-       {"--peer", "--peer-listen=:8443", "--peer-cert", "--peer-key", "--peer-ca",
-        "--peer-client-cert", "--peer-client-key", "--peer-watch"}) {
-    expect_refused({option}, {"not yet supported"});
+/// Peer options with certificate files that exist (their content matters only to the servers).
+class PeerOptions : public RunOptions {
+ protected:
+  void SetUp() override {
+    RunOptions::SetUp();
+    dir_ = std::filesystem::path(::testing::TempDir()) /
+           ("s3lect-peer-options-" + std::to_string(::getpid()));
+    std::filesystem::create_directories(dir_);
+    for (const char* name : {"cert.pem", "key.pem", "ca.pem", "client.pem", "client-key.pem"}) {
+      std::ofstream(dir_ / name) << "PEM\n";
+    }
   }
+  void TearDown() override {
+    std::error_code ignored;
+    std::filesystem::remove_all(dir_, ignored);
+    RunOptions::TearDown();
+  }
+  std::string file(const char* name) const { return (dir_ / name).string(); }
+
+  /// --peer with the server certificate and key, then `more`.
+  std::vector<std::string> peer(std::vector<std::string> more) const {
+    std::vector<std::string> options{"--peer", "--peer-cert", file("cert.pem"), "--peer-key",
+                                     file("key.pem")};
+    options.insert(options.end(), more.begin(), more.end());
+    return options;
+  }
+
+  std::filesystem::path dir_;
+};
+
+TEST_F(PeerOptions, PeerModeListensOnTheAddressFollowersUse) {
+  auto options = parse(peer({"--peer-listen", "127.0.0.1:8443"}));
+  ASSERT_TRUE(options) << error_;
+  const auto& config = options->elector.config;
+  EXPECT_TRUE(config.peer_mode);
+  EXPECT_FALSE(config.peer_watch);
+  EXPECT_EQ(config.server_address, "127.0.0.1:8443") << "leaderAddr defaults to --peer-listen";
+  EXPECT_TRUE(config.peer_ca_file.empty()) << "default: the system's CAs";
+  const auto& server = options->elector.serve.peer_server;
+  ASSERT_TRUE(server);
+  EXPECT_EQ(server->bind_address, "127.0.0.1:8443");
+  EXPECT_EQ(server->certificate_file, file("cert.pem"));
+  EXPECT_EQ(server->private_key_file, file("key.pem"));
+  EXPECT_EQ(server->handler.path, config.peer_health_path);
+  EXPECT_FALSE(server->require_client_cert);
+  EXPECT_TRUE(server->client_ca_file.empty());
+  EXPECT_FALSE(options->elector.serve.metrics_listen);
+}
+
+TEST_F(PeerOptions, WithoutPeerListenTheServerListensOnAllInterfacesOnTheAddrPort) {
+  auto options = parse(peer({"--addr", "node-1.internal:9443", "--peer-watch"}));
+  ASSERT_TRUE(options) << error_;
+  EXPECT_EQ(options->elector.config.server_address, "node-1.internal:9443");
+  EXPECT_TRUE(options->elector.config.peer_watch);
+  EXPECT_EQ(options->elector.serve.peer_server->bind_address, "0.0.0.0:9443");
+  options = parse(peer({"--addr", "[fd00::5]:9443"}));
+  ASSERT_TRUE(options) << error_;
+  EXPECT_EQ(options->elector.serve.peer_server->bind_address, "[::]:9443");
+  options = parse(peer({"--addr", "10.0.0.5:8443", "--peer-listen", "0.0.0.0:8443"}));
+  ASSERT_TRUE(options) << error_;
+  EXPECT_EQ(options->elector.config.server_address, "10.0.0.5:8443");
+  EXPECT_EQ(options->elector.serve.peer_server->bind_address, "0.0.0.0:8443");
+}
+
+TEST_F(PeerOptions, MutualTlsOnBothSidesWithAClientCertificate) {
+  auto options = parse(
+      peer({"--peer-listen", "127.0.0.1:8443", "--peer-ca", file("ca.pem"), "--peer-client-cert",
+            file("client.pem"), "--peer-client-key", file("client-key.pem")}));
+  ASSERT_TRUE(options) << error_;
+  const auto& config = options->elector.config;
+  EXPECT_EQ(config.peer_ca_file, file("ca.pem"));
+  EXPECT_EQ(config.peer_client_cert_file, file("client.pem"));
+  EXPECT_EQ(config.peer_client_key_file, file("client-key.pem"));
+  const auto& server = *options->elector.serve.peer_server;
+  EXPECT_TRUE(server.require_client_cert);
+  EXPECT_EQ(server.client_ca_file, file("ca.pem"));
+
+  // A CA alone verifies the leader; the server then asks for no client certificate.
+  options = parse(peer({"--peer-listen", "127.0.0.1:8443", "--peer-ca", file("ca.pem")}));
+  ASSERT_TRUE(options) << error_;
+  EXPECT_EQ(options->elector.config.peer_ca_file, file("ca.pem"));
+  EXPECT_FALSE(options->elector.serve.peer_server->require_client_cert);
+  EXPECT_TRUE(options->elector.serve.peer_server->client_ca_file.empty());
+}
+
+TEST_F(PeerOptions, RefusesIncompleteOrContradictoryPeerOptions) {
+  for (const char* option :
+       {"--peer-listen=127.0.0.1:8443", "--peer-cert=c", "--peer-key=k", "--peer-ca=a",
+        "--peer-client-cert=c", "--peer-client-key=k", "--peer-watch"}) {
+    const std::string name = std::string(option).substr(0, std::string(option).find('='));
+    expect_refused({option}, {name + ": needs --peer"});
+  }
+  expect_refused({"--peer", "--peer-listen", "127.0.0.1:8443", "--peer-key", file("key.pem")},
+                 {"--peer: needs --peer-cert"});
+  expect_refused({"--peer", "--peer-listen", "127.0.0.1:8443", "--peer-cert", file("cert.pem")},
+                 {"--peer: needs --peer-key"});
+  expect_refused(peer({}), {"--peer: needs --addr HOST:PORT", "or --peer-listen"});
+  expect_refused(
+      peer({"--peer-listen", "0.0.0.0:8443"}),
+      {"--addr: needed with --peer-listen 0.0.0.0:8443", "not an address they can reach"});
+  expect_refused(peer({"--peer-listen", "[::]:8443"}), {"--addr: needed", "not an address"});
+  expect_refused(peer({"--addr", "0.0.0.0:8443"}), {"--addr: 0.0.0.0:8443 is not an address"});
+  expect_refused(peer({"--peer-listen", "localhost:8443"}), {"--peer-listen: expected IP:PORT"});
+  expect_refused(peer({"--peer-listen", "127.0.0.1"}), {"--peer-listen: expected IP:PORT"});
+  expect_refused(peer({"--peer-listen", "127.0.0.1:99999"}), {"--peer-listen"});
+  expect_refused(peer({"--peer-listen", "127.0.0.1:0"}), {"--peer-listen: port 0 is not allowed"});
+  expect_refused(peer({"--peer-listen", "127.0.0.1:8443", "--peer-client-cert", file("client.pem"),
+                       "--peer-ca", file("ca.pem")}),
+                 {"--peer-client-cert: needs --peer-client-key"});
+  expect_refused(peer({"--peer-listen", "127.0.0.1:8443", "--peer-client-key",
+                       file("client-key.pem"), "--peer-ca", file("ca.pem")}),
+                 {"--peer-client-key: needs --peer-client-cert"});
+  expect_refused(peer({"--peer-listen", "127.0.0.1:8443", "--peer-client-cert", file("client.pem"),
+                       "--peer-client-key", file("client-key.pem")}),
+                 {"--peer-client-cert: mutual TLS needs --peer-ca"});
+  expect_refused({"--peer", "--peer-listen", "127.0.0.1:8443", "--peer-cert", file("missing.pem"),
+                  "--peer-key", file("key.pem")},
+                 {"--peer-cert: cannot read '" + file("missing.pem") + "'", "No such file"});
+  expect_refused(peer({"--peer-listen", "127.0.0.1:8443", "--peer-ca", file("missing.pem")}),
+                 {"--peer-ca: cannot read"});
+  expect_refused({"--peer", "--peer", "--peer-listen", "127.0.0.1:8443"}, {"--peer given twice"});
+  expect_refused({"--peer=yes"}, {"--peer takes no value"});
   // After `--` they belong to the command.
   std::vector<std::string> args{"--lock", "s3://bkt/k", "--endpoint", "http://127.0.0.1:1",
                                 "--",     "server",     "--peer"};
-  EXPECT_TRUE(parse_run_options(args, error_)) << error_;
+  auto options = parse_run_options(args, error_);
+  ASSERT_TRUE(options) << error_;
+  EXPECT_FALSE(options->elector.config.peer_mode);
+  EXPECT_FALSE(options->elector.serve.peer_server);
+}
+
+TEST_F(RunOptions, MetricsListenTakesAnIpAndPort) {
+  auto options = parse({"--metrics-listen", "127.0.0.1:9100"});
+  ASSERT_TRUE(options) << error_;
+  EXPECT_EQ(options->elector.serve.metrics_listen, std::optional<std::string>("127.0.0.1:9100"));
+  EXPECT_FALSE(options->elector.config.peer_mode);
+  options = parse({"--metrics-listen", "[::1]:0"});
+  ASSERT_TRUE(options) << error_;
+  expect_refused({"--metrics-listen", "localhost:9100"}, {"--metrics-listen: expected IP:PORT"});
+  expect_refused({"--metrics-listen", "9100"}, {"--metrics-listen: expected IP:PORT"});
+  expect_refused({"--metrics-listen", ":9100"}, {"--metrics-listen"});
+}
+
+TEST_F(PeerOptions, MetricsListenWorksBesidePeerMode) {
+  auto options =
+      parse(peer({"--peer-listen", "127.0.0.1:8443", "--metrics-listen", "127.0.0.1:9100"}));
+  ASSERT_TRUE(options) << error_;
+  EXPECT_TRUE(options->elector.serve.peer_server);
+  EXPECT_EQ(options->elector.serve.metrics_listen, std::optional<std::string>("127.0.0.1:9100"));
+}
+
+TEST(ServerFields, NameTheirOptions) {
+  EXPECT_EQ(s3lect::cli::option_for_server_field("certificate_file"), "--peer-cert");
+  EXPECT_EQ(s3lect::cli::option_for_server_field("private_key_file"), "--peer-key");
+  EXPECT_EQ(s3lect::cli::option_for_server_field("client_ca_file"), "--peer-ca");
+  EXPECT_EQ(s3lect::cli::option_for_server_field("bind_address"), "--peer-listen");
+  EXPECT_EQ(option_for_field("peer_ca_file"), "--peer-ca");
 }
 
 TEST(OptionForField, NamesTheOptionOfEveryTimingField) {
@@ -275,12 +427,50 @@ TEST(RunHelp, DocumentsEveryOptionAndExitCode) {
                              "--kill-grace",
                              "--log-level",
                              "--log-format",
+                             "--peer",
+                             "--peer-listen",
+                             "--peer-cert",
+                             "--peer-key",
+                             "--peer-ca",
+                             "--peer-client-cert",
+                             "--peer-client-key",
+                             "--peer-watch",
+                             "--metrics-listen",
                              "S3LECT_TERM",
                              "S3LECT_LEADER_ID",
                              "S3LECT_LOCK",
                              "126",
                              "127"}) {
     EXPECT_NE(help.find(option), std::string::npos) << option;
+  }
+  EXPECT_EQ(help.find("not yet supported"), std::string::npos);
+  EXPECT_NE(help.find("  9    the --peer-listen or --metrics-listen address cannot be bound"),
+            std::string::npos);
+}
+
+TEST(RunHelp, EveryOptionStatesItsDefaultOrThatItIsRequired) {
+  // An option's entry runs from its line to the next option's: it must say "default" or
+  // "required" (--help and --lock aside, which is required).
+  const std::string help = s3lect::cli::run_help();
+  const auto options_start = help.find("options:\n");
+  const auto options_end = help.find("  Durations:");
+  ASSERT_NE(options_start, std::string::npos);
+  ASSERT_NE(options_end, std::string::npos);
+  std::istringstream lines(help.substr(options_start, options_end - options_start));
+  std::vector<std::pair<std::string, std::string>> entries;
+  for (std::string line; std::getline(lines, line);) {
+    if (line.rfind("  --", 0) == 0) {
+      entries.emplace_back(line.substr(2, line.find(' ', 2) - 2), line);
+    } else if (!entries.empty()) {
+      entries.back().second += " " + line;
+    }
+  }
+  EXPECT_GE(entries.size(), 25u);
+  for (const auto& [option, text] : entries) {
+    if (option == "--help") continue;
+    EXPECT_TRUE(text.find("default") != std::string::npos ||
+                text.find("required") != std::string::npos)
+        << option << ": " << text;
   }
 }
 

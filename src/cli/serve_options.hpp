@@ -1,0 +1,55 @@
+// What `s3lect run` serves besides campaigning: in peer mode (--peer, --peer-listen,
+// --peer-cert, --peer-key, --peer-ca, --peer-client-cert, --peer-client-key, --peer-watch) the
+// HTTPS health endpoint followers check (and /metrics beside it), and with --metrics-listen a
+// plain-HTTP /metrics endpoint.
+#pragma once
+
+#include "cli/options.hpp"
+
+#include <s3lect/config.hpp>
+#include <s3lect/health.hpp>
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace s3lect::cli {
+
+/// The servers `s3lect run` starts. Without logger and metrics: run fills those in.
+struct serve_settings {
+  /// Peer mode: the health server every node runs (a follower answers "not leader").
+  std::optional<health_server_config> peer_server;
+  /// --metrics-listen: where the plain-HTTP /metrics endpoint listens.
+  std::optional<std::string> metrics_listen;
+};
+
+/// Flag names of the peer options (no value).
+const std::vector<std::string>& serve_flag_names();
+/// Valued option names of the peer options and --metrics-listen.
+const std::vector<std::string>& serve_valued_names();
+/// Help text of the peer options and --metrics-listen.
+const char* serve_options_help();
+
+/// Applies the peer options to `config` (peer_mode, server_address, peer_watch, the CA and
+/// the client certificate) and builds the servers' settings. Needs config.server_address set
+/// from --addr already. Returns nullopt and sets `error` to one line naming the option at fault.
+/// The rules:
+/// - every --peer-* option needs --peer; --peer needs --peer-cert and --peer-key (any node may
+///   lead, so every node serves the health endpoint), and --addr or --peer-listen;
+/// - --peer-listen is IP:PORT with an IP literal and a port other than 0; without it the server
+///   listens on all interfaces (0.0.0.0, or [::] for an IPv6 --addr) on --addr's port;
+/// - without --addr, leaderAddr is --peer-listen, which then must not be a wildcard address:
+///   followers could not reach 0.0.0.0; --addr itself must not be a wildcard address either;
+/// - --peer-client-cert and --peer-client-key go together and need --peer-ca. A node that
+///   presents a client certificate also requires one from its followers, verified against
+///   --peer-ca: mutual TLS is on for the whole group or off;
+/// - --peer-ca alone: followers verify the leader against it (default: the system's CAs).
+/// - certificate, key and CA files must be readable.
+std::optional<serve_settings> make_serve_settings(const parsed_args& args, elector_config& config,
+                                                  std::string& error);
+
+/// The option that sets health_server_config field `field` ("certificate_file" →
+/// "--peer-cert"); empty when none does.
+std::string option_for_server_field(std::string_view field);
+
+}  // namespace s3lect::cli
