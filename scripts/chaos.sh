@@ -158,7 +158,9 @@ ctl() {
 
 # --- the nodes --------------------------------------------------------------------------------
 start_node() {
-  local i=$1
+  local i=$1 stubborn=""
+  rnd 1 100
+  ((R <= 20)) && stubborn=stubborn  # this incarnation's command ignores SIGTERM
   # setsid: the node's s3lect leads its own process group (pid = pgid); its command gets another.
   setsid "$s3lect" run --lock "$lock" --endpoint "http://${endpoint[i]}" --path-style \
     --region "$S3LECT_TEST_REGION" --id "node$i" \
@@ -166,7 +168,7 @@ start_node() {
     --frequent "${frequent_ms}ms" --infrequent "${infrequent_ms}ms" \
     --request-timeout "${request_timeout_ms}ms" \
     --retry-delays "${retry_delays_ms//,/ms,}ms" --kill-grace "${kill_grace_ms}ms" \
-    -- "$child_script" "$events" "node$i" >>"$out_dir/node$i.log" 2>&1 &
+    -- "$child_script" "$events" "node$i" $stubborn >>"$out_dir/node$i.log" 2>&1 &
   pid[i]=$!
   # Faults are for s3lect: until the forked shell has become s3lect, a signal would hit a copy
   # of this script instead.
@@ -177,7 +179,7 @@ start_node() {
     is_gone "${pid[i]}" && break
     sleep 0.005
   done
-  note "started node$i pid=${pid[i]} ($comm)"
+  note "started node$i pid=${pid[i]} ($comm) $stubborn"
   state[i]=up
   kids[i]=""
 }

@@ -371,6 +371,18 @@ chaos_report check_chaos_log(const chaos_log& log, const checker_timings& timing
     }
   }
 
+  std::optional<std::size_t> previous;
+  for (std::size_t i = 0; i < log.children.size(); ++i) {
+    if (stale[i]) continue;
+    if (previous && log.children[*previous].node != log.children[i].node) {
+      const micros separation = log.children[i].start - log.children[*previous].end;
+      if (separation >= 0 && (!report.min_separation || separation < *report.min_separation)) {
+        report.min_separation = separation;
+      }
+    }
+    previous = i;
+  }
+
   // Rule 4: a leader exists again within B after every fault. Gaps are the stretches of the
   // run with no running command (stale starts do not count as leaders).
   interval_set leading;
@@ -435,6 +447,9 @@ std::string format_report(const chaos_report& report, const chaos_log& log) {
       << " overlaps (max " << ms_text(report.max_excused_overlap) << "), " << report.stale_starts
       << " stale starts\n";
   out << "commands restarted under their node's own term: " << report.resumed_terms << "\n";
+  if (report.min_separation) {
+    out << "closest handover between nodes: " << ms_text(*report.min_separation) << "\n";
+  }
   out << "violations: " << report.violations.size() << "\n";
   for (const auto& v : report.violations) {
     out << "  [" << v.rule << "] " << v.message << "\n";

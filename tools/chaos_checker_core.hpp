@@ -105,6 +105,9 @@ struct chaos_report {
   micros max_excused_overlap = 0;
   std::size_t stale_starts = 0;  ///< commands a resumed node started with an outdated term
   std::size_t resumed_terms = 0;  ///< a node's second command under the same term
+  /// The closest call: the shortest time from one command's end to the next command's start
+  /// on another node (handovers that overlapped are reported as overlaps instead).
+  std::optional<micros> min_separation;
   micros liveness_bound = 0;
   micros resume_window = 0;
   micros duration = 0;

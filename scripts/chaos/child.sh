@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # The command each chaos node runs under `s3lect run`: it records when its leadership work
 # starts and stops in the shared event log, then idles until it is stopped.
-#   child.sh EVENTS_LOG NODE
+#   child.sh EVENTS_LOG NODE [stubborn]
+# A stubborn command ignores SIGTERM, so s3lect must SIGKILL it after --kill-grace: that takes
+# the longest of all, and is what the lease's margin (lease - renew deadline) must cover.
 # Records (times from bash's $EPOCHREALTIME, read without forking):
 #   start NODE TERM TIME PID   taken before the command does anything else
 #   end NODE TERM TIME PID     taken first thing in the SIGTERM/SIGINT trap: nothing runs after it
@@ -18,7 +20,11 @@ on_stop() {
   if ((started)); then echo "end $node $term $EPOCHREALTIME $$" >>"$log"; fi
   exit 0
 }
-trap on_stop TERM INT
+if [[ ${3:-} == stubborn ]]; then
+  trap '' TERM INT  # no end record: s3lect's "command stopped ... killed=true" line gives the end
+else
+  trap on_stop TERM INT
+fi
 started=1
 echo "start $node $term $EPOCHREALTIME $$" >>"$log"
 # `wait` returns as soon as a trapped signal arrives; a foreground sleep would delay the trap.

@@ -47,6 +47,7 @@ TEST(ChaosChecker, CleanHandoversPass) {
   EXPECT_EQ(report.transitions(), 1u);
   EXPECT_EQ(report.faults_by_kind.at("term"), 1u);
   EXPECT_EQ(report.max_gap, 200'000);  // 103.0 to 103.2
+  EXPECT_EQ(report.min_separation, 200'000);
 }
 
 TEST(ChaosChecker, CatchesOverlappingLeaders) {
