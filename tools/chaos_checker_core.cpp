@@ -10,7 +10,9 @@ namespace s3lect::chaos {
 
 namespace {
 
-constexpr micros ms_to_us(std::chrono::milliseconds ms) { return ms.count() * 1000; }
+constexpr micros ms_to_us(std::chrono::milliseconds ms) {
+  return ms.count() * 1000;
+}
 
 using interval = std::pair<micros, micros>;  // [first, second), empty when second <= first
 using interval_set = std::vector<interval>;  // sorted, disjoint after normalize
@@ -304,10 +306,10 @@ chaos_report check_chaos_log(const chaos_log& log, const checker_timings& timing
     if (const auto it = by_term.find(c.term); it != by_term.end()) {
       const child_run& other = log.children[it->second];
       if (other.node != c.node) {
-        report.violations.push_back({"term_reuse",
-                                     "term " + std::to_string(c.term) + " used by " + other.node +
-                                         " and " + c.node,
-                                     {other.start_line, c.start_line}});
+        report.violations.push_back(
+            {"term_reuse",
+             "term " + std::to_string(c.term) + " used by " + other.node + " and " + c.node,
+             {other.start_line, c.start_line}});
       } else {
         // The node got its own record back with the same term (a renewal that landed after
         // it had demoted): nobody else held the lock in between, so the token still fences.
@@ -362,12 +364,13 @@ chaos_report check_chaos_log(const chaos_log& log, const checker_timings& timing
       for (const auto& line : stop_evidence(older.node, both.front().first, both.back().second)) {
         evidence.push_back(line);
       }
-      report.violations.push_back(
-          {"overlap",
-           older.node + " term " + std::to_string(older.term) + " and " + newer.node + " term " +
-               std::to_string(newer.term) + " ran together for " + ms_text(measure(unexcused)) +
-               " beyond any resume window, from " + seconds_text(unexcused.front().first - log.begin),
-           evidence});
+      report.violations.push_back({"overlap",
+                                   older.node + " term " + std::to_string(older.term) + " and " +
+                                       newer.node + " term " + std::to_string(newer.term) +
+                                       " ran together for " + ms_text(measure(unexcused)) +
+                                       " beyond any resume window, from " +
+                                       seconds_text(unexcused.front().first - log.begin),
+                                   evidence});
     }
   }
 
@@ -429,8 +432,7 @@ std::string format_report(const chaos_report& report, const chaos_log& log) {
   std::ostringstream out;
   out << "chaos check: " << (report.violations.empty() ? "PASS" : "FAIL") << "\n";
   out << "duration: " << seconds_text(report.duration) << "\n";
-  out << "leaderships: " << report.leaderships << ", transitions: " << report.transitions()
-      << "\n";
+  out << "leaderships: " << report.leaderships << ", transitions: " << report.transitions() << "\n";
   out << "faults:";
   std::size_t total = 0;
   for (const auto& [kind, count] : report.faults_by_kind) {

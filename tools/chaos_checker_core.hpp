@@ -51,7 +51,7 @@ struct child_run {
   std::uint64_t term = 0;
   long pid = 0;
   micros start = 0;
-  micros end = 0;  ///< Valid after parse: from `end`, or inferred (see end_source).
+  micros end = 0;          ///< Valid after parse: from `end`, or inferred (see end_source).
   std::string end_source;  ///< "end", "kill", "exit", "reaped" or "finish" (never ended).
   log_line start_line;
   log_line end_line;
@@ -66,13 +66,13 @@ struct interval_event {
 };
 
 struct chaos_log {
-  std::vector<child_run> children;       ///< in order of start
-  std::vector<interval_event> stops;     ///< node process groups stopped (SIGSTOP..SIGCONT)
-  std::vector<interval_event> faults;    ///< every fault, stops included
+  std::vector<child_run> children;     ///< in order of start
+  std::vector<interval_event> stops;   ///< node process groups stopped (SIGSTOP..SIGCONT)
+  std::vector<interval_event> faults;  ///< every fault, stops included
   micros begin = 0;
   micros finish = 0;
-  std::vector<std::string> errors;       ///< malformed lines, commands that never ended
-  std::size_t aborted_starts = 0;        ///< end records without a start (stopped at once)
+  std::vector<std::string> errors;  ///< malformed lines, commands that never ended
+  std::size_t aborted_starts = 0;   ///< end records without a start (stopped at once)
 };
 
 /// Parses the log. Record formats (times are seconds with a fraction, e.g. 1700000000.123456):
@@ -103,7 +103,7 @@ struct chaos_report {
   micros max_excess = 0;  ///< longest stretch without a leader that no fault window explains
   std::size_t excused_overlaps = 0;  ///< overlaps inside a resumed node's window
   micros max_excused_overlap = 0;
-  std::size_t stale_starts = 0;  ///< commands a resumed node started with an outdated term
+  std::size_t stale_starts = 0;   ///< commands a resumed node started with an outdated term
   std::size_t resumed_terms = 0;  ///< a node's second command under the same term
   /// The closest call: the shortest time from one command's end to the next command's start
   /// on another node (handovers that overlapped are reported as overlaps instead).

@@ -44,7 +44,8 @@ tcp::endpoint parse_endpoint(std::string_view text) {
     port_text = text.substr(colon + 1);
   }
   unsigned port = 0;
-  const auto [end, ec] = std::from_chars(port_text.data(), port_text.data() + port_text.size(), port);
+  const auto [end, ec] =
+      std::from_chars(port_text.data(), port_text.data() + port_text.size(), port);
   if (ec != std::errc{} || end != port_text.data() + port_text.size() || port > 65535) {
     throw std::invalid_argument("bad port in '" + std::string(text) + "'");
   }

@@ -92,9 +92,11 @@ std::variant<command, std::string> parse_command(std::string_view line) {
   if (verb == "latency") {
     if (auto e = expect(4, "latency TARGET up|down|both MS")) return *e;
     c.what = command::kind::latency;
-    if (!parse_directions(words[2], c)) return "expected up, down or both, got " + std::string(words[2]);
+    if (!parse_directions(words[2], c))
+      return "expected up, down or both, got " + std::string(words[2]);
     long value = -1;
-    const auto [end, ec] = std::from_chars(words[3].data(), words[3].data() + words[3].size(), value);
+    const auto [end, ec] =
+        std::from_chars(words[3].data(), words[3].data() + words[3].size(), value);
     if (ec != std::errc{} || end != words[3].data() + words[3].size() || value < 0 ||
         value > 3'600'000) {
       return "expected milliseconds (0 to 3600000), got " + std::string(words[3]);
@@ -105,7 +107,8 @@ std::variant<command, std::string> parse_command(std::string_view line) {
   if (verb == "blackhole") {
     if (auto e = expect(4, "blackhole TARGET up|down|both on|off")) return *e;
     c.what = command::kind::blackhole;
-    if (!parse_directions(words[2], c)) return "expected up, down or both, got " + std::string(words[2]);
+    if (!parse_directions(words[2], c))
+      return "expected up, down or both, got " + std::string(words[2]);
     if (!parse_on_off(words[3], c.on)) return "expected on or off, got " + std::string(words[3]);
     return c;
   }

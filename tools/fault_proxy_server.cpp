@@ -59,7 +59,9 @@ struct listener {
 struct fault_proxy::impl : std::enable_shared_from_this<impl> {
   impl(asio::any_io_executor executor, tcp::endpoint upstream_endpoint,
        std::vector<std::string> names)
-      : upstream(upstream_endpoint), faults(std::move(names)), control(executor),
+      : upstream(upstream_endpoint),
+        faults(std::move(names)),
+        control(executor),
         changed(executor) {
     changed.expires_at(clock::time_point::max());
   }
@@ -110,7 +112,8 @@ asio::awaitable<void> pump(std::shared_ptr<fault_proxy::impl> proxy,
       co_await proxy->changed.async_wait(as_tuple_awaitable);
     }
     if (conn->closed) co_return;
-    auto [read_error, size] = co_await from.async_read_some(asio::buffer(buffer), as_tuple_awaitable);
+    auto [read_error, size] =
+        co_await from.async_read_some(asio::buffer(buffer), as_tuple_awaitable);
     const auto read_at = clock::now();
     if (read_error) {
       if (read_error == asio::error::eof && !conn->closed) {
@@ -142,8 +145,7 @@ asio::awaitable<void> pump(std::shared_ptr<fault_proxy::impl> proxy,
 
 asio::awaitable<void> serve_connection(std::shared_ptr<fault_proxy::impl> proxy,
                                        std::shared_ptr<connection> conn, std::string name) {
-  auto [connect_error] =
-      co_await conn->server.async_connect(proxy->upstream, as_tuple_awaitable);
+  auto [connect_error] = co_await conn->server.async_connect(proxy->upstream, as_tuple_awaitable);
   if (connect_error) {
     conn->close(true, false);  // as the upstream refused us, refuse the client
     co_return;
@@ -238,7 +240,9 @@ fault_proxy::fault_proxy(asio::any_io_executor executor, tcp::endpoint upstream,
   if (control) open_acceptor(impl_->control, *control);
 }
 
-fault_proxy::~fault_proxy() { stop(); }
+fault_proxy::~fault_proxy() {
+  stop();
+}
 
 void fault_proxy::start() {
   for (auto& [name, l] : impl_->listeners) {
@@ -272,6 +276,8 @@ tcp::endpoint fault_proxy::control_endpoint() const {
   return impl_->control.local_endpoint(ignored);
 }
 
-std::string fault_proxy::execute(std::string_view line) { return impl_->execute(line); }
+std::string fault_proxy::execute(std::string_view line) {
+  return impl_->execute(line);
+}
 
 }  // namespace s3lect::chaos

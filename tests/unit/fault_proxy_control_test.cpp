@@ -52,8 +52,7 @@ TEST(FaultProxyControl, RejectsMalformedCommands) {
   EXPECT_NE(parse_error("latency node1 up -5").find("milliseconds"), std::string::npos);
   EXPECT_NE(parse_error("latency node1 up 10ms").find("milliseconds"), std::string::npos);
   EXPECT_NE(parse_error("blackhole node1 up maybe").find("on or off"), std::string::npos);
-  EXPECT_NE(parse_error("reset node1 sideways").find("client, server or both"),
-            std::string::npos);
+  EXPECT_NE(parse_error("reset node1 sideways").find("client, server or both"), std::string::npos);
   EXPECT_NE(parse_error("heal").find("missing target"), std::string::npos);
   EXPECT_NE(parse_error("drop node1 on extra").find("usage"), std::string::npos);
 }
