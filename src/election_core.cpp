@@ -32,6 +32,14 @@ const char* to_string(loss_reason reason) {
   return "unknown";
 }
 
+/// The same write: every field a writer sets (the nonce alone would do for s3lect's records;
+/// the rest covers writers without one).
+bool same_record(const lock_record& a, const lock_record& b) {
+  return a.leader_id == b.leader_id && a.leader_addr == b.leader_addr &&
+         a.last_updated == b.last_updated && a.term == b.term && a.lease == b.lease &&
+         a.released == b.released && a.nonce == b.nonce;
+}
+
 }  // namespace
 
 election_core::election_core(elector_config config) : config_(std::move(config)) {}
@@ -51,6 +59,13 @@ step election_core::start(const instant& now) {
   mode_ = poll_mode::frequent;
   healthy_reads_ = 0;
   read_now_ = true;
+  peer_seen_.reset();
+  peer_serial_.reset();
+  last_peer_at_.reset();
+  peer_deadline_.reset();
+  peer_watch_unsupported_ = false;
+  peer_introduced_ = false;
+  peer_view_stale_ = false;
   log(log_level::info, "election started key=" + config_.lock_key + " id=" + config_.server_id);
   return finish(now, {});
 }
@@ -86,6 +101,7 @@ step election_core::on_read_done(const instant& now, const boost::system::error_
     return finish(now, std::move(out));
   }
   consecutive_failures_ = 0;
+  peer_view_stale_ = false;
   observe(now, result.found, out);
   return finish(now, std::move(out));
 }
@@ -93,7 +109,9 @@ step election_core::on_read_done(const instant& now, const boost::system::error_
 step election_core::on_write_done(const instant& now, const boost::system::error_code& ec,
                                   const put_result& result) {
   step out;
-  if (!in_flight_ || in_flight_->what == purpose::read) return finish(now, std::move(out));
+  if (!in_flight_ || in_flight_->what == purpose::read || in_flight_->what == purpose::peer) {
+    return finish(now, std::move(out));
+  }
   const purpose what = in_flight_->what;
   const std::string nonce = in_flight_->nonce;
   const bool cancelled = cancel_sent_ && ec == boost::asio::error::operation_aborted;
@@ -167,6 +185,56 @@ step election_core::on_write_done(const instant& now, const boost::system::error
   return finish(now, std::move(out));
 }
 
+step election_core::on_peer_done(const instant& now, const boost::system::error_code& ec,
+                                 const peer_answer& answer) {
+  step out;
+  if (!in_flight_ || in_flight_->what != purpose::peer) return finish(now, std::move(out));
+  in_flight_.reset();
+  cancel_sent_ = false;
+  peer_deadline_.reset();
+  last_peer_at_ = now.steady;
+  const bool was_watch = peer_watching_;
+  peer_watching_ = false;
+  if (stop_wanted_ || !observed_ || observed_->kind != observed_kind::held) {
+    return finish(now, std::move(out));
+  }
+  const lock_record& known = *observed_->record;
+  if (ec) {
+    // Includes our own cancellation of a watch that heard of no renewal for D.
+    last_error_code_ = ec;
+    last_error_ = "peer check: " + ec.message() + (answer.message.empty() ? "" : ": ") +
+                  answer.message;
+    fall_back_to_store("peer_check_failed error=\"" + last_error_ + "\"");
+    return finish(now, std::move(out));
+  }
+  if (!answer.leader) {
+    fall_back_to_store("leader_says_not_leader");
+    return finish(now, std::move(out));
+  }
+  if (answer.leader_id != known.leader_id || (answer.term != 0 && answer.term != known.term)) {
+    fall_back_to_store("peer_is_another_leader peer=" + answer.leader_id +
+                       " term=" + std::to_string(answer.term));
+    return finish(now, std::move(out));
+  }
+  if (answer.watch == peer_watch_outcome::stopping) {
+    fall_back_to_store("leader_server_stopping");
+    return finish(now, std::move(out));
+  }
+  // Healthy: the leader answered with its last successful write.
+  if (!peer_seen_ || !same_record(peer_seen_->record, answer.record)) {
+    peer_seen_ = peer_evidence{answer.record, now.steady};
+  }
+  peer_serial_ = answer.serial;
+  peer_introduced_ = true;
+  // A leader that did not hold the watch (a Go leader, a full or watch-less server) is
+  // polled every I instead of asked again at once.
+  if (was_watch) {
+    peer_watch_unsupported_ = answer.watch == peer_watch_outcome::none ||
+                              answer.watch == peer_watch_outcome::refused;
+  }
+  return finish(now, std::move(out));
+}
+
 step election_core::on_timer(const instant& now) {
   return finish(now, {});
 }
@@ -179,8 +247,9 @@ step election_core::stop(const instant& now) {
   stop_wanted_ = true;
   release_wanted_ = true;
   report_loss(loss_reason::stopped, out);
-  if (in_flight_ && in_flight_->what == purpose::read && !holding_ && !acquire_in_doubt_ &&
-      !cancel_sent_) {
+  const bool cancellable =
+      in_flight_ && (in_flight_->what == purpose::read || in_flight_->what == purpose::peer);
+  if (cancellable && !holding_ && !acquire_in_doubt_ && !cancel_sent_) {
     out.cancel_operation = true;
     cancel_sent_ = true;
   }
@@ -227,7 +296,16 @@ void election_core::advance(const instant& now, step& out) {
     release_wanted_ = false;
     out.notices.push_back(release_finished{false});
   }
-  if (in_flight_) return;
+  if (in_flight_) {
+    if (in_flight_->what == purpose::peer && peer_deadline_ && now.steady >= *peer_deadline_ &&
+        !cancel_sent_) {
+      // The leader renews every F and answers a serial watch on each renewal: silence for D
+      // means it is stuck or gone (it demotes itself by then anyway). Ask the store.
+      out.cancel_operation = true;
+      cancel_sent_ = true;
+    }
+    return;
+  }
 
   if (holding_) {
     if (holding_->verify_pending) return start_read(out);
@@ -247,7 +325,13 @@ void election_core::advance(const instant& now, step& out) {
     log(log_level::info, "stopped");
     return;
   }
-  if (takeover_allowed(now)) return start_acquisition(now, out);
+  // After a peer check sent us back to the store, what we last read is old news (the leader
+  // renewed many times meanwhile): read first, a takeover decided on it would be a wasted PUT.
+  if (!peer_view_stale_ && takeover_allowed(now)) return start_acquisition(now, out);
+  if (peer_usable()) {
+    if (now.steady >= peer_due(now)) start_peer_check(now, out);
+    return;
+  }
   if (now.steady >= read_due(now)) start_read(out);
 }
 
@@ -265,11 +349,16 @@ std::optional<steady_time> election_core::next_wake(const instant& now) const {
     if (!in_flight_ && !holding_->verify_pending && !release_wanted_) consider(renew_due());
     return wake;
   }
-  if (in_flight_) return wake;
-  consider(read_due(now));
+  if (in_flight_) {
+    if (in_flight_->what == purpose::peer && peer_deadline_ && !cancel_sent_) {
+      consider(*peer_deadline_);
+    }
+    return wake;
+  }
+  consider(peer_usable() ? peer_due(now) : read_due(now));
   // In stable mode the follower trusts the healthy leader until its next read: that is the
   // point of stable mode. Acting at the expiry moment is for frequent mode.
-  if (mode_ == poll_mode::frequent && !acquire_in_doubt_) {
+  if (mode_ == poll_mode::frequent && !acquire_in_doubt_ && !peer_view_stale_) {
     if (const auto t = takeover_time(now)) {
       consider(acquire_not_before_ ? std::max(*t, *acquire_not_before_) : *t);
     }
@@ -389,8 +478,12 @@ void election_core::observe_foreign(const instant& now, const std::string& etag,
   }
   const bool seen = observed_ && observed_->etag == etag;
   if (!seen) leader_last_seen_ = now.wall;
-  observed_ =
-      observation{observed_kind::held, etag, seen ? observed_->first_seen : now.steady, record};
+  steady_time first_seen = seen ? observed_->first_seen : now.steady;
+  if (peer_seen_ && same_record(peer_seen_->record, record)) {
+    // The leader told us of this very write earlier (peer mode): rule (b) counts from then.
+    first_seen = std::min(first_seen, peer_seen_->first_at);
+  }
+  observed_ = observation{observed_kind::held, etag, first_seen, record};
   announce(record.leader_id, record.leader_addr, record.term, out);
   const read_summary summary{etag, record.leader_id, record.term, true};
   update_mode(now, summary);
@@ -515,6 +608,55 @@ void election_core::start_read(step& out) {
   storage_request request;
   request.type = storage_request::kind::read;
   out.operation = std::move(request);
+}
+
+bool election_core::peer_usable() const {
+  // Only a stable follower that knows a healthy leader's address; everything else reads S3.
+  return config_.peer_mode && mode_ == poll_mode::stable && !read_now_ && observed_ &&
+         observed_->kind == observed_kind::held && observed_->record &&
+         !observed_->record->leader_addr.empty();
+}
+
+steady_time election_core::peer_due(const instant& now) const {
+  // A watch is asked for again at once: the leader holds it until something happens. The
+  // plain check that introduces a watched leader (it tells the serial) goes at once too.
+  if (config_.peer_watch && !peer_watch_unsupported_) return now.steady;
+  steady_time last = last_read_at_.value_or(now.steady);
+  if (last_peer_at_) last = std::max(last, *last_peer_at_);
+  return last + config_.infrequent_interval;
+}
+
+void election_core::start_peer_check(const instant& now, step& out) {
+  const lock_record& leader = *observed_->record;
+  in_flight_ = in_flight{purpose::peer, {}};
+  storage_request request;
+  request.type = storage_request::kind::peer_check;
+  request.peer.address = leader.leader_addr;
+  request.peer.term = leader.term;
+  // With watches on: first a plain check, which answers at once with the leader's write serial,
+  // then watches. With a serial the leader answers on each renewal, so silence for D means
+  // trouble; without one (a leader that does not count writes) the watch only ends on a change
+  // of leadership or after I.
+  if (config_.peer_watch && !peer_watch_unsupported_ && peer_introduced_) {
+    request.peer.watch = config_.infrequent_interval;
+    peer_watching_ = true;
+    if (peer_serial_) {
+      request.peer.serial = peer_serial_;
+      peer_deadline_ = now.steady + config_.renew_deadline;
+    }
+  }
+  out.operation = std::move(request);
+}
+
+void election_core::fall_back_to_store(const std::string& why) {
+  log(log_level::info, "peer check says read the store: back to frequent mode reason=" + why);
+  mode_ = poll_mode::frequent;
+  healthy_reads_ = 0;
+  read_now_ = true;
+  peer_view_stale_ = true;
+  peer_serial_.reset();
+  peer_watch_unsupported_ = false;
+  peer_introduced_ = false;
 }
 
 void election_core::start_write(const instant& now, purpose what, put_condition condition,

@@ -34,6 +34,8 @@
 #include <s3lect/record.hpp>
 #include <s3lect/storage.hpp>
 
+#include "peer_response.hpp"
+
 #include <boost/system/error_code.hpp>
 
 #include <chrono>
@@ -75,13 +77,23 @@ enum class loss_reason {
   stopped,         ///< stop() was called.
 };
 
-/// A storage operation for the caller to start on the lock key, under the retry policy, and to
-/// report with on_read_done / on_write_done.
+/// A peer-mode health check of the leader's endpoint (design §7).
+struct peer_check_request {
+  std::string address;  ///< The leader's leaderAddr.
+  /// Set: a watch of this duration on `term` (and `serial`, when set). Unset: a plain check.
+  std::optional<std::chrono::milliseconds> watch;
+  std::uint64_t term = 0;
+  std::optional<std::uint64_t> serial;
+};
+
+/// An operation for the caller to start: on the lock key under the retry policy, reported with
+/// on_read_done / on_write_done, or a peer check, reported with on_peer_done.
 struct storage_request {
-  enum class kind { read, write };
+  enum class kind { read, write, peer_check };
   kind type = kind::read;
   std::string body;         ///< write: the encoded record, with a fresh nonce.
   put_condition condition;  ///< write: if_absent, or if_match on the ETag it replaces.
+  peer_check_request peer;  ///< peer_check: whom to ask, and how.
 };
 
 /// This elector now leads with fencing token `term`.
@@ -163,6 +175,9 @@ class election_core {
   /// Reports the completion of a write: the new ETag in `result.etag` on success.
   step on_write_done(const instant& now, const boost::system::error_code& ec,
                      const put_result& result);
+  /// Reports the completion of a peer check (a 404 is success with answer.leader == false).
+  step on_peer_done(const instant& now, const boost::system::error_code& ec,
+                    const peer_answer& answer);
   /// Reports that the time of the last step's wake_at has come.
   step on_timer(const instant& now);
   /// Stops: reports leadership lost at once, writes a released record if holding the lock, then
@@ -199,7 +214,7 @@ class election_core {
     // later update_config that raises D must not stretch the leadership this write grants.
     std::chrono::milliseconds renew_deadline{0};
   };
-  enum class purpose { read, acquire, renew, release };
+  enum class purpose { read, acquire, renew, release, peer };
   struct in_flight {
     purpose what = purpose::read;
     std::string nonce;  // of the write
@@ -221,6 +236,13 @@ class election_core {
     std::string etag;
     steady_time first_seen;  // completion of the first read that returned `etag`
     std::optional<lock_record> record;
+  };
+  // A peer's answer that showed the leader's last successful write: that write was sent
+  // before `first_at`, our monotonic time when the answer arrived (design §7: a leader reports
+  // only writes that landed). Rule (b) may count from here for the ETag holding that record.
+  struct peer_evidence {
+    lock_record record;
+    steady_time first_at;
   };
   struct read_summary {
     std::string etag;
@@ -246,6 +268,10 @@ class election_core {
 
   void enforce_deadline(const instant& now, step& out);
   void start_read(step& out);
+  bool peer_usable() const;
+  steady_time peer_due(const instant& now) const;
+  void start_peer_check(const instant& now, step& out);
+  void fall_back_to_store(const std::string& why);
   void start_write(const instant& now, purpose what, put_condition condition, std::uint64_t term,
                    bool grace, step& out);
   void start_acquisition(const instant& now, step& out);
@@ -280,6 +306,16 @@ class election_core {
   std::optional<steady_time> last_read_at_;
   bool read_now_ = false;
   std::optional<steady_time> acquire_not_before_;  // resign()'s hold-off, or a pause after doubt
+
+  // Peer mode (followers in stable mode).
+  std::optional<peer_evidence> peer_seen_;
+  std::optional<std::uint64_t> peer_serial_;     // the leader's write serial, as last told
+  std::optional<steady_time> last_peer_at_;      // completion of the last peer check
+  std::optional<steady_time> peer_deadline_;     // a watch following renewals gives up here
+  bool peer_watch_unsupported_ = false;          // the leader answered a watch without holding
+  bool peer_introduced_ = false;  // a plain check has told us the leader's serial (or none)
+  bool peer_watching_ = false;    // the check in flight is a watch
+  bool peer_view_stale_ = false;  // back from peer checks: read before deciding a takeover
 
   std::uint64_t max_term_seen_ = 0;
   std::deque<own_write> own_writes_;

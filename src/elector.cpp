@@ -4,6 +4,7 @@
 #include "s3lect/elector.hpp"
 
 #include "election_core.hpp"
+#include "peer_client.hpp"
 #include "waiter_list.hpp"
 
 #include <s3lect/error.hpp>
@@ -60,6 +61,10 @@ struct write_done {
   error_code ec;
   put_result result;
 };
+struct peer_done {
+  error_code ec;
+  detail::peer_answer answer;
+};
 struct stop_request {};
 struct resign_request {
   milliseconds hold_off;
@@ -73,8 +78,40 @@ struct hook_done {
   std::string error;
 };
 struct shutdown_request {};
-using loop_event = std::variant<read_done, write_done, stop_request, resign_request, config_request,
-                                hook_done, shutdown_request>;
+using loop_event = std::variant<read_done, write_done, peer_done, stop_request, resign_request,
+                                config_request, hook_done, shutdown_request>;
+
+/// The peer client's settings from the elector's.
+detail::peer_client_config peer_settings(const elector_config& config) {
+  detail::peer_client_config out;
+  out.ca_file = config.peer_ca_file;
+  out.ca_pem = config.peer_ca_pem;
+  out.client_cert_file = config.peer_client_cert_file;
+  out.client_cert_pem = config.peer_client_cert_pem;
+  out.client_key_file = config.peer_client_key_file;
+  out.client_key_pem = config.peer_client_key_pem;
+  out.health_path = config.peer_health_path;
+  out.timeout = config.peer_timeout;
+  out.log = config.log;
+  return out;
+}
+
+bool same_peer_settings(const elector_config& a, const elector_config& b) {
+  return a.peer_mode == b.peer_mode && a.peer_ca_file == b.peer_ca_file &&
+         a.peer_ca_pem == b.peer_ca_pem && a.peer_client_cert_file == b.peer_client_cert_file &&
+         a.peer_client_cert_pem == b.peer_client_cert_pem &&
+         a.peer_client_key_file == b.peer_client_key_file &&
+         a.peer_client_key_pem == b.peer_client_key_pem &&
+         a.peer_health_path == b.peer_health_path && a.peer_timeout == b.peer_timeout;
+}
+
+/// A peer client for `config`, or none outside peer mode. Throws system_error
+/// (errc::invalid_config) for unreadable or invalid certificates.
+std::shared_ptr<detail::peer_client> make_peer_client(const asio::any_io_executor& executor,
+                                                      const elector_config& config) {
+  if (!config.peer_mode) return nullptr;
+  return std::make_shared<detail::peer_client>(executor, peer_settings(config));
+}
 
 }  // namespace
 
@@ -82,6 +119,7 @@ struct elector::impl : std::enable_shared_from_this<impl> {
   impl(executor_type executor, storage& store_ref, elector_config config)
       : strand(asio::make_strand(executor)),
         store(&store_ref),
+        peer(make_peer_client(strand, config)),
         core(config),  // A copy: config_snapshot below takes the original.
         wake_timer(strand),
         config_snapshot(std::move(config)),
@@ -107,6 +145,7 @@ struct elector::impl : std::enable_shared_from_this<impl> {
   storage* store;
 
   // ---- Strand only.
+  std::shared_ptr<detail::peer_client> peer;  // Peer mode only.
   detail::election_core core;
   asio::steady_timer wake_timer;  // Doubles as the loop's condition variable: cancel() wakes it.
   std::optional<steady_time> core_wake_at;
@@ -182,6 +221,8 @@ struct elector::impl : std::enable_shared_from_this<impl> {
       apply(core.on_read_done(now(), read->ec, read->result));
     } else if (auto* write = std::get_if<write_done>(&event)) {
       apply(core.on_write_done(now(), write->ec, write->result));
+    } else if (auto* checked = std::get_if<peer_done>(&event)) {
+      apply(core.on_peer_done(now(), checked->ec, checked->answer));
     } else if (std::holds_alternative<stop_request>(event)) {
       apply(core.stop(now()));
     } else if (auto* resign = std::get_if<resign_request>(&event)) {
@@ -193,6 +234,7 @@ struct elector::impl : std::enable_shared_from_this<impl> {
     } else if (std::holds_alternative<shutdown_request>(event)) {
       shutting_down = true;
       operation_cancel.emit(asio::cancellation_type::terminal);
+      if (peer) peer->close();
       if (hook_cancel) hook_cancel->emit(asio::cancellation_type::terminal);
     }
   }
@@ -214,6 +256,9 @@ struct elector::impl : std::enable_shared_from_this<impl> {
     auto slot = operation_cancel.slot();
     if (request.type == detail::storage_request::kind::read) {
       asio::co_spawn(strand, run_read(self), asio::bind_cancellation_slot(slot, asio::detached));
+    } else if (request.type == detail::storage_request::kind::peer_check) {
+      asio::co_spawn(strand, run_peer_check(self, std::move(request.peer)),
+                     asio::bind_cancellation_slot(slot, asio::detached));
     } else {
       asio::co_spawn(strand, run_write(self, std::move(request.body), std::move(request.condition)),
                      asio::bind_cancellation_slot(slot, asio::detached));
@@ -385,6 +430,55 @@ struct elector::impl : std::enable_shared_from_this<impl> {
       }
     }
     self->push(write_done{std::get<0>(outcome), std::move(std::get<1>(outcome))});
+  }
+
+  void count_peer(const error_code& ec, const detail::peer_answer& answer) {
+    std::lock_guard lock(mutex);
+    if (ec) {
+      ++counters.peer_check.failed;
+    } else if (answer.leader) {
+      ++counters.peer_check.ok;
+    } else {
+      ++counters.peer_check.not_found;
+    }
+  }
+
+  /// One peer check: a plain check under the retry policy (each attempt bounded by
+  /// peer_timeout inside the client), or a watch, which is not retried: its failure means
+  /// "read the store now", which is what the core does next.
+  static asio::awaitable<void> run_peer_check(std::shared_ptr<impl> self,
+                                              detail::peer_check_request request) {
+    co_await asio::this_coro::throw_if_cancelled(false);
+    const elector_config config = self->core.config();
+    std::shared_ptr<detail::peer_client> client = self->peer;
+    std::tuple<error_code, detail::peer_answer> outcome;
+    if (!client) {
+      std::get<0>(outcome) = errc::invalid_config;  // peer mode switched off meanwhile
+      self->push(peer_done{std::get<0>(outcome), {}});
+      co_return;
+    }
+    std::optional<detail::peer_watch> watch;
+    if (request.watch) watch = detail::peer_watch{*request.watch, request.term, request.serial};
+    retry_schedule schedule(config.retry);
+    for (;;) {
+      outcome = co_await client->async_check(request.address, watch,
+                                             asio::as_tuple(asio::use_awaitable));
+      const error_code ec = std::get<0>(outcome);
+      self->count_peer(ec, std::get<1>(outcome));
+      if (!ec || watch) break;
+      if ((co_await asio::this_coro::cancellation_state).cancelled() !=
+          asio::cancellation_type::none) {
+        std::get<0>(outcome) = asio::error::operation_aborted;
+        break;
+      }
+      auto delay = schedule.after_failure(ec);
+      if (!delay) break;
+      if (!co_await pause(self, *delay)) {
+        std::get<0>(outcome) = asio::error::operation_aborted;
+        break;
+      }
+    }
+    self->push(peer_done{std::get<0>(outcome), std::move(std::get<1>(outcome))});
   }
 
   // ------------------------------------------------------------------------------------------
@@ -845,10 +939,22 @@ elector_config elector::config() const {
 
 std::optional<std::string> elector::update_config(elector_config config) {
   auto self = impl_;
+  std::optional<std::shared_ptr<detail::peer_client>> new_peer;
   {
     std::lock_guard lock(self->mutex);
     if (auto problem = validate_update(self->config_snapshot, config)) return problem;
+    if (!same_peer_settings(self->config_snapshot, config)) {
+      try {
+        new_peer = make_peer_client(self->strand, config);
+      } catch (const boost::system::system_error& e) {
+        return std::string(e.what());
+      }
+    }
     self->config_snapshot = std::move(config);
+  }
+  if (new_peer) {
+    // Checks in flight keep the client they started with (they hold a reference).
+    asio::dispatch(self->strand, [self, client = std::move(*new_peer)] { self->peer = client; });
   }
   asio::dispatch(self->strand, [self] {
     // The snapshot as it is now, not the caller's copy: with update_config() called from two

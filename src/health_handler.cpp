@@ -157,7 +157,7 @@ asio::awaitable<handle_result> hold_watch(state_ptr st, detail::watch_params wat
   const watch_registration registration(*st, timer);
   watch_outcome outcome = watch_outcome::timeout;
   for (;;) {
-    if (!detail::holds_term(snapshot, watch.term)) {
+    if (!detail::holds_watch(snapshot, watch)) {
       outcome = watch_outcome::changed;
       break;
     }
@@ -186,7 +186,7 @@ asio::awaitable<handle_result> hold_watch(state_ptr st, detail::watch_params wat
     if (order[0] == 0 && change_ec && change_ec != asio::error::operation_aborted) {
       // The source cannot wait any more (an elector being destroyed): answer with what it
       // says now rather than spin on a wait that fails at once.
-      outcome = detail::holds_term(snapshot, watch.term) ? watch_outcome::stopping
+      outcome = detail::holds_watch(snapshot, watch) ? watch_outcome::stopping
                                                          : watch_outcome::changed;
       break;
     }
@@ -207,7 +207,7 @@ asio::awaitable<handle_result> handle_request(state_ptr st, health_request reque
   if (routed.type == routed_request::kind::read) {
     co_return answer(detail::leadership_response(*snapshot));
   }
-  if (!detail::holds_term(*snapshot, routed.watch.term)) {
+  if (!detail::holds_watch(*snapshot, routed.watch)) {
     co_return answer(detail::watch_response(*snapshot, watch_outcome::changed));
   }
   if (st->stopping) co_return answer(detail::watch_response(*snapshot, watch_outcome::stopping));
@@ -262,7 +262,7 @@ health_response health_handler::handle(const health_request& request) const {
   const std::optional<leadership_snapshot> snapshot = state_->snapshot();
   if (!snapshot) return detail::stopped_response();
   if (routed.type == routed_request::kind::read) return detail::leadership_response(*snapshot);
-  return detail::watch_response(*snapshot, detail::holds_term(*snapshot, routed.watch.term)
+  return detail::watch_response(*snapshot, detail::holds_watch(*snapshot, routed.watch)
                                                ? watch_outcome::refused
                                                : watch_outcome::changed);
 }

@@ -58,6 +58,7 @@ target_parts split_target(std::string_view target) noexcept {
 watch_parsing parse_watch_query(std::string_view query) {
   std::optional<std::uint64_t> watch;
   std::optional<std::uint64_t> term;
+  std::optional<std::uint64_t> serial;
   while (!query.empty()) {
     const auto amp = query.find('&');
     const std::string_view pair = query.substr(0, amp);
@@ -71,6 +72,8 @@ watch_parsing parse_watch_query(std::string_view query) {
       slot = &watch;
     } else if (name == "term") {
       slot = &term;
+    } else if (name == "serial") {
+      slot = &serial;
     } else {
       continue;
     }
@@ -84,12 +87,13 @@ watch_parsing parse_watch_query(std::string_view query) {
   if (watch.has_value() != term.has_value()) {
     return {std::nullopt, watch ? "term: required with watch" : "watch: required with term"};
   }
+  if (serial && !watch) return {std::nullopt, "serial: only with watch and term"};
   if (!watch) return {};
   // Durations beyond what milliseconds can hold are capped by the handler anyway.
   constexpr auto longest = static_cast<std::uint64_t>(std::chrono::milliseconds::max().count());
   const auto duration = std::chrono::milliseconds{
       static_cast<std::chrono::milliseconds::rep>(std::min(*watch, longest))};
-  return {watch_params{duration, *term}, {}};
+  return {watch_params{duration, *term, serial}, {}};
 }
 
 routed_request route_request(std::string_view method, std::string_view target,
@@ -121,6 +125,10 @@ bool holds_term(const leadership_snapshot& snapshot, std::uint64_t term) noexcep
   return snapshot.is_leader && snapshot.term == term;
 }
 
+bool holds_watch(const leadership_snapshot& snapshot, const watch_params& watch) noexcept {
+  return holds_term(snapshot, watch.term) && (!watch.serial || snapshot.serial == *watch.serial);
+}
+
 std::string_view to_string(watch_outcome outcome) noexcept {
   switch (outcome) {
     case watch_outcome::changed:
@@ -146,6 +154,7 @@ std::string leader_body(const leadership_snapshot& snapshot) {
   // Assigning keeps the position of an existing "term", so the body stays the record as written.
   body["term"] = snapshot.term;
   body["leaseRemainingMs"] = std::max<std::int64_t>(0, snapshot.lease_remaining.count());
+  body["serial"] = snapshot.serial;
   return json::serialize(record);
 }
 

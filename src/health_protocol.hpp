@@ -12,10 +12,13 @@
 
 namespace s3lect::detail {
 
-/// The parameters of `?watch=<ms>&term=<T>`.
+/// The parameters of `?watch=<ms>&term=<T>[&serial=<N>]`.
 struct watch_params {
   std::chrono::milliseconds duration{0};  ///< As requested; the handler caps it.
   std::uint64_t term = 0;
+  /// With a serial, the watch also ends when the leader's write serial differs from it: the
+  /// follower hears of every renewal (s3lect's extension; other clients leave it out).
+  std::optional<std::uint64_t> serial;
 };
 
 /// A request target split at the first '?'.
@@ -34,9 +37,9 @@ struct watch_parsing {
   std::string error;                  ///< Non-empty: answer 400 with it.
 };
 
-/// Parses `watch` and `term` from a query string. Both or neither must be present, each once,
-/// as plain decimal numbers (no sign, no spaces; up to 2^64 - 1). Other parameters are ignored
-/// so that clients may add some later.
+/// Parses `watch`, `term` and `serial` from a query string. `watch` and `term` both or neither,
+/// `serial` only with them; each at most once, as plain decimal numbers (no sign, no spaces;
+/// up to 2^64 - 1). Other parameters are ignored so that clients may add some later.
 watch_parsing parse_watch_query(std::string_view query);
 
 /// What a request asks for.
@@ -55,6 +58,10 @@ routed_request route_request(std::string_view method, std::string_view target,
 /// True while `snapshot` is "leader with term `term`": the state a watch waits to see change.
 bool holds_term(const leadership_snapshot& snapshot, std::uint64_t term) noexcept;
 
+/// True while `snapshot` is the state `watch` waits to see change: leader with its term and,
+/// when it names a serial, with that write serial.
+bool holds_watch(const leadership_snapshot& snapshot, const watch_params& watch) noexcept;
+
 /// Why a watch was answered; sent as the X-S3lect-Watch header so a client can tell an answer
 /// that reports a change from one that was never held (and avoid re-asking in a tight loop).
 enum class watch_outcome {
@@ -68,7 +75,7 @@ enum class watch_outcome {
 std::string_view to_string(watch_outcome outcome) noexcept;
 
 /// The body of a 200: the record of the last successful write with "term" set to the
-/// snapshot's term and "leaseRemainingMs" added. A record that is not a JSON object (never
+/// snapshot's term, "leaseRemainingMs" and "serial" (the write serial) added. A record that is not a JSON object (never
 /// written by us) is replaced by {"leaderID": ...} so the answer stays parseable.
 std::string leader_body(const leadership_snapshot& snapshot);
 

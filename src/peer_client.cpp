@@ -574,6 +574,7 @@ http::request<http::empty_body> make_request(const peer_client_config& config,
   if (watch) {
     target += "?watch=" + std::to_string(watch->duration.count()) +
               "&term=" + std::to_string(watch->term);
+    if (watch->serial) target += "&serial=" + std::to_string(*watch->serial);
   }
   http::request<http::empty_body> request{http::verb::get, target, 11};
   request.set(http::field::host, address);

@@ -55,11 +55,14 @@ struct peer_client_config {
   std::optional<std::string> validate() const;
 };
 
-/// `?watch=<duration>&term=<term>`: hold the request until the leader no longer leads with
-/// `term`, or `duration` passes.
+/// `?watch=<duration>&term=<term>[&serial=<serial>]`: hold the request until the leader no
+/// longer leads with `term` (or with write `serial`), or `duration` passes.
 struct peer_watch {
   std::chrono::milliseconds duration{0};  ///< 0 .. 24 h.
   std::uint64_t term = 0;
+  /// `&serial=<serial>`: also end the watch when the leader's write serial differs (each
+  /// renewal). A leader that does not know the parameter ignores it.
+  std::optional<std::uint64_t> serial;
 };
 
 /// Counters of a peer_client, for tests and metrics.

@@ -97,6 +97,13 @@ peer_parsing parse_leader(std::string_view body, std::chrono::system_clock::time
     answer.lease_remaining = std::chrono::milliseconds{static_cast<std::int64_t>(*ms)};
   }
 
+  if (const json::value* serial = object->if_contains("serial")) {
+    answer.serial = non_negative_integer(*serial);
+    if (!answer.serial) {
+      return failure(errc::protocol_error, status, "serial: must be a non-negative integer");
+    }
+  }
+
   // decode_record parses the body again: at most 64 KiB, once per check, and it keeps one
   // definition of what a valid record is.
   record_decoding decoding = decode_record(body, now);

@@ -27,6 +27,7 @@ struct test_pki {
   pem_pair server;          ///< SAN IP:127.0.0.1, DNS:localhost; serverAuth.
   pem_pair client;          ///< clientAuth.
   pem_pair expired_server;  ///< Like server, but its validity ended yesterday.
+  pem_pair other_server;    ///< Valid, but for DNS:other.example only: a host-name mismatch.
 };
 
 namespace certificate_detail {
@@ -69,7 +70,8 @@ inline void add_extension(X509* cert, X509* issuer, int nid, const char* value) 
 /// valid from `not_before_days` to `not_after_days` relative to now.
 inline x509_ptr make_certificate(EVP_PKEY* key, const std::string& common_name, X509* issuer,
                                  EVP_PKEY* issuer_key, bool is_ca, const char* extended_usage,
-                                 long not_before_days, long not_after_days) {
+                                 long not_before_days, long not_after_days,
+                                 const char* subject_alt_names = "IP:127.0.0.1,DNS:localhost") {
   static long next_serial = 1;
   x509_ptr cert(X509_new());
   check(cert != nullptr, "X509_new");
@@ -97,7 +99,7 @@ inline x509_ptr make_certificate(EVP_PKEY* key, const std::string& common_name, 
     add_extension(cert.get(), signer, NID_basic_constraints, "critical,CA:FALSE");
     add_extension(cert.get(), signer, NID_key_usage, "critical,digitalSignature");
     add_extension(cert.get(), signer, NID_ext_key_usage, extended_usage);
-    add_extension(cert.get(), signer, NID_subject_alt_name, "IP:127.0.0.1,DNS:localhost");
+    add_extension(cert.get(), signer, NID_subject_alt_name, subject_alt_names);
   }
   check(X509_sign(cert.get(), issuer_key != nullptr ? issuer_key : key, EVP_sha256()) > 0,
         "X509_sign");
@@ -127,10 +129,11 @@ inline test_pki make_test_pki(const std::string& name = "s3lect test CA") {
   using namespace certificate_detail;
   const pkey_ptr ca_key = make_key();
   const x509_ptr ca = make_certificate(ca_key.get(), name, nullptr, nullptr, true, nullptr, -1, 30);
-  auto leaf = [&](const char* common_name, const char* usage, long from, long to) {
+  auto leaf = [&](const char* common_name, const char* usage, long from, long to,
+                  const char* names = "IP:127.0.0.1,DNS:localhost") {
     const pkey_ptr key = make_key();
-    const x509_ptr cert =
-        make_certificate(key.get(), common_name, ca.get(), ca_key.get(), false, usage, from, to);
+    const x509_ptr cert = make_certificate(key.get(), common_name, ca.get(), ca_key.get(), false,
+                                           usage, from, to, names);
     return to_pem(cert.get(), key.get());
   };
   test_pki pki;
@@ -138,6 +141,7 @@ inline test_pki make_test_pki(const std::string& name = "s3lect test CA") {
   pki.server = leaf("localhost", "serverAuth", -1, 30);
   pki.client = leaf("test client", "clientAuth", -1, 30);
   pki.expired_server = leaf("localhost", "serverAuth", -3, -1);
+  pki.other_server = leaf("other.example", "serverAuth", -1, 30, "DNS:other.example");
   return pki;
 }
 

@@ -123,6 +123,37 @@ class core_driver {
   step& write_error(boost::system::error_code ec) {
     return apply(core.on_write_done(now, ec, put_result{}));
   }
+  /// A peer answer "leader, with this last successful write" (serial: s3lect's extension;
+  /// outcome: the X-S3lect-Watch header).
+  step& peer_leader(const std::string& body, std::optional<std::uint64_t> serial = std::nullopt,
+                    detail::peer_watch_outcome outcome = detail::peer_watch_outcome::none) {
+    detail::peer_answer answer;
+    answer.leader = true;
+    const record_decoding decoded = decode_record(body, now.wall);
+    EXPECT_TRUE(decoded.record.has_value()) << decoded.message;
+    answer.record = decoded.record.value_or(lock_record{});
+    answer.term = answer.record.term;
+    answer.leader_id = answer.record.leader_id;
+    answer.serial = serial;
+    answer.watch = outcome;
+    answer.http_status = 200;
+    return apply(core.on_peer_done(now, {}, answer));
+  }
+  /// A peer answer "not leader" (404).
+  step& peer_not_leader(detail::peer_watch_outcome outcome = detail::peer_watch_outcome::none) {
+    detail::peer_answer answer;
+    answer.http_status = 404;
+    answer.watch = outcome;
+    return apply(core.on_peer_done(now, {}, answer));
+  }
+  step& peer_error(boost::system::error_code ec) {
+    return apply(core.on_peer_done(now, ec, detail::peer_answer{}));
+  }
+  /// True when the last step asks for a peer check.
+  bool checking_peer() const {
+    return last.operation && last.operation->type == storage_request::kind::peer_check;
+  }
+
   step& aborted_read() { return read_error(boost::asio::error::operation_aborted); }
   step& aborted_write() { return write_error(boost::asio::error::operation_aborted); }
 

@@ -120,7 +120,34 @@ TEST(HealthProtocol, LeaderBodyIsRecordPlusTermAndLease) {
   EXPECT_EQ(header(response, "X-S3lect-Watch"), "<absent>");
   EXPECT_EQ(
       response.body,
-      R"({"leaderID":"api-7","leaderAddr":"10.0.1.42:8443","lastUpdated":"2026-11-21T10:30:45.123Z","term":42,"leaseMs":15000,"released":false,"nonce":"9f1c2a7e5b3d4c11","extra":[1,{"a":"b"}],"leaseRemainingMs":12345})");
+      R"({"leaderID":"api-7","leaderAddr":"10.0.1.42:8443","lastUpdated":"2026-11-21T10:30:45.123Z","term":42,"leaseMs":15000,"released":false,"nonce":"9f1c2a7e5b3d4c11","extra":[1,{"a":"b"}],"leaseRemainingMs":12345,"serial":0})");
+}
+
+TEST(HealthProtocol, SerialIsParsedOnlyWithAWatch) {
+  const watch_parsing with = parse_watch_query("watch=30000&term=7&serial=12");
+  ASSERT_TRUE(with.watch) << with.error;
+  EXPECT_EQ(with.watch->serial, std::optional<std::uint64_t>(12));
+  const watch_parsing without = parse_watch_query("watch=30000&term=7");
+  ASSERT_TRUE(without.watch);
+  EXPECT_FALSE(without.watch->serial);
+  EXPECT_FALSE(parse_watch_query("serial=3").error.empty()) << "a serial alone means nothing";
+  EXPECT_FALSE(parse_watch_query("watch=1&term=7&serial=x").error.empty());
+  EXPECT_FALSE(parse_watch_query("watch=1&term=7&serial=1&serial=2").error.empty());
+}
+
+TEST(HealthProtocol, AWatchWithASerialEndsWhenTheLeaderWritesAgain) {
+  leadership_snapshot snapshot;
+  snapshot.is_leader = true;
+  snapshot.term = 7;
+  snapshot.serial = 12;
+  watch_params watch{std::chrono::seconds{30}, 7, 12};
+  EXPECT_TRUE(holds_watch(snapshot, watch));
+  snapshot.serial = 13;
+  EXPECT_FALSE(holds_watch(snapshot, watch)) << "a renewal ends the watch";
+  watch.serial.reset();
+  EXPECT_TRUE(holds_watch(snapshot, watch)) << "without a serial only the term counts";
+  snapshot.term = 8;
+  EXPECT_FALSE(holds_watch(snapshot, watch));
 }
 
 TEST(HealthProtocol, LeaderBodyAddsTermToGoRecordAndClampsNegativeLease) {

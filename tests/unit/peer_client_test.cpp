@@ -469,7 +469,7 @@ TEST_F(PeerClient, ConcurrentChecksEachGetAnAnswer) {
 TEST_F(PeerClient, WatchAnswersPromptlyWhenTheTermChanges) {
   health_server& server = start_server();
   auto client = make_client();
-  auto pending = start_check(*client, address_of(server), peer_watch{20s, 42});
+  auto pending = start_check(*client, address_of(server), peer_watch{20s, 42, std::nullopt});
   run_until([&] { return server.stats().active_watches == 1 || pending->result; });
   ASSERT_FALSE(pending->result) << pending->result->answer.message;
   source.set_leader(43, R"({"leaderID":"node-c","lastUpdated":"2026-11-21T10:31:00Z"})", 15s,
@@ -487,7 +487,7 @@ TEST_F(PeerClient, WatchAnswersPromptlyWhenTheTermChanges) {
 TEST_F(PeerClient, WatchAnswersPromptlyWhenTheLeaderStepsDown) {
   health_server& server = start_server();
   auto client = make_client();
-  auto pending = start_check(*client, address_of(server), peer_watch{20s, 42});
+  auto pending = start_check(*client, address_of(server), peer_watch{20s, 42, std::nullopt});
   run_until([&] { return server.stats().active_watches == 1 || pending->result; });
   source.set_follower("", 42);
   run_until([&] { return pending->result.has_value(); });
@@ -502,7 +502,7 @@ TEST_F(PeerClient, WatchTimeIsAddedToTheTimeout) {
   config.timeout = 300ms;
   auto client = make_client(config);
   // Held 600 ms, twice the timeout: still an answer, not a timeout.
-  const check_result result = check(*client, address_of(server), peer_watch{600ms, 42});
+  const check_result result = check(*client, address_of(server), peer_watch{600ms, 42, std::nullopt});
   ASSERT_FALSE(result.ec) << result.answer.message;
   EXPECT_TRUE(result.answer.leader);
   EXPECT_EQ(result.answer.watch, peer_watch_outcome::timeout);
@@ -513,7 +513,7 @@ TEST_F(PeerClient, WatchAgainstALeaderThatIgnoresItAnswersAtOnce) {
   // What a Go leader does: the plain answer, no X-S3lect-Watch.
   scripted_tls_server server(io, [](const std::string&) { return raw_answer(200, record); });
   auto client = make_client();
-  const check_result result = check(*client, server.address(), peer_watch{20s, 42});
+  const check_result result = check(*client, server.address(), peer_watch{20s, 42, std::nullopt});
   ASSERT_FALSE(result.ec) << result.answer.message;
   EXPECT_TRUE(result.answer.leader);
   EXPECT_EQ(result.answer.term, 42u);
@@ -532,7 +532,7 @@ TEST_F(PeerClient, ALeaderKilledDuringAWatchIsNoticedAtOnce) {
   // First a plain check, so that the watch runs on a reused connection: it must not be resent.
   const std::string address = address_of(*servers.back());
   ASSERT_FALSE(check(*client, address).ec);
-  auto pending = start_check(*client, address, peer_watch{20s, 42});
+  auto pending = start_check(*client, address, peer_watch{20s, 42, std::nullopt});
   run_until([&] { return servers.back()->stats().active_watches == 1 || pending->result; });
   ASSERT_FALSE(pending->result);
   const auto killed = clock_type::now();
@@ -720,9 +720,9 @@ TEST_F(PeerClient, MalformedAddressesAndWatchesAreInvalidArguments) {
   EXPECT_EQ(injected.ec, asio::error::invalid_argument);
   EXPECT_NE(injected.answer.message.find("'evil??X-Forged: 1:80'"), std::string::npos)
       << injected.answer.message;
-  const check_result negative = check(*client, "127.0.0.1:8443", peer_watch{-1ms, 1});
+  const check_result negative = check(*client, "127.0.0.1:8443", peer_watch{-1ms, 1, std::nullopt});
   EXPECT_EQ(negative.ec, asio::error::invalid_argument);
-  const check_result endless = check(*client, "127.0.0.1:8443", peer_watch{25h, 1});
+  const check_result endless = check(*client, "127.0.0.1:8443", peer_watch{25h, 1, std::nullopt});
   EXPECT_EQ(endless.ec, asio::error::invalid_argument);
   EXPECT_EQ(client->stats().connections_opened, 0u);
 }
@@ -734,7 +734,7 @@ TEST_F(PeerClient, CancellationEndsAWatchAtOnceAndTheClientWorksAfterwards) {
   health_server& server = start_server();
   auto client = make_client();
   asio::cancellation_signal signal;
-  auto pending = start_check(*client, address_of(server), peer_watch{20s, 42}, signal.slot());
+  auto pending = start_check(*client, address_of(server), peer_watch{20s, 42, std::nullopt}, signal.slot());
   run_until([&] { return server.stats().active_watches == 1 || pending->result; });
   ASSERT_FALSE(pending->result);
   const auto cancelled = clock_type::now();
@@ -765,7 +765,7 @@ TEST_F(PeerClient, CancellationDuringTheHandshakeEndsTheCheck) {
 TEST_F(PeerClient, CloseCompletesPendingChecksWithStopped) {
   health_server& server = start_server();
   auto client = make_client();
-  auto pending = start_check(*client, address_of(server), peer_watch{20s, 42});
+  auto pending = start_check(*client, address_of(server), peer_watch{20s, 42, std::nullopt});
   run_until([&] { return server.stats().active_watches == 1 || pending->result; });
   client->close();
   run_until([&] { return pending->result.has_value(); });
@@ -777,7 +777,7 @@ TEST_F(PeerClient, CloseCompletesPendingChecksWithStopped) {
 TEST_F(PeerClient, DestroyingTheClientCompletesPendingChecks) {
   health_server& server = start_server();
   auto client = make_client();
-  auto pending = start_check(*client, address_of(server), peer_watch{20s, 42});
+  auto pending = start_check(*client, address_of(server), peer_watch{20s, 42, std::nullopt});
   run_until([&] { return server.stats().active_watches == 1 || pending->result; });
   client.reset();
   run_until([&] { return pending->result.has_value(); });

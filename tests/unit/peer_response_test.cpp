@@ -66,6 +66,24 @@ TEST(PeerResponse, LeaderAnswerOfAnS3lectServerGivesRecordTermAndLease) {
   EXPECT_EQ(answer.record.last_updated, system_clock::time_point{1795257045123ms});
   EXPECT_EQ(answer.watch, peer_watch_outcome::changed);
   EXPECT_TRUE(answer.message.empty());
+  EXPECT_EQ(answer.serial, std::optional<std::uint64_t>(0)) << "leader_body() adds it";
+}
+
+TEST(PeerResponse, TheWriteSerialIsReadAndMustBeANonNegativeInteger) {
+  const std::string record =
+      R"({"leaderID":"a","leaderAddr":"h:1","lastUpdated":"2026-11-21T10:30:45.123Z","term":3,)"
+      R"("leaseMs":15000,"released":false,"nonce":"9f1c2a7e5b3d4c11")";
+  const peer_parsing good = parse(200, record + R"(,"serial":17})");
+  ASSERT_FALSE(good.error) << good.answer.message;
+  EXPECT_EQ(good.answer.serial, std::optional<std::uint64_t>(17));
+  const peer_parsing none = parse(200, record + "}");
+  ASSERT_FALSE(none.error);
+  EXPECT_FALSE(none.answer.serial) << "a Go leader says nothing";
+  for (const char* bad : {R"(,"serial":-1})", R"(,"serial":"17"})", R"(,"serial":1.5})"}) {
+    const peer_parsing parsing = parse(200, record + bad);
+    EXPECT_EQ(parsing.error, s3lect::errc::protocol_error) << bad;
+    EXPECT_NE(parsing.answer.message.find("serial"), std::string::npos) << bad;
+  }
 }
 
 TEST(PeerResponse, TheServedTermWinsOverTheRecordsTerm) {

@@ -1,0 +1,252 @@
+// election_core in peer mode (design §7): a stable follower asks the leader's health endpoint
+// instead of reading S3, falls back to one read and frequent mode on any doubt, keeps one watch
+// open that the leader answers on each renewal, and counts rule (b) from the moment the leader
+// told it of its last write.
+#include "election_core_harness.hpp"
+
+namespace s3lect::test {
+namespace {
+
+using detail::peer_watch_outcome;
+
+elector_config peer_config(bool watch) {
+  elector_config config = core_config("b");
+  config.peer_mode = true;
+  config.peer_watch = watch;
+  return config;
+}
+
+std::string leader_body(wall_time updated, const std::string& nonce) {
+  return foreign_body("a", 3, updated, nonce);
+}
+
+/// Follows leader "a" (term 3) until stable mode: two reads that show it renewing. Returns the
+/// body of the second read, ETag "ea2".
+std::string follow_until_stable(core_driver& d) {
+  d.start();
+  EXPECT_TRUE(d.reading());
+  d.read(leader_body(d.now.wall, "aaaaaaaaaaaa0001"), "ea1");
+  d.wake();
+  EXPECT_TRUE(d.reading());
+  std::string body = leader_body(d.now.wall, "aaaaaaaaaaaa0002");
+  d.read(body, "ea2");
+  EXPECT_EQ(d.core.status().mode, poll_mode::stable);
+  return body;
+}
+
+TEST(ElectionCorePeer, StableFollowerChecksTheLeaderEveryIAndReadsNothing) {
+  core_driver d(peer_config(false));
+  const std::string body = follow_until_stable(d);
+  steady_time last_done = d.now.steady;
+  EXPECT_FALSE(d.last.operation) << "nothing until the infrequent interval";
+  int reads = 0;
+  for (int i = 1; i <= 10; ++i) {
+    d.wake();
+    EXPECT_EQ(d.now.steady, last_done + 30s) << "every I after the last check";
+    reads += d.reading() ? 1 : 0;
+    ASSERT_TRUE(d.checking_peer());
+    const auto& check = d.last.operation->peer;
+    EXPECT_EQ(check.address, "a.local:8443");
+    EXPECT_EQ(check.term, 3u);
+    EXPECT_FALSE(check.watch) << "plain checks without peer_watch";
+    d.advance(20ms);
+    d.peer_leader(body);
+    EXPECT_FALSE(d.last.operation);
+    EXPECT_EQ(d.core.status().mode, poll_mode::stable);
+    last_done = d.now.steady;
+  }
+  EXPECT_EQ(reads, 0);
+}
+
+TEST(ElectionCorePeer, WithoutPeerModeTheStableFollowerReadsTheStore) {
+  core_driver d(core_config("b"));
+  follow_until_stable(d);
+  d.wake();
+  EXPECT_TRUE(d.reading());
+}
+
+TEST(ElectionCorePeer, LeaderWithoutAddressIsReadFromTheStore) {
+  core_driver d(peer_config(true));
+  d.start();
+  lock_record record;
+  record.leader_id = "a";
+  record.term = 3;
+  record.lease = 15s;
+  record.last_updated = d.now.wall;
+  record.nonce = "aaaaaaaaaaaa0001";
+  d.read(encode_record(record), "ea1");
+  d.wake();
+  record.last_updated = d.now.wall;
+  record.nonce = "aaaaaaaaaaaa0002";
+  d.read(encode_record(record), "ea2");
+  ASSERT_EQ(d.core.status().mode, poll_mode::stable);
+  EXPECT_FALSE(d.checking_peer()) << "no leaderAddr: nobody to ask";
+  d.wake();
+  EXPECT_TRUE(d.reading());
+}
+
+TEST(ElectionCorePeer, AFailedCheckReadsTheStoreAtOnceInFrequentMode) {
+  core_driver d(peer_config(false));
+  follow_until_stable(d);
+  d.wake();
+  ASSERT_TRUE(d.checking_peer());
+  d.advance(3s);
+  d.peer_error(errc::tls_verification_failed);
+  EXPECT_TRUE(d.reading()) << "one S3 read at once";
+  EXPECT_EQ(d.core.status().mode, poll_mode::frequent);
+  EXPECT_NE(d.core.status().last_error.find("peer check"), std::string::npos);
+}
+
+TEST(ElectionCorePeer, ALeaderThatSaysItDoesNotLeadSendsTheFollowerToTheStore) {
+  core_driver d(peer_config(false));
+  follow_until_stable(d);
+  d.wake();
+  ASSERT_TRUE(d.checking_peer());
+  d.peer_not_leader();
+  EXPECT_TRUE(d.reading());
+  EXPECT_EQ(d.core.status().mode, poll_mode::frequent);
+}
+
+TEST(ElectionCorePeer, APeerLeadingUnderAnotherTermOrNameIsNotTrusted) {
+  for (const auto& [id, term] : {std::pair<std::string, std::uint64_t>{"a", 4}, {"c", 3}}) {
+    core_driver d(peer_config(false));
+    follow_until_stable(d);
+    d.wake();
+    ASSERT_TRUE(d.checking_peer());
+    d.peer_leader(foreign_body(id, term, d.now.wall, "cccccccccccc0001"));
+    EXPECT_TRUE(d.reading()) << id << " term " << term;
+    EXPECT_EQ(d.core.status().mode, poll_mode::frequent);
+  }
+}
+
+TEST(ElectionCorePeer, WatchStartsWithAPlainCheckThenFollowsTheLeadersSerial) {
+  core_driver d(peer_config(true));
+  const std::string body = follow_until_stable(d);
+  ASSERT_TRUE(d.checking_peer()) << "with watches, the first check goes at once";
+  EXPECT_FALSE(d.last.operation->peer.watch) << "a plain check learns the serial first";
+  d.advance(10ms);
+  d.peer_leader(body, 7);
+  ASSERT_TRUE(d.checking_peer());
+  auto check = d.last.operation->peer;
+  ASSERT_TRUE(check.watch);
+  EXPECT_EQ(*check.watch, 30s) << "a watch lasts up to I";
+  EXPECT_EQ(check.term, 3u);
+  EXPECT_EQ(check.serial, std::optional<std::uint64_t>(7));
+  EXPECT_EQ(d.last.wake_at, d.now.steady + 10s) << "silence for D means trouble";
+
+  d.advance(5s);  // the leader renews: the watch answers with the new serial
+  d.peer_leader(leader_body(d.now.wall, "aaaaaaaaaaaa0003"), 8, peer_watch_outcome::changed);
+  ASSERT_TRUE(d.checking_peer());
+  check = d.last.operation->peer;
+  EXPECT_EQ(check.serial, std::optional<std::uint64_t>(8));
+  EXPECT_EQ(d.core.status().mode, poll_mode::stable);
+}
+
+TEST(ElectionCorePeer, AWatchSilentForTheRenewDeadlineIsCancelledAndTheStoreRead) {
+  core_driver d(peer_config(true));
+  const std::string body = follow_until_stable(d);
+  d.peer_leader(body, 7);
+  ASSERT_TRUE(d.checking_peer());
+  const steady_time started = d.now.steady;
+  d.wake();
+  EXPECT_EQ(d.now.steady, started + 10s);
+  EXPECT_TRUE(d.last.cancel_operation);
+  EXPECT_FALSE(d.last.operation);
+  d.peer_error(boost::asio::error::operation_aborted);
+  EXPECT_TRUE(d.reading());
+  EXPECT_EQ(d.core.status().mode, poll_mode::frequent);
+}
+
+// The crash case: the leader told us of its last renewal at t; its connection then drops. The
+// store still holds exactly that write, so the leader sent it before t: rule (b) may count from
+// t, not from our first read of its ETag.
+TEST(ElectionCorePeer, RuleBCountsFromTheLeadersReportOfItsLastWrite) {
+  elector_config config = peer_config(true);
+  config.max_clock_skew.reset();  // rule (b) alone
+  core_driver d(config);
+  const std::string body = follow_until_stable(d);
+  d.peer_leader(body, 7);
+  d.advance(5s);
+  const std::string last = leader_body(d.now.wall, "aaaaaaaaaaaa0003");
+  d.peer_leader(last, 8, peer_watch_outcome::changed);
+  const steady_time told_at = d.now.steady;
+  d.advance(3s);
+  d.peer_error(errc::connection_lost);
+  ASSERT_TRUE(d.reading());
+  d.read(last, "ea3");
+  while (!d.writing()) {
+    d.wake();
+    ASSERT_LE(d.now.steady, told_at + 15s);
+    if (d.reading()) d.read(last, "ea3");
+  }
+  EXPECT_EQ(d.now.steady, told_at + 15s);
+  EXPECT_EQ(d.condition().etag, "ea3");
+  EXPECT_EQ(d.written().term, 4u);
+}
+
+TEST(ElectionCorePeer, AWriteTheLeaderNeverReportedCountsFromOurRead) {
+  elector_config config = peer_config(true);
+  config.max_clock_skew.reset();
+  core_driver d(config);
+  const std::string body = follow_until_stable(d);
+  d.peer_leader(body, 7);
+  d.advance(3s);
+  d.peer_error(errc::connection_lost);
+  ASSERT_TRUE(d.reading());
+  // A renewal the leader sent after its last answer: nothing tells us when.
+  const std::string unreported = leader_body(d.now.wall, "aaaaaaaaaaaa0009");
+  const steady_time read_at = d.now.steady;
+  d.read(unreported, "ea9");
+  while (!d.writing()) {
+    d.wake();
+    if (d.reading()) d.read(unreported, "ea9");
+  }
+  EXPECT_EQ(d.now.steady, read_at + 15s);
+}
+
+TEST(ElectionCorePeer, AReleaseHeardThroughTheWatchIsTakenOverAtOnce) {
+  core_driver d(peer_config(true));
+  const std::string body = follow_until_stable(d);
+  d.peer_leader(body, 7);
+  ASSERT_TRUE(d.checking_peer());
+  d.advance(2s);
+  d.peer_not_leader(peer_watch_outcome::changed);
+  ASSERT_TRUE(d.reading());
+  d.read(released_body("a", 3), "er");
+  ASSERT_TRUE(d.writing()) << "rule (a): no waiting";
+  EXPECT_EQ(d.condition().etag, "er");
+  EXPECT_EQ(d.written().term, 4u);
+}
+
+TEST(ElectionCorePeer, ALeaderThatIgnoresWatchesIsPolledEveryI) {
+  core_driver d(peer_config(true));
+  const std::string body = follow_until_stable(d);
+  d.peer_leader(body);  // no serial: not an s3lect leader
+  ASSERT_TRUE(d.checking_peer());
+  ASSERT_TRUE(d.last.operation->peer.watch);
+  EXPECT_FALSE(d.last.operation->peer.serial);
+  EXPECT_FALSE(d.last.wake_at) << "no deadline without renewals to follow";
+  d.advance(20ms);
+  const steady_time answered = d.now.steady;
+  d.peer_leader(body);  // answered at once, without an X-S3lect-Watch header (a Go leader)
+  EXPECT_FALSE(d.last.operation) << "no tight loop";
+  d.wake();
+  EXPECT_EQ(d.now.steady, answered + 30s);
+  ASSERT_TRUE(d.checking_peer());
+  EXPECT_FALSE(d.last.operation->peer.watch);
+}
+
+TEST(ElectionCorePeer, StopCancelsAWatchAndStops) {
+  core_driver d(peer_config(true));
+  const std::string body = follow_until_stable(d);
+  d.peer_leader(body, 7);
+  ASSERT_TRUE(d.checking_peer());
+  d.stop();
+  EXPECT_TRUE(d.last.cancel_operation);
+  d.peer_error(boost::asio::error::operation_aborted);
+  EXPECT_EQ(d.all_notices<detail::core_stopped>().size(), 1u);
+  EXPECT_FALSE(d.last.operation);
+}
+
+}  // namespace
+}  // namespace s3lect::test

@@ -1,0 +1,347 @@
+// Peer mode end to end in one process: electors over the in-memory storage, each serving its
+// leadership on a real TLS health_server on 127.0.0.1, followers checking the leader through the
+// real peer client. Proves: a stable group's followers make no S3 requests, a graceful release
+// reaches watchers at once, and TLS failures (wrong CA, expired certificate, host-name
+// mismatch, missing client certificate) send followers back to S3 without breaking the election.
+#include <s3lect/elector.hpp>
+#include <s3lect/health.hpp>
+#include <s3lect/memory_storage.hpp>
+
+#include "fake/leadership_timeline.hpp"
+#include "fake/test_certificates.hpp"
+
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
+#include <boost/asio/io_context.hpp>
+
+#include <gtest/gtest.h>
+
+#include <functional>
+#include <memory>
+#include <vector>
+
+namespace asio = boost::asio;
+using namespace std::chrono_literals;
+using s3lect::elector;
+using s3lect::elector_config;
+using s3lect::elector_counters;
+using s3lect::health_server;
+using s3lect::health_server_config;
+using s3lect::memory_storage;
+using s3lect::memory_store;
+using s3lect::poll_mode;
+using s3lect::test::pem_pair;
+using s3lect::test::test_pki;
+using steady = std::chrono::steady_clock;
+
+namespace {
+
+const test_pki& pki() {
+  static const test_pki instance = s3lect::test::make_test_pki("s3lect peer test CA");
+  return instance;
+}
+
+const test_pki& other_pki() {
+  static const test_pki instance = s3lect::test::make_test_pki("some other CA");
+  return instance;
+}
+
+/// Short intervals; I well above F so that the watch path is distinguishable from polling.
+elector_config peer_config(std::string id) {
+  elector_config config;
+  config.lock_key = "group/leader.json";
+  config.server_id = std::move(id);
+  config.server_address = "127.0.0.1:1";  // replaced once the health server has its port
+  config.lease = 1500ms;
+  config.renew_deadline = 1000ms;
+  config.frequent_interval = 150ms;
+  config.infrequent_interval = 2s;
+  config.request_timeout = 100ms;
+  config.retry.delays = {10ms, 50ms};
+  config.peer_mode = true;
+  config.peer_watch = true;
+  config.peer_timeout = 500ms;
+  config.peer_ca_pem = pki().ca.certificate;
+  return config;
+}
+
+struct node_options {
+  pem_pair identity = pki().server;
+  bool require_client_cert = false;
+  std::function<void(elector_config&)> tweak;
+};
+
+/// A group whose every elector serves its health endpoint over TLS.
+struct peer_group {
+  explicit peer_group(int size, const node_options& options = {}) {
+    for (int i = 0; i < size; ++i) {
+      views.push_back(std::make_unique<memory_storage>(io.get_executor(), store));
+      elector_config config = peer_config("node-" + std::to_string(i));
+      if (options.tweak) options.tweak(config);
+      electors.push_back(std::make_unique<elector>(io.get_executor(), *views.back(), config));
+
+      health_server_config server;
+      server.bind_address = "127.0.0.1:0";
+      server.certificate_pem = options.identity.certificate;
+      server.private_key_pem = options.identity.private_key;
+      if (options.require_client_cert) {
+        server.client_ca_pem = pki().ca.certificate;
+        server.require_client_cert = true;
+      }
+      servers.push_back(
+          std::make_unique<health_server>(io.get_executor(), *electors.back(), server));
+      const auto ec = servers.back()->start();
+      if (ec) throw boost::system::system_error(ec, "health_server::start");
+      config.server_address =
+          "127.0.0.1:" + std::to_string(servers.back()->local_endpoint().port());
+      if (auto problem = electors.back()->update_config(config)) throw std::runtime_error(*problem);
+    }
+  }
+
+  ~peer_group() {
+    electors.clear();
+    servers.clear();
+    io.restart();
+    io.poll();
+  }
+
+  void start_all() {
+    for (std::size_t i = 0; i < electors.size(); ++i) {
+      electors[i]->start();
+      asio::co_spawn(io, record_periods(*electors[i], static_cast<int>(i), periods),
+                     asio::detached);
+    }
+  }
+
+  bool run_until(const std::function<bool()>& done, steady::duration limit = 10s) {
+    const auto deadline = steady::now() + limit;
+    io.restart();
+    while (!done() && steady::now() < deadline) io.run_one_for(5ms);
+    return done();
+  }
+  void run_for(steady::duration d) {
+    run_until([] { return false; }, d);
+  }
+
+  int leader_index() const {
+    int found = -1;
+    for (std::size_t i = 0; i < electors.size(); ++i) {
+      if (electors[i] && electors[i]->is_leader()) found = static_cast<int>(i);
+    }
+    return found;
+  }
+
+  /// A leader exists and every other running elector is in stable mode.
+  bool settled() const {
+    const int leader = leader_index();
+    if (leader < 0) return false;
+    for (std::size_t i = 0; i < electors.size(); ++i) {
+      if (static_cast<int>(i) == leader || !electors[i]) continue;
+      if (electors[i]->status().mode != poll_mode::stable) return false;
+    }
+    return true;
+  }
+
+  asio::io_context io;
+  std::shared_ptr<memory_store> store = std::make_shared<memory_store>();
+  std::vector<std::unique_ptr<memory_storage>> views;
+  std::vector<std::unique_ptr<elector>> electors;
+  std::vector<std::unique_ptr<health_server>> servers;
+  std::vector<s3lect::test::leadership_period> periods;
+};
+
+/// Followers' counters after they settled, and again after `window`.
+struct follower_window {
+  std::vector<elector_counters> before;
+  std::vector<elector_counters> after;
+};
+
+follower_window measure(peer_group& g, steady::duration window) {
+  follower_window w;
+  for (auto& e : g.electors) w.before.push_back(e->counters());
+  g.run_for(window);
+  for (auto& e : g.electors) w.after.push_back(e->counters());
+  return w;
+}
+
+asio::awaitable<void> stop_elector(elector& e, bool& done) {
+  co_await e.async_stop();
+  done = true;
+}
+
+TEST(ElectorPeer, StableGroupFollowersMakeNoS3RequestsWhileTheLeaderAnswers) {
+  for (const bool watch : {true, false}) {
+    SCOPED_TRACE(watch ? "watch" : "plain checks");
+    peer_group g(3, {.tweak = [watch](elector_config& c) {
+                       c.peer_watch = watch;
+                       c.infrequent_interval = 400ms;
+                     }});
+    g.start_all();
+    ASSERT_TRUE(g.run_until([&] { return g.settled(); }));
+    // Let the first peer check happen, then watch several intervals.
+    g.run_for(500ms);
+    ASSERT_TRUE(g.settled());
+    const int leader = g.leader_index();
+    const follower_window w = measure(g, 2s);  // five infrequent intervals
+    ASSERT_EQ(g.leader_index(), leader) << "no change of leadership in the window";
+    for (std::size_t i = 0; i < g.electors.size(); ++i) {
+      const auto s3 = w.after[i].s3_requests() - w.before[i].s3_requests();
+      const auto peer = w.after[i].peer_check.total() - w.before[i].peer_check.total();
+      if (static_cast<int>(i) == leader) {
+        EXPECT_GE(s3, 10u) << "the leader renews every F";
+        EXPECT_EQ(w.after[i].s3_get.total(), w.before[i].s3_get.total()) << "no GET to renew";
+      } else {
+        EXPECT_EQ(s3, 0u) << "follower " << i << " read S3";
+        EXPECT_EQ(w.after[i].peer_check.failed, w.before[i].peer_check.failed);
+        // With watches the leader answers on every renewal (every F): about 13 in 2 s. Plain
+        // checks go every I: about 5.
+        if (watch) {
+          EXPECT_GE(peer, 8u);
+        } else {
+          EXPECT_GE(peer, 3u);
+          EXPECT_LE(peer, 7u);
+        }
+      }
+    }
+  }
+}
+
+TEST(ElectorPeer, AGracefulReleaseReachesWatchersAtOnce) {
+  // I = 2 s: a follower polling S3 in stable mode would need up to 2 s to notice the release.
+  peer_group g(3);
+  g.start_all();
+  ASSERT_TRUE(g.run_until([&] { return g.settled(); }));
+  g.run_for(300ms);  // the followers' watches are open
+  const int leader = g.leader_index();
+  const auto stop_at = steady::now();
+  bool stopped = false;
+  asio::co_spawn(g.io, stop_elector(*g.electors[leader], stopped), asio::detached);
+  ASSERT_TRUE(g.run_until([&] {
+    const int now = g.leader_index();
+    return now >= 0 && now != leader;
+  }));
+  const auto took = steady::now() - stop_at;
+  EXPECT_LT(took, 400ms) << "handover took "
+                         << std::chrono::duration_cast<std::chrono::milliseconds>(took).count()
+                         << " ms: not through the watch";
+  ASSERT_TRUE(g.run_until([&] { return stopped; }));
+  s3lect::test::expect_safe(g.periods);
+}
+
+TEST(ElectorPeer, ACrashedLeaderIsTakenOverAfterTheLeaseFromItsLastReportedRenewal) {
+  peer_group g(3, {.tweak = [](elector_config& c) { c.max_clock_skew.reset(); }});
+  g.start_all();
+  ASSERT_TRUE(g.run_until([&] { return g.settled(); }));
+  g.run_for(300ms);
+  const int leader = g.leader_index();
+  // A crash: no release, the connection closes.
+  const auto crash_at = steady::now();
+  g.electors[leader].reset();
+  g.servers[leader].reset();
+  ASSERT_TRUE(g.run_until([&] { return g.leader_index() >= 0; }));
+  const auto took = steady::now() - crash_at;
+  // Rule (b) counted from the leader's last reported renewal, which is at most F before the
+  // crash: the takeover comes within (L - F, L + a read and a write], never before L - F.
+  EXPECT_GT(took, 1500ms - 150ms - 20ms);
+  EXPECT_LT(took, 1500ms + 300ms);
+  s3lect::test::expect_safe(g.periods);
+}
+
+struct tls_failure {
+  const char* name;
+  pem_pair identity;
+  std::function<void(elector_config&)> tweak;
+  bool require_client_cert = false;
+};
+
+TEST(ElectorPeer, TlsFailuresSendFollowersBackToS3AndTheGroupStillElects) {
+  const std::vector<tls_failure> failures = {
+      {"wrong CA", other_pki().server, {}},
+      {"expired certificate", pki().expired_server, {}},
+      {"host-name mismatch", pki().other_server, {}},
+      {"no client certificate for a server that requires one", pki().server, {}, true},
+  };
+  for (const auto& failure : failures) {
+    SCOPED_TRACE(failure.name);
+    node_options options{failure.identity, failure.require_client_cert, failure.tweak};
+    peer_group g(3, options);
+    g.start_all();
+    ASSERT_TRUE(g.run_until([&] { return g.leader_index() >= 0; }));
+    g.run_for(1500ms);
+    const int leader = g.leader_index();
+    ASSERT_GE(leader, 0);
+    for (std::size_t i = 0; i < g.electors.size(); ++i) {
+      if (static_cast<int>(i) == leader) continue;
+      const auto counters = g.electors[i]->counters();
+      EXPECT_GT(counters.peer_check.failed, 0u) << "follower " << i << " never failed a check";
+      EXPECT_EQ(counters.peer_check.ok, 0u) << "follower " << i << " trusted a bad peer";
+      EXPECT_GT(counters.s3_get.total(), 4u) << "follower " << i << " stopped reading S3";
+    }
+    // The election still works: stop the leader, another one takes over.
+    bool stopped = false;
+    asio::co_spawn(g.io, stop_elector(*g.electors[leader], stopped), asio::detached);
+    ASSERT_TRUE(g.run_until([&] {
+      const int now = g.leader_index();
+      return stopped && now >= 0 && now != leader;
+    }));
+    s3lect::test::expect_safe(g.periods);
+  }
+}
+
+TEST(ElectorPeer, MutualTlsWithClientCertificatesWorks) {
+  node_options options;
+  options.require_client_cert = true;
+  options.tweak = [](elector_config& c) {
+    c.peer_client_cert_pem = pki().client.certificate;
+    c.peer_client_key_pem = pki().client.private_key;
+  };
+  peer_group g(3, options);
+  g.start_all();
+  ASSERT_TRUE(g.run_until([&] { return g.settled(); }));
+  g.run_for(500ms);
+  const int leader = g.leader_index();
+  for (std::size_t i = 0; i < g.electors.size(); ++i) {
+    if (static_cast<int>(i) == leader) continue;
+    const auto counters = g.electors[i]->counters();
+    EXPECT_GT(counters.peer_check.ok, 0u) << "follower " << i;
+    EXPECT_EQ(counters.peer_check.failed, 0u) << "follower " << i;
+  }
+}
+
+TEST(ElectorPeer, UnreadablePeerCertificatesAreRejectedByTheConstructor) {
+  asio::io_context io;
+  memory_storage view(io.get_executor(), std::make_shared<memory_store>());
+  elector_config config = peer_config("a");
+  config.peer_ca_pem.clear();
+  config.peer_ca_file = "/nonexistent/ca.pem";
+  try {
+    elector e(io.get_executor(), view, config);
+    FAIL() << "an unreadable CA file was accepted";
+  } catch (const boost::system::system_error& e) {
+    EXPECT_EQ(e.code(), s3lect::errc::invalid_config);
+  }
+}
+
+TEST(ElectorPeer, SnapshotReportsTheLastWriteAndItsSerialWhileLeading) {
+  peer_group g(1);
+  g.start_all();
+  ASSERT_TRUE(g.run_until([&] { return g.leader_index() == 0; }));
+  const s3lect::leadership_snapshot first = g.electors[0]->snapshot();
+  EXPECT_TRUE(first.is_leader);
+  EXPECT_EQ(first.term, 1u);
+  EXPECT_NE(first.record_json.find("node-0"), std::string::npos);
+  EXPECT_GT(first.lease_remaining, 0ms);
+  g.run_for(400ms);  // two renewals
+  const s3lect::leadership_snapshot later = g.electors[0]->snapshot();
+  EXPECT_GE(later.serial, first.serial + 2);
+  EXPECT_GT(later.version, first.version) << "renewals move the version (watches follow them)";
+  EXPECT_NE(later.record_json, first.record_json);
+  bool stopped = false;
+  asio::co_spawn(g.io, stop_elector(*g.electors[0], stopped), asio::detached);
+  ASSERT_TRUE(g.run_until([&] { return stopped; }));
+  const s3lect::leadership_snapshot after = g.electors[0]->snapshot();
+  EXPECT_FALSE(after.is_leader);
+  EXPECT_TRUE(after.record_json.empty());
+}
+
+}  // namespace
