@@ -5,8 +5,11 @@
 #include <s3lect/config.hpp>
 #include <s3lect/elector.hpp>
 #include <s3lect/error.hpp>
+#include <s3lect/health.hpp>
 #include <s3lect/logger.hpp>
 #include <s3lect/memory_storage.hpp>
+#include <s3lect/metrics.hpp>
+#include <s3lect/metrics_server.hpp>
 #include <s3lect/record.hpp>
 #include <s3lect/retry.hpp>
 #include <s3lect/s3_client.hpp>
