@@ -103,9 +103,14 @@ record_decoding decode_value(const json::value& value, system_clock::time_point 
     record.released = true;
   } else {
     if (instant->unix_seconds < 0) return malformed("lastUpdated: before 1970");
-    // Compared in seconds: the limit keeps the conversion below far from overflowing.
+    // Compared in seconds: the limit keeps the conversion below far from overflowing. Judged on
+    // the instant as encode_record writes it, rounded up to the millisecond: a record 0.9995 s
+    // into the limit's second would otherwise decode but not decode again once re-encoded
+    // (the round trip tests/fuzz/record_fuzz.cpp checks).
+    const std::int64_t written_seconds =
+        instant->unix_seconds + (instant->nanoseconds > 999'000'000 ? 1 : 0);
     const auto limit = floor<seconds>(now + max_record_future).time_since_epoch().count();
-    if (instant->unix_seconds > limit) {
+    if (written_seconds > limit) {
       return malformed("lastUpdated: more than a year after the reader's clock");
     }
     record.last_updated = system_clock::time_point{duration_cast<system_clock::duration>(
