@@ -31,6 +31,16 @@ std::optional<std::uint64_t> parse_decimal(std::string_view text) {
   return value;
 }
 
+/// At most 32 bytes of a query value for an error message, anything but printable ASCII as '?':
+/// the message goes into a JSON body, which must stay UTF-8 whatever bytes the client sent.
+std::string quote_value(std::string_view value) {
+  std::string text(value.substr(0, 32));
+  for (char& c : text) {
+    if (c < ' ' || c > '~') c = '?';
+  }
+  return text;
+}
+
 health_response json_response(unsigned status, std::string body) {
   health_response response;
   response.status = status;
@@ -81,7 +91,7 @@ watch_parsing parse_watch_query(std::string_view query) {
     *slot = parse_decimal(value);
     if (!slot->has_value()) {
       return {std::nullopt, std::string(name) + ": must be a decimal number, is '" +
-                                std::string(value.substr(0, 32)) + "'"};
+                                quote_value(value) + "'"};
     }
   }
   if (watch.has_value() != term.has_value()) {
