@@ -78,11 +78,16 @@ proxy_bin=$(find_binary s3lect_fault_proxy) || exit 2
 checker=$(find_binary s3lect_chaos_checker) || exit 2
 child_script=$here/chaos/child.sh
 
-if [[ ! -f /tmp/s3lect-local-s3/env ]]; then
-  bash "$root/scripts/local-s3/start.sh" >&2 || exit 2
+# The local store: from the environment when the caller sourced its env file (scripts/test.sh
+# does), else from the env file, starting the server if there is none.
+if [[ -z ${S3LECT_TEST_ENDPOINT_HTTP:-} || -z ${S3LECT_TEST_BUCKET:-} ]]; then
+  env_file=${S3LECT_S3_DIR:-/tmp/s3lect-local-s3}/env
+  if [[ ! -f $env_file ]]; then
+    bash "$root/scripts/local-s3/start.sh" >&2 || exit 2
+  fi
+  # shellcheck disable=SC1090
+  source "$env_file"
 fi
-# shellcheck disable=SC1091
-source /tmp/s3lect-local-s3/env
 upstream=${S3LECT_TEST_ENDPOINT_HTTP#http://}
 export AWS_ACCESS_KEY_ID=$S3LECT_TEST_ACCESS_KEY
 export AWS_SECRET_ACCESS_KEY=$S3LECT_TEST_SECRET_KEY
@@ -110,8 +115,7 @@ for ((i = 1; i <= node_count; i++)); do listen_args+=(--listen "node$i=0"); done
   >"$out_dir/proxy.out" 2>"$out_dir/proxy.err" &
 proxy_pid=$!
 
-declare -a pid state until since detail kids endpoint
-ctl_open=0
+declare -a pid state due since detail kids endpoint
 
 cleanup() {
   local i
@@ -145,7 +149,6 @@ for ((i = 1; i <= node_count; i++)); do
 done
 control=$(awk '$1 == "control" { print $2 }' "$out_dir/proxy.out")
 exec 3<>"/dev/tcp/${control%:*}/${control##*:}" || exit 2
-ctl_open=1
 
 # ctl COMMAND...: one control command; the reply goes to the proxy log
 ctl() {
@@ -275,6 +278,8 @@ kill_node() {
 }
 
 # --- faults -----------------------------------------------------------------------------------
+directions=(both up down)
+sides=(both client server)
 declare -A fault_count
 count_fault() { fault_count[$1]=$((${fault_count[$1]:-0} + 1)); }
 slow_until=0
@@ -301,14 +306,14 @@ pick_node() {  # a node in state up, the leader with probability 90 %; sets $N (
 inject() {
   local kind i dir ms
   rnd 1 100
-  if ((R <= 46)); then kind=term
-  elif ((R <= 57)); then kind=kill
-  elif ((R <= 72)); then kind=stop
-  elif ((R <= 80)); then kind=blackhole
-  elif ((R <= 84)); then kind=drop
-  elif ((R <= 88)); then kind=reset
-  elif ((R <= 95)); then kind=latency
-  else kind=slow
+  if ((R <= 46)); then kind="term"
+  elif ((R <= 57)); then kind="kill"
+  elif ((R <= 72)); then kind="stop"
+  elif ((R <= 80)); then kind="blackhole"
+  elif ((R <= 84)); then kind="drop"
+  elif ((R <= 88)); then kind="reset"
+  elif ((R <= 95)); then kind="latency"
+  else kind="slow"
   fi
   now_us
   if [[ $kind == slow ]]; then
@@ -333,31 +338,30 @@ inject() {
       kill -TERM "${pid[i]}"
       state[i]=terminating
       rnd 0 300
-      until[i]=$R  # restart delay, counted once it has exited
+      due[i]=$R  # restart delay, counted once it has exited
       detail[i]=""
       ;;
     kill)
       rnd 1 2
       local how=crash
-      ((R == 1)) && how=s3lect-only
+      ((R == 1)) && how="s3lect-only"
       kill_node "$i" "$how"
       state[i]=down
       rnd 0 1500
-      until[i]=$((now + R * 1000))
+      due[i]=$((now + R * 1000))
       detail[i]=$how
       ;;
     stop)
       stop_node "$i"
       state[i]=stopped
       rnd 100 4500
-      until[i]=$((now + R * 1000))
+      due[i]=$((now + R * 1000))
       ;;
     blackhole | drop | latency)
       case $kind in
         blackhole)
           rnd 1 3
-          dir=(both up down)
-          dir=${dir[R - 1]}
+          dir=${directions[R - 1]}
           ctl blackhole "node$i" "$dir" on
           detail[i]="direction=$dir"
           ;;
@@ -368,8 +372,7 @@ inject() {
           ;;
         latency)
           rnd 1 3
-          dir=(both up down)
-          dir=${dir[R - 1]}
+          dir=${directions[R - 1]}
           rnd 50 600
           ms=$R
           ctl latency "node$i" "$dir" "$ms"
@@ -378,12 +381,11 @@ inject() {
       esac
       state[i]=$kind
       rnd 300 4000
-      until[i]=$((now + R * 1000))
+      due[i]=$((now + R * 1000))
       ;;
     reset)
       rnd 1 3
-      dir=(both client server)
-      dir=${dir[R - 1]}
+      dir=${sides[R - 1]}
       ctl reset "node$i" "$dir"
       record "fault reset node$i ${since[i]} $EPOCHREALTIME side=$dir"
       count_fault reset
@@ -438,22 +440,22 @@ step() {
           status=$?
           ((status == 0)) || say "node$i exited with status $status after SIGTERM"
           state[i]=term-down
-          until[i]=$((now + until[i] * 1000))
+          due[i]=$((now + due[i] * 1000))
         elif ((now - ${since[i]/./} > 10000000)); then
           say "node$i did not exit within 10 s of SIGTERM; killing it"
           kill_node "$i" crash
           state[i]=term-down
-          until[i]=$now
+          due[i]=$now
         fi
         ;;
       term-down)
-        if ((now >= until[i])); then
+        if ((now >= due[i])); then
           start_node "$i"
           record "fault term node$i ${since[i]} $EPOCHREALTIME"
         fi
         ;;
       *)
-        ((now >= until[i])) && end_fault "$i"
+        ((now >= due[i])) && end_fault "$i"
         ;;
     esac
   done
