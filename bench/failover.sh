@@ -4,8 +4,13 @@
 # with SIGTERM and times the graceful handover (the next "leader" line minus the signal time),
 # then SIGKILLs the new leader and times the crash failover. Every run is also checked for two
 # leaders at once (fatal). The same driver as scripts/demo-election.sh.
+# With --cli the candidates are `s3lect run` processes instead (bench/lib/cli-candidate.sh; the
+# leader's command prints the event lines), and with --peer-watch they run in peer mode with
+# watches (`s3lect run --peer --peer-watch`, a throw-away CA and a certificate per node for
+# 127.0.0.1, each node's health endpoint on its own port).
 #
 # usage: bench/failover.sh [--runs N] [--lease-ms N] [--hold-ms N] [--program PATH] [--keep-logs]
+#                          [--cli | --peer-watch] [--s3lect PATH] [--base-port N] [--stable]
 #   --runs N      rounds (default 5); one takes about L + 2F + 5 s (about 30 s with defaults)
 #   --lease-ms N  lease in ms, renewal and follower polls every third of it (default: the
 #                 library's defaults, lease 15 s, renewal every 5 s)
@@ -13,6 +18,16 @@
 #                 F, so the signal falls at a random point between two renewals)
 #   --program P   candidate program (default: build/release/examples/example_leader_worker,
 #                 built here)
+#   --stable      signal each leader 11 s + a random part of F after its election (a new random
+#                 value each run): the followers have gone stable by then (two reads of the
+#                 same leader), and in peer-watch mode they hold a watch. Overrides --hold-ms.
+#   --cli         candidates are `s3lect run` in S3 mode (the handover then includes starting
+#                 the leader's command, a few ms)
+#   --peer-watch  candidates are `s3lect run --peer --peer-watch` (implies --cli)
+#   --s3lect P    the s3lect binary for --cli and --peer-watch (default: build/release/s3lect,
+#                 built here)
+#   --base-port N peer-watch mode: the nodes' health endpoints listen on 127.0.0.1:N+1..N+3
+#                 (default 18440)
 #
 # What to expect, with lease L, renewal interval F and infrequent interval I (defaults 15 s,
 # 5 s, 30 s):
@@ -28,6 +43,10 @@
 #   showing the same leader, about F after an election) read only every I, and the elector as
 #   first written acts only at such a read: then both handover and failover take up to I (30 s).
 #   A long --hold-ms (say 12000) measures that stable case.
+# - Peer-watch mode: followers keep a watch open on the leader's health endpoint. A graceful
+#   release answers the watch at once (milliseconds); a crashed leader's closed connection
+#   tells the followers at once, but the expiry rule still applies, so crash failover stays
+#   about L minus the time since the last renewal, as in S3 mode.
 set -euo pipefail
 root=$(cd -- "$(dirname -- "${BASH_SOURCE[0]}")/.." && pwd)
 
@@ -35,7 +54,8 @@ root=$(cd -- "$(dirname -- "${BASH_SOURCE[0]}")/.." && pwd)
 source "$root/scripts/lib/election-driver.sh"
 
 usage() {
-  echo "usage: $0 [--runs N] [--lease-ms N] [--hold-ms N] [--program PATH] [--keep-logs]" >&2
+  echo "usage: $0 [--runs N] [--lease-ms N] [--hold-ms N] [--program PATH] [--keep-logs]" \
+    "[--cli | --peer-watch] [--s3lect PATH] [--base-port N] [--stable]" >&2
   exit 2
 }
 
@@ -43,6 +63,7 @@ runs=5
 ED_BIN=
 ED_LEASE_MS=
 ED_HOLD_MS=
+mode=s3 cli=0 s3lect_bin= base_port=18440 stable=0
 while (($#)); do
   case $1 in
     --runs) (($# >= 2)) || usage; runs=$2; shift 2 ;;
@@ -50,13 +71,26 @@ while (($#)); do
     --hold-ms) (($# >= 2)) || usage; ED_HOLD_MS=$2; shift 2 ;;
     --program) (($# >= 2)) || usage; ED_BIN=$2; shift 2 ;;
     --keep-logs) ED_KEEP_LOGS=1; shift ;;
+    --cli) cli=1; shift ;;
+    --stable) stable=1; shift ;;
+    --peer-watch) cli=1; mode=peer-watch; shift ;;
+    --s3lect) (($# >= 2)) || usage; s3lect_bin=$2; shift 2 ;;
+    --base-port) (($# >= 2)) || usage; base_port=$2; shift 2 ;;
     *) usage ;;
   esac
 done
 [[ $runs =~ ^[1-9][0-9]*$ ]] || usage
 [[ -z $ED_HOLD_MS || $ED_HOLD_MS =~ ^[0-9]+$ ]] || usage
+[[ $base_port =~ ^[1-9][0-9]*$ ]] || usage
+if ((cli)) && [[ -n $ED_BIN ]]; then
+  echo "error: --program and --cli/--peer-watch exclude each other" >&2
+  exit 2
+fi
 if [[ -n $ED_BIN ]]; then
   ED_BIN=$(realpath -e -- "$ED_BIN") || { echo "error: no program $ED_BIN" >&2; exit 2; }
+fi
+if [[ -n $s3lect_bin ]]; then
+  s3lect_bin=$(realpath -e -- "$s3lect_bin") || { echo "error: no program $s3lect_bin" >&2; exit 2; }
 fi
 cd "$root"
 
@@ -68,6 +102,7 @@ on_exit() {
   local rc=$?
   ed_cleanup "$rc"
   if [ "$started_server" -eq 1 ]; then bash scripts/local-s3/stop.sh >/dev/null 2>&1 || true; fi
+  if [[ -n ${cert_dir:-} ]]; then rm -rf -- "$cert_dir"; fi
   exit "$rc"
 }
 trap on_exit EXIT
@@ -78,10 +113,27 @@ trap 'exit 143' TERM
 server_log=$(mktemp)
 bash scripts/local-s3/start.sh >"$server_log" 2>&1 &
 server_pid=$!
-if [[ -z $ED_BIN ]]; then
+if ((cli)); then
+  ED_BIN=bench/lib/cli-candidate.sh
+  if [[ -z $s3lect_bin ]]; then
+    s3lect_bin=$root/build/release/s3lect
+    cmake --preset release >/dev/null
+    cmake --build --preset release -j "$(nproc)" --target s3lect_cli >/dev/null
+  fi
+  export BENCH_S3LECT=$s3lect_bin
+elif [[ -z $ED_BIN ]]; then
   ED_BIN=build/release/examples/example_leader_worker
   cmake --preset release >/dev/null
   cmake --build --preset release -j "$(nproc)" --target example_leader_worker >/dev/null
+fi
+cert_dir=
+if [[ $mode == peer-watch ]]; then
+  # shellcheck source=bench/lib/certs.sh
+  source "$root/bench/lib/certs.sh"
+  cert_dir=$(mktemp -d "${TMPDIR:-/tmp}/s3lect-bench-certs.XXXXXX")
+  bench_make_certs "$cert_dir" node-a node-b node-c
+  export BENCH_PEER_DIR=$cert_dir BENCH_PEER_PORT_node_a=$((base_port + 1))
+  export BENCH_PEER_PORT_node_b=$((base_port + 2)) BENCH_PEER_PORT_node_c=$((base_port + 3))
 fi
 if ! wait "$server_pid"; then
   cat "$server_log" >&2
@@ -104,11 +156,21 @@ ed_init
 lease=$(ed_fmt_s "$ED_L_MS") renew=$(ed_fmt_s "$ED_F_MS")
 hold="1 s + random part of $renew s"
 [[ -z $ED_HOLD_MS ]] || hold="$(ed_fmt_s "$ED_HOLD_MS") s"
+((stable)) && hold="11 s + random part of $renew s (followers stable)"
 echo "failover benchmark: $runs runs, lease $lease s, renewal every $renew s${ED_LEASE_MS:+ (--lease-ms $ED_LEASE_MS)}," \
   "each leader signalled $hold after its election"
-echo "store: local radosgw at $AWS_ENDPOINT_URL; candidates: $ED_BIN"
+case $mode in
+  s3) mode_name="S3 mode" ;;
+  peer-watch) mode_name="peer-watch mode" ;;
+esac
+if ((cli)); then
+  echo "store: local radosgw at $AWS_ENDPOINT_URL; candidates: $s3lect_bin run ($mode_name)"
+else
+  echo "store: local radosgw at $AWS_ENDPOINT_URL; candidates: $ED_BIN ($mode_name)"
+fi
 handovers=() failovers=()
 for ((run = 1; run <= runs; run++)); do
+  if ((stable)); then ED_HOLD_MS=$((11000 + (RANDOM * 32768 + RANDOM) % ED_F_MS)); fi
   ed_round "$run"
   handovers+=("$ED_HANDOVER_MS")
   failovers+=("$ED_FAILOVER_MS")
@@ -127,17 +189,22 @@ row() {
   else
     median=$(((sorted[n / 2 - 1] + sorted[n / 2]) / 2))
   fi
-  printf '| %-28s | %4d | %9s s | %9s s | %9s s |\n' "$name" "$n" "$(ed_fmt_ms "$median")" \
+  printf '| %-36s | %4d | %9s s | %9s s | %9s s |\n' "$name" "$n" "$(ed_fmt_ms "$median")" \
     "$(ed_fmt_ms "${sorted[0]}")" "$(ed_fmt_ms "${sorted[n - 1]}")"
 }
 echo
-printf '| %-28s | %4s | %11s | %11s | %11s |\n' scenario runs median min max
-printf '|%s|%s|%s|%s|%s|\n' "$(printf -- '-%.0s' {1..30})" "------" "-------------" \
+printf '| %-36s | %4s | %11s | %11s | %11s |\n' scenario runs median min max
+printf '|%s|%s|%s|%s|%s|\n' "$(printf -- '-%.0s' {1..38})" "------" "-------------" \
   "-------------" "-------------"
-row "graceful handover (S3 mode)" "${handovers[@]}"
-row "crash failover (S3 mode)" "${failovers[@]}"
+row "graceful handover ($mode_name)" "${handovers[@]}"
+row "crash failover ($mode_name)" "${failovers[@]}"
 echo
 echo "no two leaders at once in any run"
+if [[ $mode == peer-watch ]]; then
+  echo "expected in peer-watch mode: handover in milliseconds (the release answers the followers' watch)," \
+    "failover about $(ed_fmt_s $((ED_L_MS - ED_F_MS)))–$lease s as in S3 mode (the lease must still expire)"
+  exit 0
+fi
 echo "expected while followers poll every $renew s: handover up to $renew s (their next read)," \
   "failover about $(ed_fmt_s $((ED_L_MS - ED_F_MS)))–$lease s (median about $(ed_fmt_s $((ED_L_MS - ED_F_MS / 2))) s);" \
   "followers gone stable read less often (see the comment at the top)"

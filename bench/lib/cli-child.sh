@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# The command each `s3lect run` candidate runs while it leads (bench/lib/cli-candidate.sh):
+# prints the event lines scripts/lib/election-driver.sh reads, `<unix ms> ID leader term=N`
+# first thing, a beat a second, and `lost term=N` first thing on SIGTERM.
+#   cli-child.sh ID
+set -u
+id=$1
+term=${S3LECT_TERM:?S3LECT_TERM is not set: run me under s3lect run}
+now_ms() {
+  local t=${EPOCHREALTIME//[!0-9]/}
+  REPLY=$((t / 1000))
+}
+on_stop() {
+  now_ms
+  echo "$REPLY $id lost term=$term"
+  exit 0
+}
+trap on_stop TERM INT
+now_ms
+echo "$REPLY $id leader term=$term"
+for ((beat = 1; ; beat++)); do
+  # `wait` returns as soon as a trapped signal arrives; a foreground sleep would delay the trap.
+  sleep 1 &
+  wait $!
+  now_ms
+  echo "$REPLY $id working term=$term beat=$beat"
+done
