@@ -28,7 +28,7 @@ usage() {
     "[--compare PATH]" >&2
   exit 2
 }
-duration=10 connections="32 128" rounds=1 server= base_port=18600 compare=
+duration=10 connections="32 128" rounds=1 server='' base_port=18600 compare=''
 while (($#)); do
   case $1 in
     --duration) (($# >= 2)) || usage; duration=$2; shift 2 ;;
@@ -86,7 +86,7 @@ start_s3lect() {
   "$program" "127.0.0.1:$port" "$work/server.pem" "$work/server.key" >"$work/$name.out" 2>&1 &
   pid[$name]=$!
   for ((n = 0; n < 100; n++)); do
-    grep -q listening "$work/$name.out" && return 0
+    grep -qs listening "$work/$name.out" && return 0
     kill -0 "${pid[$name]}" 2>/dev/null || { cat "$work/$name.out" >&2; exit 1; }
     sleep 0.1
   done
@@ -175,7 +175,7 @@ echo "body $(wc -c <"$work/body.json") bytes; s3lect: $(basename "$server") (one
 echo
 printf '| %-20s | %5s | %11s | %9s | %9s | %9s | %8s | %13s |\n' server conns "requests/s" \
   "lat avg" "lat p50" "lat p99" errors "CPU us/req"
-printf '|%s|%s|%s|%s|%s|%s|%s|%s|\n' -------------------- --------- ------------- ----------- \
+printf '|%s|%s|%s|%s|%s|%s|%s|%s|\n' ---------------------- ------- ------------- ----------- \
   ----------- ----------- ---------- ---------------
 for ((round = 1; round <= rounds; round++)); do
   for c in $connections; do

@@ -25,7 +25,7 @@ usage() {
   echo "usage: $0 [--minutes M] [--settle S] [--modes LIST] [--s3lect PATH] [--base-port N]" >&2
   exit 2
 }
-minutes=3 settle=60 modes="s3 peer peer-watch" s3lect_bin= base_port=18500
+minutes=3 settle=60 modes="s3 peer peer-watch" s3lect_bin='' base_port=18500
 while (($#)); do
   case $1 in
     --minutes) (($# >= 2)) || usage; minutes=$2; shift 2 ;;
