@@ -140,6 +140,7 @@ int main(int argc, char** argv) {
   const long rss_empty_kb = proc_status_kb("VmRSS");
 
   std::unique_ptr<s3lect::storage> store;
+  const s3lect::s3_client* client = nullptr;  // when --store s3
   std::string store_name;
   if (opts.store == "memory") {
     store = std::make_unique<s3lect::memory_storage>(io.get_executor(),
@@ -151,10 +152,11 @@ int main(int argc, char** argv) {
     config.addressing = s3lect::addressing_style::path;
     config.tls.ca_file = opts.ca_file;
     if (opts.pool) config.max_idle_connections = *opts.pool;
-    auto client = std::make_unique<s3lect::s3_client>(io.get_executor(), config);
-    store_name = "s3_client " + client->config().endpoint + " (max_idle_connections " +
-                 std::to_string(client->config().max_idle_connections) + ")";
-    store = std::move(client);
+    auto s3 = std::make_unique<s3lect::s3_client>(io.get_executor(), config);
+    store_name = "s3_client " + s3->config().endpoint + " (max_idle_connections " +
+                 std::to_string(s3->config().max_idle_connections) + ")";
+    client = s3.get();
+    store = std::move(s3);
   }
   const long rss_store_kb = proc_status_kb("VmRSS");
 
@@ -181,12 +183,14 @@ int main(int argc, char** argv) {
   io.run_for(std::chrono::duration_cast<steady_clock::duration>(duration<double>(opts.settle_s)));
 
   const totals before = sum(electors);
+  const std::uint64_t connections_before = client ? client->stats().connections : 0;
   const auto cpu_before = cpu_time();
   const auto wall_before = steady_clock::now();
   io.run_for(std::chrono::duration_cast<steady_clock::duration>(duration<double>(opts.duration_s)));
   const auto cpu_used = cpu_time() - cpu_before;
   const duration<double> wall = steady_clock::now() - wall_before;
   const totals after = sum(electors);
+  const std::uint64_t connections = client ? client->stats().connections - connections_before : 0;
   const long rss_kb = proc_status_kb("VmRSS");
   const long hwm_kb = proc_status_kb("VmHWM");
 
@@ -220,6 +224,10 @@ int main(int argc, char** argv) {
   row("CPU per elector per hour (ms)", fmt("%.2f", 1000 * cpu_used.count() / n * 3600 / wall.count()));
   row("storage requests per second", fmt("%.1f", requests / wall.count()));
   row("CPU per storage request (us)", fmt("%.1f", requests > 0 ? 1e6 * cpu_used.count() / requests : 0));
+  if (client) {
+    row("TCP+TLS connections opened in the window", fmt("%.0f", double(connections)));
+    row("connections opened per request", fmt("%.3f", requests > 0 ? connections / requests : 0));
+  }
   row("failed requests in the window", fmt("%.0f", double(after.failed - before.failed)));
   row("leaders at the end", fmt("%.0f", double(after.leaders)));
   row("keys without a leader at the end", fmt("%.0f", double(keys - after.leaders)));
