@@ -202,8 +202,8 @@ step election_core::on_peer_done(const instant& now, const boost::system::error_
   if (ec) {
     // Includes our own cancellation of a watch that heard of no renewal for D.
     last_error_code_ = ec;
-    last_error_ = "peer check: " + ec.message() + (answer.message.empty() ? "" : ": ") +
-                  answer.message;
+    last_error_ =
+        "peer check: " + ec.message() + (answer.message.empty() ? "" : ": ") + answer.message;
     fall_back_to_store("peer_check_failed error=\"" + last_error_ + "\"");
     return finish(now, std::move(out));
   }
@@ -229,8 +229,8 @@ step election_core::on_peer_done(const instant& now, const boost::system::error_
   // A leader that did not hold the watch (a Go leader, a full or watch-less server) is
   // polled every I instead of asked again at once.
   if (was_watch) {
-    peer_watch_unsupported_ = answer.watch == peer_watch_outcome::none ||
-                              answer.watch == peer_watch_outcome::refused;
+    peer_watch_unsupported_ =
+        answer.watch == peer_watch_outcome::none || answer.watch == peer_watch_outcome::refused;
   }
   return finish(now, std::move(out));
 }

@@ -309,10 +309,10 @@ class election_core {
 
   // Peer mode (followers in stable mode).
   std::optional<peer_evidence> peer_seen_;
-  std::optional<std::uint64_t> peer_serial_;     // the leader's write serial, as last told
-  std::optional<steady_time> last_peer_at_;      // completion of the last peer check
-  std::optional<steady_time> peer_deadline_;     // a watch following renewals gives up here
-  bool peer_watch_unsupported_ = false;          // the leader answered a watch without holding
+  std::optional<std::uint64_t> peer_serial_;  // the leader's write serial, as last told
+  std::optional<steady_time> last_peer_at_;   // completion of the last peer check
+  std::optional<steady_time> peer_deadline_;  // a watch following renewals gives up here
+  bool peer_watch_unsupported_ = false;       // the leader answered a watch without holding
   bool peer_introduced_ = false;  // a plain check has told us the leader's serial (or none)
   bool peer_watching_ = false;    // the check in flight is a watch
   bool peer_view_stale_ = false;  // back from peer checks: read before deciding a takeover

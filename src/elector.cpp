@@ -461,8 +461,8 @@ struct elector::impl : std::enable_shared_from_this<impl> {
     if (request.watch) watch = detail::peer_watch{*request.watch, request.term, request.serial};
     retry_schedule schedule(config.retry);
     for (;;) {
-      outcome = co_await client->async_check(request.address, watch,
-                                             asio::as_tuple(asio::use_awaitable));
+      outcome =
+          co_await client->async_check(request.address, watch, asio::as_tuple(asio::use_awaitable));
       const error_code ec = std::get<0>(outcome);
       self->count_peer(ec, std::get<1>(outcome));
       if (!ec || watch) break;
@@ -633,8 +633,8 @@ struct elector::impl : std::enable_shared_from_this<impl> {
       health.lease_remaining = milliseconds{0};
       // A watching follower told of a stop or resignation reads the lock at once: tell it
       // only when the released record is there, so it finds the lock free.
-      release_pending = reason == detail::loss_reason::stopped ||
-                        reason == detail::loss_reason::resigned;
+      release_pending =
+          reason == detail::loss_reason::stopped || reason == detail::loss_reason::resigned;
       if (!release_pending) bump_health_locked();
       if (lost) {
         const std::uint64_t period = lost->period;
@@ -902,8 +902,7 @@ leadership_snapshot elector::snapshot() const {
       out.is_leader = false;
       out.record_json.clear();
     } else {
-      out.lease_remaining =
-          std::chrono::ceil<milliseconds>(*impl_->leadership_deadline - now);
+      out.lease_remaining = std::chrono::ceil<milliseconds>(*impl_->leadership_deadline - now);
     }
   }
   return out;
@@ -923,8 +922,7 @@ void elector::wait_change_impl(std::uint64_t seen_version,
 
 void latency_histogram::observe(std::chrono::microseconds latency) noexcept {
   std::size_t bucket = 0;
-  while (bucket < bounds_ms.size() &&
-         latency > std::chrono::milliseconds{bounds_ms[bucket]}) {
+  while (bucket < bounds_ms.size() && latency > std::chrono::milliseconds{bounds_ms[bucket]}) {
     ++bucket;
   }
   ++counts[bucket];

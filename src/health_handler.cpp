@@ -186,8 +186,8 @@ asio::awaitable<handle_result> hold_watch(state_ptr st, detail::watch_params wat
     if (order[0] == 0 && change_ec && change_ec != asio::error::operation_aborted) {
       // The source cannot wait any more (an elector being destroyed): answer with what it
       // says now rather than spin on a wait that fails at once.
-      outcome = detail::holds_watch(snapshot, watch) ? watch_outcome::stopping
-                                                         : watch_outcome::changed;
+      outcome =
+          detail::holds_watch(snapshot, watch) ? watch_outcome::stopping : watch_outcome::changed;
       break;
     }
   }

@@ -90,8 +90,8 @@ watch_parsing parse_watch_query(std::string_view query) {
     if (slot->has_value()) return {std::nullopt, std::string(name) + ": given twice"};
     *slot = parse_decimal(value);
     if (!slot->has_value()) {
-      return {std::nullopt, std::string(name) + ": must be a decimal number, is '" +
-                                quote_value(value) + "'"};
+      return {std::nullopt,
+              std::string(name) + ": must be a decimal number, is '" + quote_value(value) + "'"};
     }
   }
   if (watch.has_value() != term.has_value()) {

@@ -62,7 +62,7 @@ struct request_counts {
 /// A latency distribution with fixed bucket bounds, as Prometheus histograms want it.
 struct latency_histogram {
   /// Upper bounds of the buckets in milliseconds; a last, unbounded bucket follows.
-  static constexpr std::array<std::int64_t, 12> bounds_ms{5,   10,   25,   50,   100,  250,
+  static constexpr std::array<std::int64_t, 12> bounds_ms{5,   10,   25,   50,   100,   250,
                                                           500, 1000, 2500, 5000, 10000, 30000};
   /// counts[i]: observations ≤ bounds_ms[i] and > bounds_ms[i - 1]; counts.back(): the rest.
   std::array<std::uint64_t, bounds_ms.size() + 1> counts{};

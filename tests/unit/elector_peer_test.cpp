@@ -174,9 +174,9 @@ TEST(ElectorPeer, StableGroupFollowersMakeNoS3RequestsWhileTheLeaderAnswers) {
   for (const bool watch : {true, false}) {
     SCOPED_TRACE(watch ? "watch" : "plain checks");
     peer_group g(3, {.tweak = [watch](elector_config& c) {
-                       c.peer_watch = watch;
-                       c.infrequent_interval = 400ms;
-                     }});
+                   c.peer_watch = watch;
+                   c.infrequent_interval = 400ms;
+                 }});
     g.start_all();
     ASSERT_TRUE(g.run_until([&] { return g.settled(); }));
     // Let the first peer check happen, then watch several intervals.

@@ -128,7 +128,8 @@ elector_config stress_config(int index, std::mt19937& random) {
 elector_config varied(elector_config config, std::mt19937& random) {
   config.frequent_interval = random() % 2 ? 100ms : 150ms;
   config.infrequent_interval = random() % 2 ? config.frequent_interval : 450ms;
-  config.max_clock_skew = random() % 2 ? std::optional<std::chrono::milliseconds>(2s) : std::nullopt;
+  config.max_clock_skew =
+      random() % 2 ? std::optional<std::chrono::milliseconds>(2s) : std::nullopt;
   return config;
 }
 
@@ -169,10 +170,10 @@ memory_faults random_faults(std::mt19937& random) {
 struct node {
   std::unique_ptr<memory_storage> view;
   std::unique_ptr<elector> e;
-  std::uint64_t generation = 0;  // Bumped when `e` is replaced.
-  std::uint64_t epoch = 0;       // Bumped on every start: observers of older epochs quit.
-  bool running = false;          // Started, and no stop asked for since.
-  bool stopping = false;         // async_stop pending.
+  std::uint64_t generation = 0;            // Bumped when `e` is replaced.
+  std::uint64_t epoch = 0;                 // Bumped on every start: observers of older epochs quit.
+  bool running = false;                    // Started, and no stop asked for since.
+  bool stopping = false;                   // async_stop pending.
   std::optional<std::size_t> open_period;  // Index in `periods` while its observer saw a lease.
 };
 
@@ -244,9 +245,9 @@ struct harness {
     auto it = pending.begin();
     std::advance(it, random() % pending.size());
     if (!it->second) return;
-    static const std::array<asio::cancellation_type, 3> types{
-        asio::cancellation_type::terminal, asio::cancellation_type::partial,
-        asio::cancellation_type::total};
+    static const std::array<asio::cancellation_type, 3> types{asio::cancellation_type::terminal,
+                                                              asio::cancellation_type::partial,
+                                                              asio::cancellation_type::total};
     it->second->emit(types[random() % types.size()]);
   }
 
@@ -306,9 +307,8 @@ struct harness {
       case 2: {
         const std::uint64_t version = e.status().version;
         const std::uint64_t seen = version > 0 ? version - random() % 2 : 0;
-        track("wait_for_change", true, [&e, seen](auto handler) {
-          e.async_wait_for_change(seen, std::move(handler));
-        });
+        track("wait_for_change", true,
+              [&e, seen](auto handler) { e.async_wait_for_change(seen, std::move(handler)); });
         break;
       }
       case 3: {
@@ -320,9 +320,10 @@ struct harness {
       }
       default:
         ++races_started;
-        asio::co_spawn(strand, race_wait(*this, index, n.generation,
-                                         std::chrono::milliseconds(1 + random() % 50)),
-                       asio::detached);
+        asio::co_spawn(
+            strand,
+            race_wait(*this, index, n.generation, std::chrono::milliseconds(1 + random() % 50)),
+            asio::detached);
         break;
     }
   }
@@ -360,8 +361,8 @@ struct harness {
       h.periods.push_back({index, lease.term, steady::now(), std::nullopt});
       const std::size_t period = h.periods.size() - 1;
       h.nodes[index].open_period = period;
-      auto [loss_ec] =
-          co_await h.nodes[index].e->async_wait_for_loss(lease, asio::as_tuple(asio::use_awaitable));
+      auto [loss_ec] = co_await h.nodes[index].e->async_wait_for_loss(
+          lease, asio::as_tuple(asio::use_awaitable));
       h.periods[period].end = steady::now();  // Whatever ended it: loss, stop, destruction.
       if (h.nodes[index].open_period == period) h.nodes[index].open_period.reset();
       if (loss_ec) co_return;
@@ -555,9 +556,8 @@ TEST(ElectorStress, FaultsRestartsAndCancellationsKeepOneLeaderAndEverythingComp
     bool drained = false;
     wait_for(
         [&] {
-          on_strand(h, [&] {
-            drained = h.pending.empty() && h.races_completed == h.races_started;
-          });
+          on_strand(h,
+                    [&] { drained = h.pending.empty() && h.races_completed == h.races_started; });
           return drained;
         },
         3s);
@@ -575,15 +575,14 @@ TEST(ElectorStress, FaultsRestartsAndCancellationsKeepOneLeaderAndEverythingComp
   EXPECT_EQ(h.races_completed, h.races_started);
   s3lect::test::expect_safe(h.periods);
   EXPECT_GE(h.periods.size(), 2u) << "too little leadership churn to mean anything";
-  const auto elapsed = std::chrono::duration_cast<std::chrono::milliseconds>(steady::now() -
-                                                                             test_start);
+  const auto elapsed =
+      std::chrono::duration_cast<std::chrono::milliseconds>(steady::now() - test_start);
   std::printf(
       "[ stress ] seed %u: %zu leadership periods, %llu operations (%llu cancelled), %llu "
       "races, %d destroyed (%d views replaced), %d stops, %d resignations, %d fault changes, "
       "%d+%d config updates, %lld ms\n",
       seed, h.periods.size(), static_cast<unsigned long long>(h.started),
-      static_cast<unsigned long long>(h.aborted),
-      static_cast<unsigned long long>(h.races_started), h.destroyed, h.views_replaced, h.stops,
-      h.resignations, h.fault_changes, h.config_updates, main_thread_updates,
-      static_cast<long long>(elapsed.count()));
+      static_cast<unsigned long long>(h.aborted), static_cast<unsigned long long>(h.races_started),
+      h.destroyed, h.views_replaced, h.stops, h.resignations, h.fault_changes, h.config_updates,
+      main_thread_updates, static_cast<long long>(elapsed.count()));
 }

@@ -502,7 +502,8 @@ TEST_F(PeerClient, WatchTimeIsAddedToTheTimeout) {
   config.timeout = 300ms;
   auto client = make_client(config);
   // Held 600 ms, twice the timeout: still an answer, not a timeout.
-  const check_result result = check(*client, address_of(server), peer_watch{600ms, 42, std::nullopt});
+  const check_result result =
+      check(*client, address_of(server), peer_watch{600ms, 42, std::nullopt});
   ASSERT_FALSE(result.ec) << result.answer.message;
   EXPECT_TRUE(result.answer.leader);
   EXPECT_EQ(result.answer.watch, peer_watch_outcome::timeout);
@@ -734,7 +735,8 @@ TEST_F(PeerClient, CancellationEndsAWatchAtOnceAndTheClientWorksAfterwards) {
   health_server& server = start_server();
   auto client = make_client();
   asio::cancellation_signal signal;
-  auto pending = start_check(*client, address_of(server), peer_watch{20s, 42, std::nullopt}, signal.slot());
+  auto pending =
+      start_check(*client, address_of(server), peer_watch{20s, 42, std::nullopt}, signal.slot());
   run_until([&] { return server.stats().active_watches == 1 || pending->result; });
   ASSERT_FALSE(pending->result);
   const auto cancelled = clock_type::now();
