@@ -63,7 +63,7 @@ runs=5
 ED_BIN=
 ED_LEASE_MS=
 ED_HOLD_MS=
-mode=s3 cli=0 s3lect_bin= base_port=18440 stable=0
+mode=s3 cli=0 s3lect_bin='' base_port=18440 stable=0
 while (($#)); do
   case $1 in
     --runs) (($# >= 2)) || usage; runs=$2; shift 2 ;;
@@ -171,6 +171,11 @@ fi
 handovers=() failovers=()
 for ((run = 1; run <= runs; run++)); do
   if ((stable)); then ED_HOLD_MS=$((11000 + (RANDOM * 32768 + RANDOM) % ED_F_MS)); fi
+  # The driver starts the candidates in the background and analyses their logs at once; on a
+  # loaded machine a candidate's log may not exist yet, awk then fails and set -e ends the run
+  # (exit 2). Creating the logs first avoids that race.
+  mkdir -p -- "$ED_DIR/round-$run"
+  for id in "${ED_IDS[@]}"; do : >"$ED_DIR/round-$run/$id.log"; done
   ed_round "$run"
   handovers+=("$ED_HANDOVER_MS")
   failovers+=("$ED_FAILOVER_MS")
