@@ -70,17 +70,28 @@ options parse(int argc, char** argv) {
     const std::string arg = argv[i];
     if (i + 1 >= argc) usage();
     const std::string value = argv[++i];
-    if (arg == "--store") opts.store = value;
-    else if (arg == "--electors") opts.electors = std::stoi(value);
-    else if (arg == "--per-key") opts.per_key = std::stoi(value);
-    else if (arg == "--ramp") opts.ramp_s = std::stod(value);
-    else if (arg == "--settle") opts.settle_s = std::stod(value);
-    else if (arg == "--duration") opts.duration_s = std::stod(value);
-    else if (arg == "--pool") opts.pool = std::stoul(value);
-    else if (arg == "--bucket") opts.bucket = value;
-    else if (arg == "--ca-file") opts.ca_file = value;
-    else if (arg == "--prefix") opts.prefix = value;
-    else usage();
+    if (arg == "--store")
+      opts.store = value;
+    else if (arg == "--electors")
+      opts.electors = std::stoi(value);
+    else if (arg == "--per-key")
+      opts.per_key = std::stoi(value);
+    else if (arg == "--ramp")
+      opts.ramp_s = std::stod(value);
+    else if (arg == "--settle")
+      opts.settle_s = std::stod(value);
+    else if (arg == "--duration")
+      opts.duration_s = std::stod(value);
+    else if (arg == "--pool")
+      opts.pool = std::stoul(value);
+    else if (arg == "--bucket")
+      opts.bucket = value;
+    else if (arg == "--ca-file")
+      opts.ca_file = value;
+    else if (arg == "--prefix")
+      opts.prefix = value;
+    else
+      usage();
   }
   if (opts.store != "memory" && opts.store != "s3") usage();
   if (opts.electors < 1 || opts.per_key < 1 || opts.duration_s <= 0) usage();
@@ -197,12 +208,14 @@ int main(int argc, char** argv) {
   const int keys = (opts.electors + opts.per_key - 1) / opts.per_key;
   const double n = opts.electors;
   const double requests = double(after.gets + after.puts - before.gets - before.puts);
-  std::printf("electors: %d on %d keys (%d per key), default timings (lease 15 s, renew 5 s, "
-              "infrequent 30 s)\n",
-              opts.electors, keys, opts.per_key);
-  std::printf("store: %s; one io_context thread; started over %.1f s, settled %.1f s, "
-              "measured over %.1f s\n\n",
-              store_name.c_str(), opts.ramp_s, opts.settle_s, wall.count());
+  std::printf(
+      "electors: %d on %d keys (%d per key), default timings (lease 15 s, renew 5 s, "
+      "infrequent 30 s)\n",
+      opts.electors, keys, opts.per_key);
+  std::printf(
+      "store: %s; one io_context thread; started over %.1f s, settled %.1f s, "
+      "measured over %.1f s\n\n",
+      store_name.c_str(), opts.ramp_s, opts.settle_s, wall.count());
   std::printf("| %-44s | %14s |\n", "measure", "value");
   std::printf("|%s|%s|\n", std::string(46, '-').c_str(), std::string(16, '-').c_str());
   auto row = [](const char* name, const std::string& value) {
@@ -218,12 +231,15 @@ int main(int argc, char** argv) {
   row("VmRSS after starting all (kB)", fmt("%.0f", double(rss_started_kb)));
   row("VmRSS at the end (kB)", fmt("%.0f", double(rss_kb)));
   row("VmHWM (peak RSS, kB)", fmt("%.0f", double(hwm_kb)));
-  row("RSS per elector (end - store, bytes)", fmt("%.0f", double(rss_kb - rss_store_kb) * 1024 / n));
+  row("RSS per elector (end - store, bytes)",
+      fmt("%.0f", double(rss_kb - rss_store_kb) * 1024 / n));
   row("CPU (user+sys) in the window (s)", fmt("%.3f", cpu_used.count()));
   row("CPU, % of one core", fmt("%.2f", 100 * cpu_used.count() / wall.count()));
-  row("CPU per elector per hour (ms)", fmt("%.2f", 1000 * cpu_used.count() / n * 3600 / wall.count()));
+  row("CPU per elector per hour (ms)",
+      fmt("%.2f", 1000 * cpu_used.count() / n * 3600 / wall.count()));
   row("storage requests per second", fmt("%.1f", requests / wall.count()));
-  row("CPU per storage request (us)", fmt("%.1f", requests > 0 ? 1e6 * cpu_used.count() / requests : 0));
+  row("CPU per storage request (us)",
+      fmt("%.1f", requests > 0 ? 1e6 * cpu_used.count() / requests : 0));
   if (client) {
     row("TCP+TLS connections opened in the window", fmt("%.0f", double(connections)));
     row("connections opened per request", fmt("%.3f", requests > 0 ? connections / requests : 0));

@@ -19,7 +19,8 @@ class leading_elector {
  public:
   /// Campaigns on `io` and runs it until the elector leads (a fresh key: at once). The caller
   /// keeps running `io` afterwards (renewals every 5 s), or not: snapshot() needs no running.
-  explicit leading_elector(boost::asio::io_context& io, std::string server_address = "127.0.0.1:8443")
+  explicit leading_elector(boost::asio::io_context& io,
+                           std::string server_address = "127.0.0.1:8443")
       : storage_(io.get_executor(), std::make_shared<memory_store>()),
         elector_(io.get_executor(), storage_, make_config(std::move(server_address))) {
     elector_.start();

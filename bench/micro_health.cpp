@@ -35,7 +35,9 @@ void BM_health_handle_watch_query(benchmark::State& state) {
 }
 BENCHMARK(BM_health_handle_watch_query)->Apply(s3lect::bench::fixed_iterations);
 
-void BM_health_handle_unknown_path(benchmark::State& state) { run_handle(state, "/nope", 404); }
+void BM_health_handle_unknown_path(benchmark::State& state) {
+  run_handle(state, "/nope", 404);
+}
 BENCHMARK(BM_health_handle_unknown_path)->Apply(s3lect::bench::fixed_iterations);
 
 // The snapshot alone: the elector's share of each answer (a lock and a copy of the record).
