@@ -342,6 +342,10 @@ ed_round() {
   _ed_now_ms
   start_ms=$REPLY
   for id in "${ED_IDS[@]}"; do
+    # Created here, not by the background job's redirections: the analysis may read the logs
+    # before a loaded machine has run the forked shell that would open them.
+    : >"$ED_ROUND_DIR/$id.log"
+    : >"$ED_ROUND_DIR/$id.err"
     "$ED_BIN" "$ED_BUCKET" "$ED_KEY" "$id" "${args[@]}" \
       </dev/null >"$ED_ROUND_DIR/$id.log" 2>"$ED_ROUND_DIR/$id.err" &
     ED_PID[$id]=$!
