@@ -136,7 +136,7 @@ fi
 
 if [ -f scripts/chaos.sh ]; then
   stage "chaos"
-  bash scripts/chaos.sh --bin "$main_build" --bin "$main_build/tools" --duration 120 \
+  bash scripts/chaos.sh --bin "$main_build" --bin "$main_build/tools" --duration 150 \
     --min-transitions 50
 fi
 
