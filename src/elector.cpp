@@ -179,6 +179,7 @@ struct elector::impl : std::enable_shared_from_this<impl> {
   detail::waiter_list<std::uint64_t> health_waiters;
   bool release_pending = false;  // Lost by stop/resign: the health change waits for the release.
   std::optional<steady_time> last_renewal_seen;  // Strand: detects successful writes.
+  std::uint64_t renewal_period_seen = 0;         // The leadership period of the write seen last.
 
   /// Strand only. The core's copy of the configuration, not config_snapshot: that one belongs
   /// to the mutex, and update_config() replaces it from any thread.
@@ -688,10 +689,13 @@ struct elector::impl : std::enable_shared_from_this<impl> {
     const auto core_status = core.status();
     std::lock_guard lock(mutex);
     if (core_status.last_renewal != last_renewal_seen) {
-      // A write of ours landed: an acquisition (counted when reported) or a renewal.
-      const bool renewal = last_renewal_seen.has_value() && core_status.last_renewal &&
-                           core.is_leader() && published_lease;
+      // A write of ours landed: the acquisition of a period (counted when reported) or a
+      // renewal within the period already seen writing.
+      const std::uint64_t period = published_lease ? published_lease->period : 0;
+      const bool renewal = core_status.last_renewal && core.is_leader() && period != 0 &&
+                           period == renewal_period_seen;
       last_renewal_seen = core_status.last_renewal;
+      renewal_period_seen = period;
       if (renewal) {
         ++counters.renewals;
         counters.renewal_latency.observe(std::chrono::duration_cast<std::chrono::microseconds>(
