@@ -6,6 +6,7 @@
 #include <s3lect/health.hpp>
 
 #include "health_protocol.hpp"
+#include "tcp_listen.hpp"
 
 #include <boost/asio/append.hpp>
 #include <boost/asio/as_tuple.hpp>
@@ -491,17 +492,9 @@ error_code health_server::start() {
   const std::lock_guard lock(state_->start_mutex);
   if (state_->started) return asio::error::already_started;
   if (state_->stopping) return errc::stopped;
-  tcp::acceptor& acceptor = state_->acceptor;
-  error_code ec;
-  acceptor.open(state_->endpoint.protocol(), ec);
-  if (!ec) acceptor.set_option(tcp::acceptor::reuse_address(true), ec);
-  if (!ec) acceptor.bind(state_->endpoint, ec);
-  if (!ec) acceptor.listen(asio::socket_base::max_listen_connections, ec);
   tcp::endpoint bound;
-  if (!ec) bound = acceptor.local_endpoint(ec);
+  const error_code ec = detail::listen_on(state_->acceptor, state_->endpoint, bound);
   if (ec) {
-    error_code ignored;
-    acceptor.close(ignored);
     // Returned to the caller, who reports it: only a debug line here.
     state_->log(log_level::debug, "health server cannot listen address=" +
                                       state_->config.bind_address + " error=" + describe(ec));
