@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <charconv>
 #include <limits>
+#include <string>
 #include <utility>
 
 namespace s3lect::detail {
@@ -153,7 +154,21 @@ std::string_view to_string(watch_outcome outcome) noexcept {
   return "unknown";
 }
 
-std::string leader_body(const leadership_snapshot& snapshot) {
+namespace {
+
+/// leader_body() without its two per-answer fields: the record with "term" set, serialized
+/// without its closing brace, for one (record, leader, term). A leader answers many requests
+/// between two writes; parsing and serializing the record for each was a fifth of an answer's
+/// CPU.
+struct leader_body_prefix {
+  std::string record_json;
+  std::string leader_id;
+  std::uint64_t term = 0;
+  bool valid = false;
+  std::string prefix;
+};
+
+void rebuild(leader_body_prefix& cache, const leadership_snapshot& snapshot) {
   boost::system::error_code ec;
   json::value record = json::parse(snapshot.record_json, ec);
   if (ec || !record.is_object()) {
@@ -163,9 +178,35 @@ std::string leader_body(const leadership_snapshot& snapshot) {
   json::object& body = record.as_object();
   // Assigning keeps the position of an existing "term", so the body stays the record as written.
   body["term"] = snapshot.term;
-  body["leaseRemainingMs"] = std::max<std::int64_t>(0, snapshot.lease_remaining.count());
-  body["serial"] = snapshot.serial;
-  return json::serialize(record);
+  // Ours are appended after the record's own fields, whatever a foreign record held.
+  body.erase("leaseRemainingMs");
+  body.erase("serial");
+  cache.prefix = json::serialize(record);
+  cache.prefix.pop_back();  // the closing brace; the object is not empty (it has "term")
+  cache.record_json = snapshot.record_json;
+  cache.leader_id = snapshot.leader_id;
+  cache.term = snapshot.term;
+  cache.valid = true;
+}
+
+}  // namespace
+
+std::string leader_body(const leadership_snapshot& snapshot) {
+  // One per thread: handlers may answer on several threads, and this needs no lock.
+  thread_local leader_body_prefix cache;
+  if (!cache.valid || cache.term != snapshot.term || cache.record_json != snapshot.record_json ||
+      cache.leader_id != snapshot.leader_id) {
+    rebuild(cache, snapshot);
+  }
+  std::string body;
+  body.reserve(cache.prefix.size() + 64);
+  body += cache.prefix;
+  body += ",\"leaseRemainingMs\":";
+  body += std::to_string(std::max<std::int64_t>(0, snapshot.lease_remaining.count()));
+  body += ",\"serial\":";
+  body += std::to_string(snapshot.serial);
+  body += '}';
+  return body;
 }
 
 std::string follower_body(const leadership_snapshot& snapshot) {
@@ -174,6 +215,56 @@ std::string follower_body(const leadership_snapshot& snapshot) {
   body["leaderID"] = snapshot.leader_id;
   body["term"] = snapshot.term;
   return json::serialize(body);
+}
+
+namespace {
+
+/// The reason phrases of the statuses this library sends; others get none (RFC 9112 §4 allows an
+/// empty reason phrase, and clients must ignore it anyway).
+std::string_view reason_phrase(unsigned status) noexcept {
+  switch (status) {
+    case 200:
+      return "OK";
+    case 400:
+      return "Bad Request";
+    case 404:
+      return "Not Found";
+    case 405:
+      return "Method Not Allowed";
+    case 431:
+      return "Request Header Fields Too Large";
+    case 500:
+      return "Internal Server Error";
+    case 503:
+      return "Service Unavailable";
+    default:
+      return {};
+  }
+}
+
+}  // namespace
+
+void append_http_response(std::string& out, const health_response& response, unsigned version,
+                          bool keep_alive, bool head) {
+  out += version == 10 ? "HTTP/1.0 " : "HTTP/1.1 ";
+  out += std::to_string(response.status);
+  out += ' ';
+  out += reason_phrase(response.status);
+  out += "\r\n";
+  for (const auto& [name, value] : response.headers) {
+    out += name;
+    out += ": ";
+    out += value;
+    out += "\r\n";
+  }
+  out += "Content-Length: ";
+  out += std::to_string(response.body.size());
+  out += "\r\n";
+  // HTTP/1.1 persists unless told otherwise; HTTP/1.0 closes unless told otherwise.
+  if (version == 10 && keep_alive) out += "Connection: keep-alive\r\n";
+  if (version != 10 && !keep_alive) out += "Connection: close\r\n";
+  out += "\r\n";
+  if (!head) out += response.body;
 }
 
 health_response leadership_response(const leadership_snapshot& snapshot) {

@@ -108,6 +108,12 @@ health_response stopped_response();
 /// reads and watches, which need the leadership state.
 std::optional<health_response> rejection_response(const routed_request& routed);
 
+/// Appends `response` to `out` as HTTP/1.x bytes: status line, its headers, Content-Length and,
+/// when the connection's persistence differs from the version's default, Connection. `head`
+/// keeps the Content-Length of the body but leaves the body out (a HEAD request).
+void append_http_response(std::string& out, const health_response& response, unsigned version,
+                          bool keep_alive, bool head = false);
+
 /// A bind address split into host and port.
 struct bind_address_parts {
   std::string_view host;  ///< An IP literal still to be checked; IPv6 without its brackets.

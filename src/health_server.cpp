@@ -1,7 +1,6 @@
 // The Beast + OpenSSL translation unit of the health server (~30 s to compile: keep it alone).
 // The protocol lives in health_protocol.cpp and the watch logic in health_handler.cpp; this
 // file only does TLS, HTTP framing, timeouts and connection limits.
-#include <s3lect/beast_handler.hpp>
 #include <s3lect/error.hpp>
 #include <s3lect/health.hpp>
 
@@ -15,24 +14,25 @@
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/post.hpp>
 #include <boost/asio/ssl/context.hpp>
+#include <boost/asio/ssl/stream.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/strand.hpp>
 #include <boost/asio/use_awaitable.hpp>
+#include <boost/asio/write.hpp>
 #include <boost/beast/core/flat_buffer.hpp>
-#include <boost/beast/core/tcp_stream.hpp>
 #include <boost/beast/http/error.hpp>
 #include <boost/beast/http/parser.hpp>
-#include <boost/beast/http/read.hpp>
 #include <boost/beast/http/string_body.hpp>
-#include <boost/beast/http/write.hpp>
-#include <boost/beast/ssl/ssl_stream.hpp>
 #include <boost/system/system_error.hpp>
 
 #include <openssl/ssl.h>
 
+#include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <exception>
 #include <list>
+#include <memory>
 #include <mutex>
 #include <vector>
 
@@ -57,7 +57,11 @@ constexpr std::chrono::milliseconds accept_backoff{100};
 /// Named once: GCC 12 mishandles temporaries built inside a co_await expression (style.md).
 constexpr auto use_tuple = asio::as_tuple(asio::use_awaitable);
 
-using tls_stream = beast::ssl_stream<beast::tcp_stream>;
+// A plain socket under TLS, without beast::tcp_stream: its timeouts arm and cancel a timer for
+// every read and write, which cost more CPU than the TLS record itself for a health answer.
+// One watchdog timer per connection enforces the deadlines instead (health_connection).
+using tls_stream = ssl::stream<tcp::socket>;
+using clock_type = std::chrono::steady_clock;
 
 [[noreturn]] void throw_config(const std::string& message) {
   throw boost::system::system_error(errc::invalid_config, "health_server_config." + message);
@@ -137,12 +141,11 @@ bool is_metrics_request(const health_server_config& config,
   return target.substr(0, target.find('?')) == health_server_config::metrics_path;
 }
 
-http::response<http::string_body> plain_response(http::status status, unsigned version,
-                                                 std::string body) {
-  http::response<http::string_body> response{status, version};
-  response.set(http::field::content_type, "text/plain; charset=utf-8");
-  response.set(http::field::cache_control, "no-store");
-  response.body() = std::move(body);
+health_response plain_response(unsigned status, std::string body) {
+  health_response response;
+  response.status = status;
+  response.headers = {{"Content-Type", "text/plain; charset=utf-8"}, {"Cache-Control", "no-store"}};
+  response.body = std::move(body);
   return response;
 }
 
@@ -150,18 +153,70 @@ http::response<http::string_body> plain_response(http::status status, unsigned v
 
 namespace detail {
 
-/// One accepted connection, listed so that a stop can close it.
-struct health_connection {
+/// One accepted connection, listed so that a stop can close it. Shared by its coroutine and its
+/// watchdog's pending wait, so that neither outlives it.
+struct health_connection : std::enable_shared_from_this<health_connection> {
   enum class phase { handshake, idle, reading, answering, writing };
 
-  explicit health_connection(tcp::socket socket, ssl::context& tls)
-      : stream(std::move(socket), tls) {}
+  health_connection(tcp::socket socket, ssl::context& tls, std::chrono::milliseconds tick)
+      : stream(std::move(socket), tls), watchdog(stream.get_executor()), longest_wait(tick) {}
 
   /// Makes every pending operation on the connection complete at once.
-  void close() { beast::get_lowest_layer(stream).close(); }
+  void close() {
+    error_code ignored;
+    stream.next_layer().close(ignored);
+  }
+
+  /// Closes the connection unless it is done by `deadline` (time_point::max(): no deadline).
+  /// Costs no timer operation while deadlines only move later, which they do on the request
+  /// path: the watchdog never sleeps longer than `longest_wait` (the read timeout), and every
+  /// deadline set is at least that far away.
+  void set_deadline(clock_type::time_point when) {
+    deadline = when;
+    if (!watching) {
+      watching = true;
+      arm();
+    } else if (when < armed_for) {
+      watchdog.cancel();  // the wake-up re-arms for the new deadline
+    }
+  }
+
+  /// Ends the watchdog: the connection's coroutine is done with it.
+  void finish() {
+    finished = true;
+    watchdog.cancel();
+  }
 
   tls_stream stream;
   phase state = phase::handshake;
+  bool timed_out = false;  ///< The watchdog closed the connection.
+  /// Reused for every answer, so that keep-alive requests do not allocate one each.
+  std::string output;
+
+ private:
+  void arm() {
+    armed_for = std::min(deadline, clock_type::now() + longest_wait);
+    watchdog.expires_at(armed_for);
+    watchdog.async_wait([self = shared_from_this()](error_code) { self->wake(); });
+  }
+
+  void wake() {
+    if (finished) return;
+    if (clock_type::now() >= deadline) {
+      timed_out = true;
+      watching = false;
+      close();
+      return;
+    }
+    arm();
+  }
+
+  asio::steady_timer watchdog;
+  const clock_type::duration longest_wait;
+  clock_type::time_point deadline = clock_type::time_point::max();
+  clock_type::time_point armed_for = clock_type::time_point::max();
+  bool watching = false;
+  bool finished = false;
 };
 
 struct health_server_state : std::enable_shared_from_this<health_server_state> {
@@ -179,43 +234,29 @@ struct health_server_state : std::enable_shared_from_this<health_server_state> {
 
   void log(log_level level, const std::string& line) const { config.log.log(level, line); }
 
-  /// The answer to a request of the metrics route: GET or HEAD.
-  http::response<http::string_body> metrics_response(
-      const http::request<http::string_body>& request, bool keep_alive) {
+  /// The answer to a request of the metrics route (GET or HEAD; a HEAD is written without the
+  /// body).
+  health_response metrics_response(const http::request<http::string_body>& request) {
     const bool head = request.method() == http::verb::head;
-    http::response<http::string_body> response;
     if (request.method() != http::verb::get && !head) {
-      response = plain_response(http::status::method_not_allowed, request.version(),
-                                "method not allowed\n");
-      response.set(http::field::allow, "GET, HEAD");
-    } else {
-      std::string body;
-      bool rendered = false;
-      try {
-        const std::lock_guard lock(metrics_mutex);
-        if (!metrics_detached) {
-          body = config.metrics();
-          rendered = true;
-        }
-      } catch (const std::exception& e) {
-        log(log_level::error, std::string("metrics rendering failed what=") + e.what());
-      }
-      if (!rendered) {
-        response = plain_response(http::status::internal_server_error, request.version(),
-                                  "metrics unavailable\n");
-      } else {
-        response = plain_response(http::status::ok, request.version(), std::move(body));
-        response.set(http::field::content_type, "text/plain; version=0.0.4; charset=utf-8");
-      }
+      health_response response = plain_response(405, "method not allowed\n");
+      response.headers.emplace_back("Allow", "GET, HEAD");
+      return response;
     }
-    response.keep_alive(keep_alive);
-    response.prepare_payload();
-    if (head) {
-      // The length of the body a GET would get, without the body.
-      const std::uint64_t length = response.body().size();
-      response.body().clear();
-      response.content_length(length);
+    std::string body;
+    bool rendered = false;
+    try {
+      const std::lock_guard lock(metrics_mutex);
+      if (!metrics_detached) {
+        body = config.metrics();
+        rendered = true;
+      }
+    } catch (const std::exception& e) {
+      log(log_level::error, std::string("metrics rendering failed what=") + e.what());
     }
+    if (!rendered) return plain_response(500, "metrics unavailable\n");
+    health_response response = plain_response(200, std::move(body));
+    response.headers.front().second = "text/plain; version=0.0.4; charset=utf-8";
     return response;
   }
 
@@ -289,10 +330,12 @@ class connection_registration {
   connection_registration(detail::health_server_state& server,
                           detail::health_connection& connection)
       : server_(server),
+        connection_(connection),
         position_(server.connections.insert(server.connections.end(), &connection)) {
     ++server_.active_connections;
   }
   ~connection_registration() {
+    connection_.finish();
     server_.connections.erase(position_);
     --server_.active_connections;
     server_.finish_stop_if_done();
@@ -302,17 +345,57 @@ class connection_registration {
 
  private:
   detail::health_server_state& server_;
+  detail::health_connection& connection_;
   std::list<detail::health_connection*>::iterator position_;
 };
+
+/// Reads one request into `parser`, from what `buffer` holds and then from the connection; the
+/// bytes after it stay in `buffer` (pipelining). Parsed here rather than by http::async_read, so
+/// that a request that arrives whole costs one read and no timer. An error of the HTTP category
+/// is the client's fault and gets an answer; any other ends the connection.
+asio::awaitable<error_code> read_request(const detail::health_server_state& server,
+                                         detail::health_connection& connection,
+                                         beast::flat_buffer& buffer,
+                                         http::request_parser<http::string_body>& parser) {
+  using phase = detail::health_connection::phase;
+  bool read_deadline_set = false;
+  for (;;) {
+    if (buffer.size() != 0) {
+      error_code parse_ec;
+      const std::size_t used = parser.put(buffer.data(), parse_ec);
+      buffer.consume(used);
+      if (parser.is_done()) co_return error_code{};
+      if (parse_ec && parse_ec != http::error::need_more) co_return parse_ec;
+      if (!parse_ec && used != 0) continue;  // the header is done; the body comes next
+      if (buffer.size() == buffer.max_size()) co_return http::error::buffer_overflow;
+    }
+    if (buffer.size() == 0 && !parser.got_some()) {
+      // Between requests the idle timeout applies; from a request's first byte, read_timeout.
+      connection.state = phase::idle;
+      connection.set_deadline(clock_type::now() + server.config.idle_timeout);
+    } else if (!read_deadline_set) {
+      connection.state = phase::reading;
+      connection.set_deadline(clock_type::now() + server.config.read_timeout);
+      read_deadline_set = true;
+    }
+    const std::size_t room = std::min(first_read_bytes, buffer.max_size() - buffer.size());
+    auto [read_ec, bytes] =
+        co_await connection.stream.async_read_some(buffer.prepare(room), use_tuple);
+    buffer.commit(bytes);
+    if (read_ec == asio::error::eof && (parser.got_some() || buffer.size() != 0)) {
+      co_return http::error::partial_message;
+    }
+    if (read_ec) co_return read_ec;
+  }
+}
 
 /// Reads requests and writes answers until the client leaves, a timeout, an error, or a stop.
 asio::awaitable<void> run_connection(detail::health_server_state& server,
                                      detail::health_connection& connection) {
   using phase = detail::health_connection::phase;
   const health_server_config& config = server.config;
-  beast::tcp_stream& transport = beast::get_lowest_layer(connection.stream);
 
-  transport.expires_after(config.read_timeout);
+  connection.set_deadline(clock_type::now() + config.read_timeout);
   auto [handshake_ec] =
       co_await connection.stream.async_handshake(ssl::stream_base::server, use_tuple);
   if (handshake_ec) {
@@ -324,59 +407,59 @@ asio::awaitable<void> run_connection(detail::health_server_state& server,
   // Bounded so that pipelined garbage cannot grow it without limit.
   beast::flat_buffer buffer(config.max_header_bytes + max_body_bytes + first_read_bytes);
   for (;;) {
-    if (buffer.size() == 0) {
-      // Between requests the idle timeout applies; from a request's first byte, read_timeout.
-      connection.state = phase::idle;
-      if (server.stopping) break;
-      transport.expires_after(config.idle_timeout);
-      auto [ec, bytes] =
-          co_await connection.stream.async_read_some(buffer.prepare(first_read_bytes), use_tuple);
-      if (ec) break;
-      buffer.commit(bytes);
-    }
-
-    connection.state = phase::reading;
-    transport.expires_after(config.read_timeout);
+    if (buffer.size() == 0 && server.stopping) break;
     http::request_parser<http::string_body> parser;
     parser.header_limit(static_cast<std::uint32_t>(config.max_header_bytes));
     parser.body_limit(max_body_bytes);
-    auto [read_ec, read_bytes] =
-        co_await http::async_read(connection.stream, buffer, parser, use_tuple);
-    (void)read_bytes;
+    const error_code read_ec = co_await read_request(server, connection, buffer, parser);
 
-    http::response<http::string_body> message;
+    std::string& output = connection.output;
+    output.clear();
     bool keep_alive = false;
     if (read_ec == http::error::header_limit) {
-      message = to_beast_response(detail::header_too_large_response(), 11, false);
+      detail::append_http_response(output, detail::header_too_large_response(), 11, false);
     } else if (read_ec && is_http_error(read_ec)) {
-      message = to_beast_response(
-          detail::bad_request_response("malformed HTTP request: " + read_ec.message()), 11, false);
+      detail::append_http_response(
+          output, detail::bad_request_response("malformed HTTP request: " + read_ec.message()), 11,
+          false);
     } else if (read_ec) {
-      if (read_ec != beast::error::timeout || buffer.size() != 0) {
-        server.log(log_level::debug, "health read ended error=" + describe(read_ec));
+      if (!connection.timed_out || buffer.size() != 0) {
+        server.log(log_level::debug,
+                   "health read ended error=" +
+                       (connection.timed_out ? std::string("timeout") : describe(read_ec)));
       }
       break;  // a timeout, a reset, or a stop: nobody to answer
     } else {
       connection.state = phase::answering;
+      connection.set_deadline(clock_type::time_point::max());  // a watch may be held
       const http::request<http::string_body>& request = parser.get();
       keep_alive = request.keep_alive() && !server.stopping;
       if (is_metrics_request(config, request)) {
-        message = server.metrics_response(request, keep_alive);
+        detail::append_http_response(output, server.metrics_response(request), request.version(),
+                                     keep_alive, request.method() == http::verb::head);
       } else {
-        health_request question{std::string(request.method_string()),
-                                std::string(request.target())};
-        auto [handle_ec, answer] =
-            co_await server.handler.async_handle(std::move(question), use_tuple);
-        if (handle_ec) break;  // the server is being destroyed
-        // A watch may have been held across a stop.
-        keep_alive = keep_alive && !server.stopping;
-        message = to_beast_response(std::move(answer), request.version(), keep_alive);
+        const health_request question{std::string(request.method_string()),
+                                      std::string(request.target())};
+        const auto route =
+            detail::route_request(question.method, question.target, server.handler.config().path);
+        if (route.type == detail::routed_request::kind::watch) {
+          auto [handle_ec, answer] = co_await server.handler.async_handle(question, use_tuple);
+          if (handle_ec) break;  // the server is being destroyed
+          // A watch may have been held across a stop.
+          keep_alive = keep_alive && !server.stopping;
+          detail::append_http_response(output, answer, request.version(), keep_alive);
+        } else {
+          // Answered at once: no coroutine, strand hop or type-erased handler per request.
+          detail::append_http_response(output, server.handler.handle(question), request.version(),
+                                       keep_alive);
+        }
       }
     }
 
     connection.state = phase::writing;
-    transport.expires_after(config.read_timeout);
-    auto [write_ec, written] = co_await http::async_write(connection.stream, message, use_tuple);
+    connection.set_deadline(clock_type::now() + config.read_timeout);
+    auto [write_ec, written] =
+        co_await asio::async_write(connection.stream, asio::buffer(output), use_tuple);
     (void)written;
     if (write_ec) break;
     ++server.requests;
@@ -384,7 +467,6 @@ asio::awaitable<void> run_connection(detail::health_server_state& server,
       // After a protocol error the client may still be sending: close without waiting.
       if (read_ec) break;
       // close_notify tells the client the close is deliberate, not a truncation.
-      transport.expires_after(config.read_timeout);
       auto [shutdown_ec] = co_await connection.stream.async_shutdown(use_tuple);
       (void)shutdown_ec;
       break;
@@ -393,9 +475,10 @@ asio::awaitable<void> run_connection(detail::health_server_state& server,
 }
 
 asio::awaitable<void> serve_connection(state_ptr server, tcp::socket socket) {
-  detail::health_connection connection(std::move(socket), server->tls);
-  const connection_registration registration(*server, connection);
-  co_await run_connection(*server, connection);
+  const auto connection = std::make_shared<detail::health_connection>(
+      std::move(socket), server->tls, server->config.read_timeout);
+  const connection_registration registration(*server, *connection);
+  co_await run_connection(*server, *connection);
 }
 
 asio::awaitable<void> accept_connections(state_ptr server);

@@ -123,6 +123,73 @@ TEST(HealthProtocol, LeaderBodyIsRecordPlusTermAndLease) {
       R"({"leaderID":"api-7","leaderAddr":"10.0.1.42:8443","lastUpdated":"2026-11-21T10:30:45.123Z","term":42,"leaseMs":15000,"released":false,"nonce":"9f1c2a7e5b3d4c11","extra":[1,{"a":"b"}],"leaseRemainingMs":12345,"serial":0})");
 }
 
+TEST(HealthProtocol, LeaderBodyFollowsEachNewRecordTermAndLeader) {
+  // leader_body keeps the serialized record between answers: every input must still count.
+  const std::string first = R"({"leaderID":"api-7","nonce":"a"})";
+  const std::string second = R"({"leaderID":"api-7","nonce":"b"})";
+  EXPECT_EQ(leader_body(leader(1, first)),
+            R"({"leaderID":"api-7","nonce":"a","term":1,"leaseRemainingMs":12345,"serial":0})");
+  EXPECT_EQ(leader_body(leader(1, second)),
+            R"({"leaderID":"api-7","nonce":"b","term":1,"leaseRemainingMs":12345,"serial":0})");
+  EXPECT_EQ(leader_body(leader(2, second)),
+            R"({"leaderID":"api-7","nonce":"b","term":2,"leaseRemainingMs":12345,"serial":0})");
+  leadership_snapshot later = leader(2, second);
+  later.lease_remaining = milliseconds{77};
+  later.serial = 5;
+  EXPECT_EQ(leader_body(later),
+            R"({"leaderID":"api-7","nonce":"b","term":2,"leaseRemainingMs":77,"serial":5})");
+  leadership_snapshot other_leader = leader(2, "not json");
+  EXPECT_EQ(leader_body(other_leader),
+            R"({"leaderID":"api-7","term":2,"leaseRemainingMs":12345,"serial":0})");
+  other_leader.leader_id = "api-8";
+  EXPECT_EQ(leader_body(other_leader),
+            R"({"leaderID":"api-8","term":2,"leaseRemainingMs":12345,"serial":0})");
+}
+
+TEST(HealthProtocol, LeaderBodyPutsItsOwnFieldsLastWhateverTheRecordHeld) {
+  const std::string record = R"({"leaderID":"x","serial":99,"leaseRemainingMs":1,"term":4,"z":0})";
+  EXPECT_EQ(leader_body(leader(4, record)),
+            R"({"leaderID":"x","term":4,"z":0,"leaseRemainingMs":12345,"serial":0})");
+}
+
+TEST(HealthProtocol, HttpResponseBytesForEachVersionAndPersistence) {
+  health_response response;
+  response.status = 404;
+  response.headers = {{"Content-Type", "application/json"}, {"Cache-Control", "no-store"}};
+  response.body = "{}";
+  std::string out = "kept:";
+  append_http_response(out, response, 11, true);
+  EXPECT_EQ(out,
+            "kept:HTTP/1.1 404 Not Found\r\nContent-Type: application/json\r\n"
+            "Cache-Control: no-store\r\nContent-Length: 2\r\n\r\n{}");
+  out.clear();
+  append_http_response(out, response, 11, false);
+  EXPECT_EQ(out,
+            "HTTP/1.1 404 Not Found\r\nContent-Type: application/json\r\n"
+            "Cache-Control: no-store\r\nContent-Length: 2\r\nConnection: close\r\n\r\n{}");
+  out.clear();
+  append_http_response(out, response, 10, true);
+  EXPECT_EQ(out,
+            "HTTP/1.0 404 Not Found\r\nContent-Type: application/json\r\n"
+            "Cache-Control: no-store\r\nContent-Length: 2\r\nConnection: keep-alive\r\n\r\n{}");
+  out.clear();
+  append_http_response(out, response, 10, false);
+  EXPECT_EQ(out.find("Connection"), std::string::npos) << out;
+}
+
+TEST(HealthProtocol, HttpResponseToHeadKeepsLengthWithoutBody) {
+  health_response response;
+  response.status = 200;
+  response.body = "0123456789";
+  std::string out;
+  append_http_response(out, response, 11, true, true);
+  EXPECT_EQ(out, "HTTP/1.1 200 OK\r\nContent-Length: 10\r\n\r\n");
+  response.status = 299;  // no reason phrase known: the status line ends after the code
+  out.clear();
+  append_http_response(out, response, 11, true);
+  EXPECT_EQ(out.substr(0, 17), "HTTP/1.1 299 \r\nCo");
+}
+
 TEST(HealthProtocol, SerialIsParsedOnlyWithAWatch) {
   const watch_parsing with = parse_watch_query("watch=30000&term=7&serial=12");
   ASSERT_TRUE(with.watch) << with.error;
