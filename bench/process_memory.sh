@@ -9,8 +9,9 @@
 #
 # usage: bench/process_memory.sh [--settle S] [--s3lect PATH]...
 #   --settle S    seconds before reading /proc (default 20)
-#   --s3lect P    an s3lect binary to measure; repeat to compare builds (default
-#                 build/release/s3lect, built here)
+#   --s3lect P    an s3lect binary to measure; repeat to compare builds (default: the release
+#                 and compact presets' builds, made here; compact = -Os, unused sections dropped,
+#                 libstdc++ linked statically)
 set -euo pipefail
 root=$(cd -- "$(dirname -- "${BASH_SOURCE[0]}")/.." && pwd)
 
@@ -31,9 +32,11 @@ done
 cd "$root"
 
 if ((${#binaries[@]} == 0)); then
-  cmake --preset release >/dev/null
-  cmake --build --preset release -j "$(nproc)" --target s3lect_cli >/dev/null
-  binaries=("$root/build/release/s3lect")
+  for preset in release compact; do
+    cmake --preset "$preset" >/dev/null
+    cmake --build --preset "$preset" -j "$(nproc)" --target s3lect_cli >/dev/null
+    binaries+=("$root/build/$preset/s3lect")
+  done
 fi
 bash scripts/local-s3/start.sh >/dev/null
 # shellcheck disable=SC1091

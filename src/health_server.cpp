@@ -458,11 +458,12 @@ asio::awaitable<void> run_connection(detail::health_server_state& server,
 
     connection.state = phase::writing;
     connection.set_deadline(clock_type::now() + config.read_timeout);
+    // Counted before the write: a client that has read its answer finds it counted.
+    ++server.requests;
     auto [write_ec, written] =
         co_await asio::async_write(connection.stream, asio::buffer(output), use_tuple);
     (void)written;
     if (write_ec) break;
-    ++server.requests;
     if (!keep_alive) {
       // After a protocol error the client may still be sending: close without waiting.
       if (read_ec) break;

@@ -230,7 +230,7 @@ struct health_server_stats {
   std::uint64_t accepted_connections = 0;  ///< Including rejected ones.
   std::uint64_t rejected_connections = 0;  ///< Closed at once: max_connections reached.
   std::uint64_t failed_handshakes = 0;     ///< TLS handshakes that failed or timed out.
-  std::uint64_t requests = 0;              ///< Answers written, errors (400, 431) included.
+  std::uint64_t requests = 0;  ///< Answers sent (counted as the write starts), 400/431 included.
   std::uint64_t active_connections = 0;
   std::uint64_t active_watches = 0;
 };
