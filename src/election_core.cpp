@@ -220,9 +220,14 @@ step election_core::on_peer_done(const instant& now, const boost::system::error_
     fall_back_to_store("leader_server_stopping");
     return finish(now, std::move(out));
   }
-  // Healthy: the leader answered with its last successful write.
+  // Healthy: the leader answered with its last successful write, sent at least `write_age`
+  // before the answer reached us (the leader measured the age before answering, and the
+  // answer took time to arrive): rule (b) may count from there.
+  const steady_time sent_by = now.steady - answer.write_age.value_or(std::chrono::milliseconds{0});
   if (!peer_seen_ || !same_record(peer_seen_->record, answer.record)) {
-    peer_seen_ = peer_evidence{answer.record, now.steady};
+    peer_seen_ = peer_evidence{answer.record, sent_by};
+  } else {
+    peer_seen_->first_at = std::min(peer_seen_->first_at, sent_by);
   }
   peer_serial_ = answer.serial;
   peer_introduced_ = true;
@@ -816,6 +821,11 @@ std::optional<steady_time> election_core::leadership_deadline() const noexcept {
 
 const lock_record* election_core::held_record() const noexcept {
   return holding_ ? &holding_->record : nullptr;
+}
+
+std::optional<steady_time> election_core::held_record_sent() const noexcept {
+  if (!holding_) return std::nullopt;
+  return holding_->renewed_at;
 }
 
 core_status election_core::status() const {

@@ -200,6 +200,8 @@ class election_core {
   std::optional<steady_time> leadership_deadline() const noexcept;
   /// While holding the lock, the record of the last successful write (for the peer endpoint).
   const lock_record* held_record() const noexcept;
+  /// While holding the lock, S: when the write of held_record() was sent.
+  std::optional<steady_time> held_record_sent() const noexcept;
   /// A snapshot of the state.
   core_status status() const;
 
@@ -238,8 +240,9 @@ class election_core {
     std::optional<lock_record> record;
   };
   // A peer's answer that showed the leader's last successful write: that write was sent
-  // before `first_at`, our monotonic time when the answer arrived (design §7: a leader reports
-  // only writes that landed). Rule (b) may count from here for the ETag holding that record.
+  // before `first_at`, our monotonic time when the answer arrived less the write's age the
+  // leader reported (design §7: a leader reports only writes that landed). Rule (b) may count
+  // from here for the ETag holding that record.
   struct peer_evidence {
     lock_record record;
     steady_time first_at;

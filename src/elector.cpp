@@ -165,6 +165,8 @@ struct elector::impl : std::enable_shared_from_this<impl> {
   elector_config config_snapshot;
   std::optional<leadership_lease> published_lease;
   std::optional<steady_time> leadership_deadline;
+  /// When the write of health.record_json was sent (its age goes into the peer answer).
+  std::optional<steady_time> health_record_sent;
   std::uint64_t next_period = 0;
   detail::waiter_list<std::monostate, leadership_lease> leadership_waiters;
   detail::waiter_list<std::uint64_t> loss_waiters;  // Key: the lease's period.
@@ -608,6 +610,7 @@ struct elector::impl : std::enable_shared_from_this<impl> {
     health.is_leader = true;
     health.term = lease.term;
     if (const lock_record* held = core.held_record()) health.record_json = encode_record(*held);
+    health_record_sent = core.held_record_sent();
     ++health.serial;
     bump_health_locked();
     leadership_waiters.complete_all({error_code{}, lease});
@@ -632,6 +635,7 @@ struct elector::impl : std::enable_shared_from_this<impl> {
       health.is_leader = false;
       health.record_json.clear();
       health.lease_remaining = milliseconds{0};
+      health_record_sent.reset();
       // A watching follower told of a stop or resignation reads the lock at once: tell it
       // only when the released record is there, so it finds the lock free.
       release_pending =
@@ -703,6 +707,7 @@ struct elector::impl : std::enable_shared_from_this<impl> {
         if (const lock_record* held = core.held_record()) {
           health.record_json = encode_record(*held);
         }
+        health_record_sent = core.held_record_sent();
         ++health.serial;
         bump_health_locked();
       }
@@ -907,6 +912,12 @@ leadership_snapshot elector::snapshot() const {
       out.record_json.clear();
     } else {
       out.lease_remaining = std::chrono::ceil<milliseconds>(*impl_->leadership_deadline - now);
+      // Rounded down: a follower counts the lease from (answer received − age), which must not
+      // be earlier than the write was sent.
+      if (impl_->health_record_sent) {
+        out.write_age = std::max(
+            milliseconds{0}, std::chrono::floor<milliseconds>(now - *impl_->health_record_sent));
+      }
     }
   }
   return out;

@@ -181,6 +181,7 @@ void rebuild(leader_body_prefix& cache, const leadership_snapshot& snapshot) {
   // Ours are appended after the record's own fields, whatever a foreign record held.
   body.erase("leaseRemainingMs");
   body.erase("serial");
+  body.erase("writeAgeMs");
   cache.prefix = json::serialize(record);
   cache.prefix.pop_back();  // the closing brace; the object is not empty (it has "term")
   cache.record_json = snapshot.record_json;
@@ -205,6 +206,10 @@ std::string leader_body(const leadership_snapshot& snapshot) {
   body += std::to_string(std::max<std::int64_t>(0, snapshot.lease_remaining.count()));
   body += ",\"serial\":";
   body += std::to_string(snapshot.serial);
+  if (snapshot.write_age) {
+    body += ",\"writeAgeMs\":";
+    body += std::to_string(std::max<std::int64_t>(0, snapshot.write_age->count()));
+  }
   body += '}';
   return body;
 }

@@ -97,6 +97,17 @@ peer_parsing parse_leader(std::string_view body, std::chrono::system_clock::time
     answer.lease_remaining = std::chrono::milliseconds{static_cast<std::int64_t>(*ms)};
   }
 
+  if (const json::value* age = object->if_contains("writeAgeMs")) {
+    // Bounded like the lease: a write older than any lease cannot back a leader's answer.
+    const std::optional<std::uint64_t> ms = non_negative_integer(*age);
+    if (!ms || *ms > static_cast<std::uint64_t>(max_lease_remaining.count())) {
+      return failure(errc::protocol_error, status,
+                     "writeAgeMs: must be an integer from 0 to " +
+                         std::to_string(max_lease_remaining.count()));
+    }
+    answer.write_age = std::chrono::milliseconds{static_cast<std::int64_t>(*ms)};
+  }
+
   if (const json::value* serial = object->if_contains("serial")) {
     answer.serial = non_negative_integer(*serial);
     if (!answer.serial) {

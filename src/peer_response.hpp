@@ -45,6 +45,9 @@ struct peer_answer {
   /// Leader only: how long its lease lasts from when it answered, as it counts. nullopt when it
   /// did not say (Go leaders).
   std::optional<std::chrono::milliseconds> lease_remaining;
+  /// Leader only: how long before answering it sent the write it reports, by its own clock;
+  /// nullopt when it did not say (Go leaders, older s3lect).
+  std::optional<std::chrono::milliseconds> write_age;
   /// Leader only: its write serial (s3lect's watch extension), nullopt when it did not say.
   std::optional<std::uint64_t> serial;
   /// Leader: record.leader_id. Follower: the leader it knows, when its 404 body says, else "".

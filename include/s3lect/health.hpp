@@ -42,6 +42,10 @@ struct leadership_snapshot {
   std::string record_json;
   /// Leader only: how long its lease lasts from now, as the leader counts it.
   std::chrono::milliseconds lease_remaining{0};
+  /// Leader only: how long ago the write of record_json was sent, by the leader's monotonic
+  /// clock, rounded down; nullopt when unknown. Sent as "writeAgeMs", so that a follower can
+  /// count the lease from the write rather than from when the answer reached it.
+  std::optional<std::chrono::milliseconds> write_age;
   /// The current leader as last seen; empty when none is known.
   std::string leader_id;
   /// Leader only: increases on every successful write of the lock record (acquisition and

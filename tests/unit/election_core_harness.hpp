@@ -125,10 +125,13 @@ class core_driver {
   }
   /// A peer answer "leader, with this last successful write" (serial: s3lect's extension;
   /// outcome: the X-S3lect-Watch header).
+  /// write_age: the leader's "writeAgeMs".
   step& peer_leader(const std::string& body, std::optional<std::uint64_t> serial = std::nullopt,
-                    detail::peer_watch_outcome outcome = detail::peer_watch_outcome::none) {
+                    detail::peer_watch_outcome outcome = detail::peer_watch_outcome::none,
+                    std::optional<std::chrono::milliseconds> write_age = std::nullopt) {
     detail::peer_answer answer;
     answer.leader = true;
+    answer.write_age = write_age;
     const record_decoding decoded = decode_record(body, now.wall);
     EXPECT_TRUE(decoded.record.has_value()) << decoded.message;
     answer.record = decoded.record.value_or(lock_record{});

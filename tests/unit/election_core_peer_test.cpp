@@ -184,6 +184,34 @@ TEST(ElectionCorePeer, RuleBCountsFromTheLeadersReportOfItsLastWrite) {
   EXPECT_EQ(d.written().term, 4u);
 }
 
+// The leader says how long before answering it sent that write: rule (b) counts from then, so
+// a crash costs L after the dead leader's last write instead of L after our hearing of it.
+TEST(ElectionCorePeer, RuleBCountsFromTheWriteAgeTheLeaderReports) {
+  elector_config config = peer_config(true);
+  config.max_clock_skew.reset();  // rule (b) alone
+  core_driver d(config);
+  const std::string body = follow_until_stable(d);
+  d.peer_leader(body, 7);
+  d.advance(5s);
+  const std::string last = leader_body(d.now.wall, "aaaaaaaaaaaa0003");
+  d.peer_leader(last, 8, peer_watch_outcome::changed, 40ms);
+  const steady_time sent_at = d.now.steady - 40ms;
+  // A later answer about the same write with a smaller age must not move the start later.
+  d.advance(1s);
+  d.peer_leader(last, 8, peer_watch_outcome::timeout, 10ms);
+  d.advance(2s);
+  d.peer_error(errc::connection_lost);
+  ASSERT_TRUE(d.reading());
+  d.read(last, "ea3");
+  while (!d.writing()) {
+    d.wake();
+    ASSERT_LE(d.now.steady, sent_at + 15s);
+    if (d.reading()) d.read(last, "ea3");
+  }
+  EXPECT_EQ(d.now.steady, sent_at + 15s);
+  EXPECT_EQ(d.written().term, 4u);
+}
+
 TEST(ElectionCorePeer, AWriteTheLeaderNeverReportedCountsFromOurRead) {
   elector_config config = peer_config(true);
   config.max_clock_skew.reset();

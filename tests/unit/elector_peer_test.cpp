@@ -332,6 +332,12 @@ TEST(ElectorPeer, SnapshotReportsTheLastWriteAndItsSerialWhileLeading) {
   EXPECT_EQ(first.term, 1u);
   EXPECT_NE(first.record_json.find("node-0"), std::string::npos);
   EXPECT_GT(first.lease_remaining, 0ms);
+  // Both count from when the reported write was sent: the age (rounded down) and the lease left
+  // (rounded up) add up to the renew deadline.
+  ASSERT_TRUE(first.write_age.has_value());
+  EXPECT_GE(*first.write_age, 0ms);
+  EXPECT_GE(*first.write_age + first.lease_remaining, 1000ms);
+  EXPECT_LE(*first.write_age + first.lease_remaining, 1001ms);
   g.run_for(400ms);  // two renewals
   const s3lect::leadership_snapshot later = g.electors[0]->snapshot();
   EXPECT_GE(later.serial, first.serial + 2);

@@ -147,9 +147,17 @@ TEST(HealthProtocol, LeaderBodyFollowsEachNewRecordTermAndLeader) {
 }
 
 TEST(HealthProtocol, LeaderBodyPutsItsOwnFieldsLastWhateverTheRecordHeld) {
-  const std::string record = R"({"leaderID":"x","serial":99,"leaseRemainingMs":1,"term":4,"z":0})";
+  const std::string record =
+      R"({"leaderID":"x","serial":99,"leaseRemainingMs":1,"writeAgeMs":2,"term":4,"z":0})";
   EXPECT_EQ(leader_body(leader(4, record)),
             R"({"leaderID":"x","term":4,"z":0,"leaseRemainingMs":12345,"serial":0})");
+}
+
+TEST(HealthProtocol, LeaderBodyGivesTheWriteAgeWhenKnown) {
+  leadership_snapshot snapshot = leader(4, R"({"leaderID":"x","term":4})");
+  snapshot.write_age = milliseconds{1500};
+  EXPECT_EQ(leader_body(snapshot),
+            R"({"leaderID":"x","term":4,"leaseRemainingMs":12345,"serial":0,"writeAgeMs":1500})");
 }
 
 TEST(HealthProtocol, HttpResponseBytesForEachVersionAndPersistence) {

@@ -86,6 +86,25 @@ TEST(PeerResponse, TheWriteSerialIsReadAndMustBeANonNegativeInteger) {
   }
 }
 
+TEST(PeerResponse, TheWriteAgeIsReadAndMustBeABoundedNonNegativeInteger) {
+  const std::string record =
+      R"({"leaderID":"a","leaderAddr":"h:1","lastUpdated":"2026-11-21T10:30:45.123Z","term":3,)"
+      R"("leaseMs":15000,"released":false,"nonce":"9f1c2a7e5b3d4c11","serial":2)";
+  const peer_parsing good = parse(200, record + R"(,"writeAgeMs":1234})");
+  ASSERT_FALSE(good.error) << good.answer.message;
+  EXPECT_EQ(good.answer.write_age, 1234ms);
+  const peer_parsing none = parse(200, record + "}");
+  ASSERT_FALSE(none.error);
+  EXPECT_FALSE(none.answer.write_age) << "a Go leader or an older s3lect says nothing";
+  // More than a day: no lease is that long (max_record_lease), so it cannot be a leader's.
+  for (const char* bad : {R"(,"writeAgeMs":-1})", R"(,"writeAgeMs":"5"})", R"(,"writeAgeMs":0.5})",
+                          R"(,"writeAgeMs":86400001})"}) {
+    const peer_parsing parsing = parse(200, record + bad);
+    EXPECT_EQ(parsing.error, s3lect::errc::protocol_error) << bad;
+    EXPECT_NE(parsing.answer.message.find("writeAgeMs"), std::string::npos) << bad;
+  }
+}
+
 TEST(PeerResponse, TheServedTermWinsOverTheRecordsTerm) {
   // The server sets "term" to the term it holds, in place.
   const peer_parsing parsing = parse(200, served_leader_body(43, 0ms));
