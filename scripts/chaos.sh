@@ -6,10 +6,12 @@
 # a leader came back within the documented bound after every fault.
 #
 #   scripts/chaos.sh [--duration SECONDS] [--nodes N] [--seed S] [--min-transitions M]
-#                    [--bin DIR]... [--out DIR]
+#                    [--bin DIR]... [--out DIR] [--peer-watch [--peer-base-port P]]
 #
 # --bin DIR (repeatable): where to find s3lect, s3lect_fault_proxy and s3lect_chaos_checker
-# (DIR and DIR/tools are searched; default build/chaos). Exit status: the checker's (0 pass,
+# (DIR and DIR/tools are searched; default build/chaos). --peer-watch: the nodes run in peer
+# mode with watches, node i's health endpoint on 127.0.0.1:P+i (default P 19740; peer traffic
+# goes straight between the nodes, not through the proxy). Exit status: the checker's (0 pass,
 # 1 violations or too few transitions), 2 for bad usage or a harness failure.
 set -u
 # The whole script is one compound command, parsed before it runs: editing this file while a
@@ -24,6 +26,8 @@ seed=$(((${EPOCHREALTIME/./} / 1000) % 1000000))
 min_transitions=0
 bin_dirs=()
 out_dir=""
+peer_watch=0
+peer_base_port=19740
 
 # The nodes' timings: short, so that a two-minute run sees many transitions. The retry schedule
 # (3 x 250 ms + 50 ms + 100 ms = 900 ms) fits in renew deadline - frequent (1100 ms), and the kill
@@ -37,7 +41,7 @@ retry_delays_ms="50,100"
 kill_grace_ms=200
 
 usage() {
-  sed -n '8,14p' "$0" | sed 's/^# \{0,1\}//'
+  sed -n '8,16p' "$0" | sed 's/^# \{0,1\}//'
   exit 2
 }
 
@@ -49,11 +53,14 @@ while (($#)); do
     --min-transitions) min_transitions=${2:?}; shift 2 ;;
     --bin) bin_dirs+=("${2:?}"); shift 2 ;;
     --out) out_dir=${2:?}; shift 2 ;;
+    --peer-watch) peer_watch=1; shift ;;
+    --peer-base-port) peer_base_port=${2:?}; shift 2 ;;
     -h | --help) usage ;;
     *) echo "chaos.sh: unknown argument $1" >&2; usage ;;
   esac
 done
 [[ $duration =~ ^[0-9]+$ && $seed =~ ^[0-9]+$ && $min_transitions =~ ^[0-9]+$ ]] || usage
+[[ $peer_base_port =~ ^[0-9]+$ ]] && ((peer_base_port > 0 && peer_base_port < 65530)) || usage
 if ! [[ $node_count =~ ^[0-9]+$ ]] || ((node_count < 3 || node_count > 5)); then
   echo "chaos.sh: --nodes must be 3 to 5" >&2
   exit 2
@@ -99,6 +106,13 @@ mkdir -p "$out_dir" || exit 2
 events=$out_dir/events.log
 : >"$events"
 lock=s3://$S3LECT_TEST_BUCKET/chaos/$run_id.json
+
+# Peer mode: one certificate for 127.0.0.1 that every node serves and verifies the leader's by.
+if ((peer_watch)); then
+  # shellcheck source=bench/lib/certs.sh
+  source "$root/bench/lib/certs.sh"
+  bench_make_certs "$out_dir/certs" node || exit 2
+fi
 
 note() { echo "$EPOCHREALTIME $*" >>"$out_dir/driver.log"; }
 say() { echo "chaos: $*" >&2; note "$*"; }
@@ -161,7 +175,14 @@ ctl() {
 
 # --- the nodes --------------------------------------------------------------------------------
 start_node() {
-  local i=$1 stubborn=""
+  local i=$1 stubborn="" peer=()
+  if ((peer_watch)); then
+    # The peer timeout is the S3 request timeout, so a stopped leader costs a follower no more
+    # than a stopped store would.
+    peer=(--peer --peer-listen "127.0.0.1:$((peer_base_port + i))" --peer-watch
+      --peer-cert "$out_dir/certs/node.pem" --peer-key "$out_dir/certs/node.key"
+      --peer-ca "$out_dir/certs/ca.pem" --peer-timeout "${request_timeout_ms}ms")
+  fi
   rnd 1 100
   ((R <= 20)) && stubborn=stubborn  # this incarnation's command ignores SIGTERM
   # setsid: the node's s3lect leads its own process group (pid = pgid); its command gets another.
@@ -170,7 +191,7 @@ start_node() {
     --lease "${lease_ms}ms" --renew-deadline "${renew_deadline_ms}ms" \
     --frequent "${frequent_ms}ms" --infrequent "${infrequent_ms}ms" \
     --request-timeout "${request_timeout_ms}ms" \
-    --retry-delays "${retry_delays_ms//,/ms,}ms" --kill-grace "${kill_grace_ms}ms" \
+    --retry-delays "${retry_delays_ms//,/ms,}ms" --kill-grace "${kill_grace_ms}ms" "${peer[@]}" \
     -- "$child_script" "$events" "node$i" $stubborn >>"$out_dir/node$i.log" 2>&1 &
   pid[i]=$!
   # Faults are for s3lect: until the forked shell has become s3lect, a signal would hit a copy
@@ -467,9 +488,11 @@ step() {
 }
 
 # --- the run ----------------------------------------------------------------------------------
-say "run $run_id: $node_count nodes, ${duration}s, seed $seed, lock $lock"
+mode=s3
+((peer_watch)) && mode="peer-watch (health endpoints from 127.0.0.1:$((peer_base_port + 1)))"
+say "run $run_id: $node_count nodes, ${duration}s, seed $seed, mode $mode, lock $lock"
 say "logs in $out_dir"
-record "# chaos run $run_id seed=$seed nodes=$node_count duration=${duration}s"
+record "# chaos run $run_id seed=$seed nodes=$node_count duration=${duration}s mode=${mode%% *}"
 record "# s3lect=$s3lect lease=${lease_ms}ms renew_deadline=${renew_deadline_ms}ms" \
   "frequent=${frequent_ms}ms infrequent=${infrequent_ms}ms request_timeout=${request_timeout_ms}ms" \
   "retry_delays=${retry_delays_ms}ms kill_grace=${kill_grace_ms}ms"

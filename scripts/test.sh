@@ -138,6 +138,9 @@ if [ -f scripts/chaos.sh ]; then
   stage "chaos"
   bash scripts/chaos.sh --bin "$main_build" --bin "$main_build/tools" --duration 150 \
     --min-transitions 50
+  stage "chaos, peer-watch mode"
+  bash scripts/chaos.sh --bin "$main_build" --bin "$main_build/tools" --duration 150 \
+    --min-transitions 50 --peer-watch
 fi
 
 end_stage

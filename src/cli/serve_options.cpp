@@ -47,7 +47,7 @@ bool readable(const std::string& option, const std::string& path, std::string& e
 const std::vector<std::string>& peer_only_options() {
   static const std::vector<std::string> names{"peer-listen", "peer-cert",        "peer-key",
                                               "peer-ca",     "peer-client-cert", "peer-client-key",
-                                              "peer-watch"};
+                                              "peer-watch",  "peer-timeout"};
   return names;
 }
 
@@ -73,7 +73,7 @@ const std::vector<std::string>& serve_flag_names() {
 const std::vector<std::string>& serve_valued_names() {
   static const std::vector<std::string> names{
       "peer-listen",      "peer-cert",       "peer-key",      "peer-ca",
-      "peer-client-cert", "peer-client-key", "metrics-listen"};
+      "peer-client-cert", "peer-client-key", "peer-timeout", "metrics-listen"};
   return names;
 }
 
@@ -101,6 +101,8 @@ const char* serve_options_help() {
          "  --peer-watch             followers keep a watch open on the leader's endpoint, so a\n"
          "                           release or a crash is noticed at once (default: off; a\n"
          "                           check every --infrequent)\n"
+         "  --peer-timeout DUR       bound on one attempt to ask the leader; each check runs\n"
+         "                           under the --retry-delays schedule (default 3s)\n"
          "  --metrics-listen IP:PORT serve Prometheus metrics at http://IP:PORT/metrics, plain\n"
          "                           HTTP; port 0 picks a free port, logged as \"metrics server\n"
          "                           listening\" (default: off; with --peer the health\n"
@@ -229,6 +231,15 @@ std::optional<serve_settings> make_serve_settings(const parsed_args& args, elect
     config.peer_client_key_file = *client_key;
   }
   if (ca) config.peer_ca_file = *ca;
+  if (auto timeout = args.get("peer-timeout")) {
+    const auto parsed = parse_duration(*timeout);
+    if (!parsed || *parsed <= std::chrono::milliseconds::zero()) {
+      error = "--peer-timeout: expected a duration greater than 0 such as 500ms or 3s, got '" +
+              *timeout + "'";
+      return std::nullopt;
+    }
+    config.peer_timeout = *parsed;
+  }
   config.peer_mode = true;
   config.peer_watch = args.has("peer-watch");
   server.handler.path = config.peer_health_path;

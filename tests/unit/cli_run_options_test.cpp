@@ -275,6 +275,7 @@ TEST_F(PeerOptions, PeerModeListensOnTheAddressFollowersUse) {
   EXPECT_FALSE(config.peer_watch);
   EXPECT_EQ(config.server_address, "127.0.0.1:8443") << "leaderAddr defaults to --peer-listen";
   EXPECT_TRUE(config.peer_ca_file.empty()) << "default: the system's CAs";
+  EXPECT_EQ(config.peer_timeout, s3lect::elector_config{}.peer_timeout);
   const auto& server = options->elector.serve.peer_server;
   ASSERT_TRUE(server);
   EXPECT_EQ(server->bind_address, "127.0.0.1:8443");
@@ -301,6 +302,16 @@ TEST_F(PeerOptions, WithoutPeerListenTheServerListensOnAllInterfacesOnTheAddrPor
   EXPECT_EQ(options->elector.serve.peer_server->bind_address, "0.0.0.0:8443");
 }
 
+TEST_F(PeerOptions, PeerTimeoutBoundsEachAttemptToAskTheLeader) {
+  auto options = parse(peer({"--peer-listen", "127.0.0.1:8443", "--peer-timeout", "250ms"}));
+  ASSERT_TRUE(options) << error_;
+  EXPECT_EQ(options->elector.config.peer_timeout, std::chrono::milliseconds{250});
+  expect_refused(peer({"--peer-listen", "127.0.0.1:8443", "--peer-timeout", "0s"}),
+                 {"--peer-timeout: expected a duration greater than 0", "'0s'"});
+  expect_refused(peer({"--peer-listen", "127.0.0.1:8443", "--peer-timeout", "soon"}),
+                 {"--peer-timeout: expected", "'soon'"});
+}
+
 TEST_F(PeerOptions, MutualTlsOnBothSidesWithAClientCertificate) {
   auto options = parse(
       peer({"--peer-listen", "127.0.0.1:8443", "--peer-ca", file("ca.pem"), "--peer-client-cert",
@@ -325,7 +336,7 @@ TEST_F(PeerOptions, MutualTlsOnBothSidesWithAClientCertificate) {
 TEST_F(PeerOptions, RefusesIncompleteOrContradictoryPeerOptions) {
   for (const char* option :
        {"--peer-listen=127.0.0.1:8443", "--peer-cert=c", "--peer-key=k", "--peer-ca=a",
-        "--peer-client-cert=c", "--peer-client-key=k", "--peer-watch"}) {
+        "--peer-client-cert=c", "--peer-client-key=k", "--peer-watch", "--peer-timeout=1s"}) {
     const std::string name = std::string(option).substr(0, std::string(option).find('='));
     expect_refused({option}, {name + ": needs --peer"});
   }
@@ -435,6 +446,7 @@ TEST(RunHelp, DocumentsEveryOptionAndExitCode) {
                              "--peer-client-cert",
                              "--peer-client-key",
                              "--peer-watch",
+                             "--peer-timeout",
                              "--metrics-listen",
                              "S3LECT_TERM",
                              "S3LECT_LEADER_ID",
