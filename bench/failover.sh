@@ -11,6 +11,7 @@
 #
 # usage: bench/failover.sh [--runs N] [--lease-ms N] [--hold-ms N] [--program PATH] [--keep-logs]
 #                          [--cli | --peer-watch] [--s3lect PATH] [--base-port N] [--stable]
+#                          [--stratified]
 #   --runs N      rounds (default 5); one takes about L + 2F + 5 s (about 30 s with defaults)
 #   --lease-ms N  lease in ms, renewal and follower polls every third of it (default: the
 #                 library's defaults, lease 15 s, renewal every 5 s)
@@ -21,6 +22,9 @@
 #   --stable      signal each leader 11 s + a random part of F after its election (a new random
 #                 value each run): the followers have gone stable by then (two reads of the
 #                 same leader), and in peer-watch mode they hold a watch. Overrides --hold-ms.
+#   --stratified  instead of a random part of F, run i of N takes (i - 1/2)/N of F: the signals
+#                 fall evenly between two renewals, so that the median of N runs is the median
+#                 over all signal times instead of a sample of it (crash failover's spread is F).
 #   --cli         candidates are `s3lect run` in S3 mode (the handover then includes starting
 #                 the leader's command, a few ms)
 #   --peer-watch  candidates are `s3lect run --peer --peer-watch` (implies --cli)
@@ -55,7 +59,7 @@ source "$root/scripts/lib/election-driver.sh"
 
 usage() {
   echo "usage: $0 [--runs N] [--lease-ms N] [--hold-ms N] [--program PATH] [--keep-logs]" \
-    "[--cli | --peer-watch] [--s3lect PATH] [--base-port N] [--stable]" >&2
+    "[--cli | --peer-watch] [--s3lect PATH] [--base-port N] [--stable] [--stratified]" >&2
   exit 2
 }
 
@@ -63,7 +67,7 @@ runs=5
 ED_BIN=
 ED_LEASE_MS=
 ED_HOLD_MS=
-mode=s3 cli=0 s3lect_bin='' base_port=18440 stable=0
+mode=s3 cli=0 s3lect_bin='' base_port=18440 stable=0 stratified=0
 while (($#)); do
   case $1 in
     --runs) (($# >= 2)) || usage; runs=$2; shift 2 ;;
@@ -73,6 +77,7 @@ while (($#)); do
     --keep-logs) ED_KEEP_LOGS=1; shift ;;
     --cli) cli=1; shift ;;
     --stable) stable=1; shift ;;
+    --stratified) stratified=1; shift ;;
     --peer-watch) cli=1; mode=peer-watch; shift ;;
     --s3lect) (($# >= 2)) || usage; s3lect_bin=$2; shift 2 ;;
     --base-port) (($# >= 2)) || usage; base_port=$2; shift 2 ;;
@@ -157,6 +162,10 @@ lease=$(ed_fmt_s "$ED_L_MS") renew=$(ed_fmt_s "$ED_F_MS")
 hold="1 s + random part of $renew s"
 [[ -z $ED_HOLD_MS ]] || hold="$(ed_fmt_s "$ED_HOLD_MS") s"
 ((stable)) && hold="11 s + random part of $renew s (followers stable)"
+if ((stratified)); then
+  hold="1 s + (i - 1/2)/$runs of $renew s in run i"
+  ((stable)) && hold="11 s + (i - 1/2)/$runs of $renew s in run i (followers stable)"
+fi
 echo "failover benchmark: $runs runs, lease $lease s, renewal every $renew s${ED_LEASE_MS:+ (--lease-ms $ED_LEASE_MS)}," \
   "each leader signalled $hold after its election"
 case $mode in
@@ -170,7 +179,13 @@ else
 fi
 handovers=() failovers=()
 for ((run = 1; run <= runs; run++)); do
-  if ((stable)); then ED_HOLD_MS=$((11000 + (RANDOM * 32768 + RANDOM) % ED_F_MS)); fi
+  part=$(((RANDOM * 32768 + RANDOM) % ED_F_MS))
+  ((stratified)) && part=$(((2 * run - 1) * ED_F_MS / (2 * runs)))
+  if ((stable)); then
+    ED_HOLD_MS=$((11000 + part))
+  elif ((stratified)); then
+    ED_HOLD_MS=$((1000 + part))
+  fi
   # The driver starts the candidates in the background and analyses their logs at once; on a
   # loaded machine a candidate's log may not exist yet, awk then fails and set -e ends the run
   # (exit 2). Creating the logs first avoids that race.

@@ -100,6 +100,10 @@ leadership_snapshot snapshot_of(std::string_view state, std::string_view leader_
     snapshot.term = next_number<std::uint64_t>(state);
     snapshot.lease_remaining = std::chrono::milliseconds{next_number<std::int64_t>(state)};
     snapshot.serial = next_number<std::uint64_t>(state);
+    // A fourth number, when not 0: the write's age the leader knows.
+    if (const auto age = next_number<std::int64_t>(state); age != 0) {
+      snapshot.write_age = std::chrono::milliseconds{age};
+    }
     snapshot.record_json = std::string(record_json);
   } else if (state.starts_with("follower")) {
     state.remove_prefix(8);
@@ -245,11 +249,21 @@ void check_answer(const health_response& response, const routed_request& routed,
                       body.at("term").to_number<std::uint64_t>() == snapshot.term);
     const auto remaining = body.at("leaseRemainingMs").to_number<std::int64_t>();
     S3LECT_FUZZ_CHECK(remaining == std::max<std::int64_t>(0, snapshot.lease_remaining.count()));
-    // Everything the record said is still there.
+    // The write's age only from the snapshot: never a value the record itself carried.
+    if (snapshot.write_age) {
+      S3LECT_FUZZ_CHECK(body.contains("writeAgeMs") &&
+                        body.at("writeAgeMs").to_number<std::int64_t>() ==
+                            std::max<std::int64_t>(0, snapshot.write_age->count()));
+    } else {
+      S3LECT_FUZZ_CHECK(!body.contains("writeAgeMs"));
+    }
+    // Everything else the record said is still there.
     boost::system::error_code ec;
     const json::value record = json::parse(snapshot.record_json, ec);
     if (!ec && record.is_object()) {
-      for (const auto& field : record.as_object()) S3LECT_FUZZ_CHECK(body.contains(field.key()));
+      for (const auto& field : record.as_object()) {
+        S3LECT_FUZZ_CHECK(field.key() == "writeAgeMs" || body.contains(field.key()));
+      }
     } else {
       S3LECT_FUZZ_CHECK(body.at("leaderID").as_string() == snapshot.leader_id);
     }

@@ -47,6 +47,28 @@ TEST(fuzz_regressions, record_just_below_the_future_limit_survives_a_round_trip)
 // health_request_fuzz, "every answer is a JSON object": a 400 quotes the offending query value
 // byte for byte, so a value that is not UTF-8 (or whose first 32 bytes cut a UTF-8 sequence in
 // two) yielded a body no JSON parser accepts. Fixed: the quote keeps printable ASCII only.
+// health_request_fuzz, "everything the record said is still there": a record that carried its
+// own "writeAgeMs" lost it in the 200 body. That is deliberate (a follower counts the lease from
+// that age, so only the leader's own measure may go out); the invariant was narrowed, and this
+// keeps the behaviour.
+TEST(fuzz_regressions, a_records_own_write_age_is_never_passed_on) {
+  leadership_snapshot snapshot;
+  snapshot.is_leader = true;
+  snapshot.term = 7;
+  snapshot.lease_remaining = milliseconds{14876};
+  snapshot.serial = 3;
+  snapshot.leader_id = "api-7";
+  snapshot.record_json =
+      R"({"leaderID":"a)i-7","writeAgeMs":"10.42:8443","lastUpdated":"2025-12-31T23:59:50.123Z",)"
+      R"("term":7,"llaseMs":15000,"released":false,"nonce":"4117b6d1590d4b0f"})";
+  const boost::json::value without = boost::json::parse(detail::leader_body(snapshot));
+  EXPECT_FALSE(without.as_object().contains("writeAgeMs"));
+  EXPECT_TRUE(without.as_object().contains("llaseMs")) << "other fields stay";
+  snapshot.write_age = milliseconds{12};
+  const boost::json::value with = boost::json::parse(detail::leader_body(snapshot));
+  EXPECT_EQ(with.at("writeAgeMs").to_number<std::int64_t>(), 12);
+}
+
 TEST(fuzz_regressions, bad_request_body_is_json_whatever_the_query_bytes) {
   const std::string path = "/health/leadership";
   for (const std::string& target : {path + "?watch=30000&term=\xC9\xF8",
