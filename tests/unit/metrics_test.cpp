@@ -556,8 +556,11 @@ TEST(MetricsOfElectors, FollowAcquisitionRenewalsHandoverAndDemotion) {
     EXPECT_EQ(a("s3lect_renewal_latency_seconds_count"), a("s3lect_renewals_total"));
     EXPECT_EQ(a("s3lect_renewal_latency_seconds_bucket", {{"le", "+Inf"}}),
               a("s3lect_renewals_total"));
-    // The acquisition and every renewal were PUTs that succeeded.
-    EXPECT_GE(a("s3lect_s3_requests_total", {{"operation", "put"}, {"outcome", "ok"}}),
+    // Every renewal was a PUT that succeeded; the acquisition one more PUT (counted as failed
+    // if a stalled machine let it outlive request_timeout and a re-read found it won).
+    const double put_ok = a("s3lect_s3_requests_total", {{"operation", "put"}, {"outcome", "ok"}});
+    EXPECT_GE(put_ok, a("s3lect_renewals_total"));
+    EXPECT_GE(put_ok + a("s3lect_s3_requests_total", {{"operation", "put"}, {"outcome", "failed"}}),
               1 + a("s3lect_renewals_total"));
     // The first read found no record.
     EXPECT_EQ(a("s3lect_s3_requests_total", {{"operation", "get"}, {"outcome", "not_found"}}), 1);
@@ -585,7 +588,10 @@ TEST(MetricsOfElectors, FollowAcquisitionRenewalsHandoverAndDemotion) {
   memory_faults partition;
   partition.partitioned = true;
   group.view_b.set_faults(partition);
-  ASSERT_TRUE(group.run_until([&] { return !group.b.is_leader(); }));
+  // The demotion comes at the renew deadline, which a renewal still in flight may outlive: wait
+  // for the failed attempt too (a loaded machine delays it past the deadline).
+  ASSERT_TRUE(group.run_until(
+      [&] { return !group.b.is_leader() && group.b.counters().s3_put.failed >= 1; }));
   {
     const exposition parsed = render_and_parse(registry);
     const elector_view b{parsed, b_labels};
