@@ -71,9 +71,9 @@ const std::vector<std::string>& serve_flag_names() {
 }
 
 const std::vector<std::string>& serve_valued_names() {
-  static const std::vector<std::string> names{
-      "peer-listen",      "peer-cert",       "peer-key",      "peer-ca",
-      "peer-client-cert", "peer-client-key", "peer-timeout", "metrics-listen"};
+  static const std::vector<std::string> names{"peer-listen",  "peer-cert",        "peer-key",
+                                              "peer-ca",      "peer-client-cert", "peer-client-key",
+                                              "peer-timeout", "metrics-listen"};
   return names;
 }
 

@@ -157,6 +157,21 @@ TEST(ElectionCorePeer, AWatchSilentForTheRenewDeadlineIsCancelledAndTheStoreRead
   EXPECT_EQ(d.core.status().mode, poll_mode::frequent);
 }
 
+/// The leader's watch connection drops; the store still holds `last` (ETag "ea3"). Reads it
+/// whenever asked until the core takes over, failing if that is later than `latest`.
+void take_over_after_crash(core_driver& d, const std::string& last, steady_time latest) {
+  d.peer_error(errc::connection_lost);
+  ASSERT_TRUE(d.reading());
+  d.read(last, "ea3");
+  while (!d.writing()) {
+    d.wake();
+    ASSERT_LE(d.now.steady, latest);
+    if (d.reading()) d.read(last, "ea3");
+  }
+  EXPECT_EQ(d.condition().etag, "ea3");
+  EXPECT_EQ(d.written().term, 4u);
+}
+
 // The crash case: the leader told us of its last renewal at t; its connection then drops. The
 // store still holds exactly that write, so the leader sent it before t: rule (b) may count from
 // t, not from our first read of its ETag.
@@ -171,17 +186,8 @@ TEST(ElectionCorePeer, RuleBCountsFromTheLeadersReportOfItsLastWrite) {
   d.peer_leader(last, 8, peer_watch_outcome::changed);
   const steady_time told_at = d.now.steady;
   d.advance(3s);
-  d.peer_error(errc::connection_lost);
-  ASSERT_TRUE(d.reading());
-  d.read(last, "ea3");
-  while (!d.writing()) {
-    d.wake();
-    ASSERT_LE(d.now.steady, told_at + 15s);
-    if (d.reading()) d.read(last, "ea3");
-  }
+  take_over_after_crash(d, last, told_at + 15s);
   EXPECT_EQ(d.now.steady, told_at + 15s);
-  EXPECT_EQ(d.condition().etag, "ea3");
-  EXPECT_EQ(d.written().term, 4u);
 }
 
 // The leader says how long before answering it sent that write: rule (b) counts from then, so
@@ -200,16 +206,8 @@ TEST(ElectionCorePeer, RuleBCountsFromTheWriteAgeTheLeaderReports) {
   d.advance(1s);
   d.peer_leader(last, 8, peer_watch_outcome::timeout, 10ms);
   d.advance(2s);
-  d.peer_error(errc::connection_lost);
-  ASSERT_TRUE(d.reading());
-  d.read(last, "ea3");
-  while (!d.writing()) {
-    d.wake();
-    ASSERT_LE(d.now.steady, sent_at + 15s);
-    if (d.reading()) d.read(last, "ea3");
-  }
+  take_over_after_crash(d, last, sent_at + 15s);
   EXPECT_EQ(d.now.steady, sent_at + 15s);
-  EXPECT_EQ(d.written().term, 4u);
 }
 
 TEST(ElectionCorePeer, AWriteTheLeaderNeverReportedCountsFromOurRead) {
