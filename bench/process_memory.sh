@@ -90,7 +90,7 @@ printf '|%s|%s|%s|%s|%s|%s|\n' ------------------------------------ ----------- 
   ----------- ----------- ------------------------------------------
 for i in "${!pids[@]}"; do
   p=${pids[$i]}
-  # bash -c exec'd openssl: the same PID.
+  # The floor's PID is openssl's own: its `bash -c` exec'd it.
   if ! kill -0 "$p" 2>/dev/null; then
     echo "error: ${labels[$i]} exited:" >&2
     cat "$work/$i.log" >&2
