@@ -61,8 +61,27 @@ end_stage() {
   stage_name=""
 }
 
+# Prints the output of each test that the last ctest run in build tree $1 failed, its last 100
+# lines, so that the end of the log says why: --output-on-failure leaves it among hundreds of
+# lines of tests that passed.
+report_failed_tests() {
+  local dir=$1/Testing/Temporary name
+  [ -f "$dir/LastTestsFailed.log" ] || return 0
+  while IFS= read -r name; do
+    name=${name#*:}
+    printf '\n== failed: %s (the end of its output, from %s) ==\n' "$name" "$dir/LastTest.log"
+    awk -v name="$name" '
+      index($0, " Test: ") && substr($0, index($0, " Test: ") + 7) == name { found = 1; next }
+      found && !out && $0 == "Output:" { getline; out = 1; next }
+      out && $0 == "<end of output>" { exit }
+      out { print }
+    ' "$dir/LastTest.log" | tail -n 100
+  done <"$dir/LastTestsFailed.log"
+}
+
 started_server=0
 tsan_pid=""
+failed_build=""  # The build tree whose ctest run failed, for the report at the end.
 cleanup() {
   local status=$?
   if [ -n "$tsan_pid" ]; then kill -- "-$tsan_pid" 2>/dev/null || true; fi
@@ -71,6 +90,7 @@ cleanup() {
     printf '\n== stages ==\n'
     printf '%s\n' "${summary[@]}"
   fi
+  if [ -n "$failed_build" ]; then report_failed_tests "$failed_build"; fi
   if [ "$started_server" -eq 1 ]; then bash scripts/local-s3/stop.sh || true; fi
   rm -f "$times_file"
   exit "$status"
@@ -113,7 +133,11 @@ setsid bash -c 'cmake --preset tsan -B "$1" -DCMAKE_CXX_FLAGS_DEBUG=-g1 >/dev/nu
   exec nice -n 19 cmake --build "$1" -j "$2" --target s3lect_unit_tests s3lect_integration_tests' \
   tsan-build "$tsan_build" "$jobs" >"$tsan_log" 2>&1 &
 tsan_pid=$!
-ctest --test-dir "$main_build" --output-on-failure -j "$jobs"
+ctest --test-dir "$main_build" --output-on-failure -j "$jobs" || {
+  status=$?
+  failed_build=$main_build
+  exit "$status"
+}
 
 stage "build: unit and integration tests, TSan ($tsan_build), the rest"
 tsan_status=0
@@ -127,7 +151,11 @@ fi
 
 stage "tests: unit, integration (TSan)"
 ctest --test-dir "$tsan_build" --output-on-failure -j "$jobs" -L 'unit|integration' \
-  -E '^example\.'
+  -E '^example\.' || {
+  status=$?
+  failed_build=$tsan_build
+  exit "$status"
+}
 
 if [ -x scripts/fuzz.sh ]; then
   stage "fuzzing"

@@ -263,8 +263,14 @@ struct elector::impl : std::enable_shared_from_this<impl> {
       asio::co_spawn(strand, run_peer_check(self, std::move(request.peer)),
                      asio::bind_cancellation_slot(slot, asio::detached));
     } else {
-      asio::co_spawn(strand, run_write(self, std::move(request.body), std::move(request.condition)),
-                     asio::bind_cancellation_slot(slot, asio::detached));
+      bool releasing = false;
+      {
+        std::lock_guard lock(mutex);
+        releasing = release_pending;
+      }
+      asio::co_spawn(
+          strand, run_write(self, std::move(request.body), std::move(request.condition), releasing),
+          asio::bind_cancellation_slot(slot, asio::detached));
     }
   }
 
@@ -411,8 +417,16 @@ struct elector::impl : std::enable_shared_from_this<impl> {
   }
 
   static asio::awaitable<void> run_write(std::shared_ptr<impl> self, std::string body,
-                                         put_condition condition) {
+                                         put_condition condition, bool releasing) {
     co_await asio::this_coro::throw_if_cancelled(false);
+    if (releasing) {
+      // The loss of a stop or resignation was reported before this release, but its waiters'
+      // completions were only queued on the strand, which this coroutine holds. Once the
+      // released record is written, a follower may lead at once: let those completions reach
+      // their executors first, so that no waiter hears of its loss after the next leader could
+      // have heard of its gain.
+      co_await asio::post(self->strand, asio::use_awaitable);
+    }
     const elector_config config = self->core.config();
     retry_schedule schedule(config.retry);
     std::tuple<error_code, put_result> outcome;

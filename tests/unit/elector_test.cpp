@@ -26,7 +26,9 @@
 #include <atomic>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <random>
+#include <string>
 #include <thread>
 
 namespace asio = boost::asio;
@@ -716,4 +718,87 @@ TEST(Elector, UpdateConfigWhileStoppedKeepsTheCoreState) {
   ASSERT_TRUE(g.run_until([&] { return g.electors[0]->is_leader(); }));
   EXPECT_LT(steady::now() - restart, 300ms) << "our own record must be retaken at once";
   EXPECT_EQ(g.electors[0]->config().infrequent_interval, 500ms);
+}
+
+namespace {
+
+/// Forwards to a memory_storage and shows every PUT's body to `on_put` before it is made.
+class put_spy_storage final : public s3lect::storage {
+ public:
+  put_spy_storage(asio::any_io_executor executor, std::shared_ptr<memory_store> store)
+      : inner_(std::move(executor), std::move(store)) {}
+
+  executor_type get_executor() const override { return inner_.get_executor(); }
+
+  std::function<void(const std::string& body)> on_put;
+
+ protected:
+  void get_impl(std::string key,
+                asio::any_completion_handler<s3lect::get_signature> handler) override {
+    inner_.async_get(std::move(key), std::move(handler));
+  }
+  void put_impl(std::string key, std::string body, s3lect::put_condition condition,
+                asio::any_completion_handler<s3lect::put_signature> handler) override {
+    if (on_put) on_put(body);
+    inner_.async_put(std::move(key), std::move(body), std::move(condition), std::move(handler));
+  }
+
+ private:
+  memory_storage inner_;
+};
+
+asio::awaitable<void> note_loss(elector& e, bool& waiting, bool& lost) {
+  const leadership_lease lease = co_await e.async_wait_for_leadership();
+  waiting = true;
+  co_await e.async_wait_for_loss(lease);
+  lost = true;
+}
+
+asio::awaitable<void> resign_elector(elector& e, bool& done) {
+  co_await e.async_resign();
+  done = true;
+}
+
+}  // namespace
+
+// A stop or resignation reports the loss before it writes the released record, but the loss
+// waiters' completions used to be only queued on the elector's strand when the release write
+// started: with a store that answers at once, a follower could read the released record, lead,
+// and have its user told so before this elector's user heard of the loss (the stress test's
+// safety check caught it as an overlap of 0.6 ms). The release now waits for those completions
+// to reach the waiters' executors; here the waiter runs on the io_context, so it has run.
+TEST(Elector, TheLossReachesItsWaitersBeforeTheReleasedRecordIsWritten) {
+  for (const bool resign : {true, false}) {
+    SCOPED_TRACE(resign ? "async_resign" : "async_stop");
+    asio::io_context io;
+    auto store = std::make_shared<memory_store>();
+    put_spy_storage view(io.get_executor(), store);
+    elector e(io.get_executor(), view, fast_config("node-0"));
+    bool waiting = false;
+    bool lost = false;
+    std::optional<bool> lost_when_released;
+    view.on_put = [&](const std::string& body) {
+      const auto record = s3lect::decode_record(body, std::chrono::system_clock::now()).record;
+      if (record && record->released && !lost_when_released) lost_when_released = lost;
+    };
+    e.start();
+    asio::co_spawn(io, note_loss(e, waiting, lost), asio::detached);
+    const auto run_until = [&io](const std::function<bool()>& done) {
+      const auto deadline = steady::now() + 5s;
+      while (!done() && steady::now() < deadline) io.run_one_for(10ms);
+      return done();
+    };
+    ASSERT_TRUE(run_until([&] { return waiting; }));
+    bool done = false;
+    if (resign) {
+      asio::co_spawn(io, resign_elector(e, done), asio::detached);
+    } else {
+      asio::co_spawn(io, stop_elector(e, done), asio::detached);
+    }
+    ASSERT_TRUE(run_until([&] { return done; }));
+    ASSERT_TRUE(lost_when_released.has_value()) << "no released record was written";
+    EXPECT_TRUE(*lost_when_released) << "the released record was written before the loss "
+                                        "reached its waiter";
+    EXPECT_TRUE(lost);
+  }
 }
