@@ -401,10 +401,16 @@ class memory_request : public std::enable_shared_from_this<memory_request> {
   void deliver(asio::any_completion_handler<Signature>& stored, Result result) {
     // Move-constructed, never move-assigned (style.md: Boost 1.81's move-assignment recurses).
     asio::any_completion_handler<Signature> handler(std::move(stored));
-    // The slot's handler must not outlive the operation it cancels.
-    handler.get_cancellation_slot().clear();
     const auto handler_executor = asio::get_associated_executor(handler, state_->executor);
-    asio::dispatch(handler_executor, asio::append(std::move(handler), ec_, std::move(result)));
+    asio::dispatch(handler_executor,
+                   [handler = std::move(handler), ec = ec_, result = std::move(result)]() mutable {
+                     // Our slot handler must not outlive the request. It is cleared on the
+                     // handler's executor, where the caller emits (Asio's rule): cleared from
+                     // the request's strand, it raced an emission (TSan, in the stress test).
+                     // An emission before this point only posts an abort that finds us done.
+                     handler.get_cancellation_slot().clear();
+                     std::move(handler)(ec, std::move(result));
+                   });
   }
 
   const std::shared_ptr<memory_storage_state> state_;

@@ -370,13 +370,16 @@ class check_operation : public std::enable_shared_from_this<check_operation> {
     finished_ = true;
     timer_.cancel();
     account(ec, answer);
-    auto slot = asio::get_associated_cancellation_slot(*handler_);
-    if (slot.is_connected()) slot.clear();
     // Move-construct only: move-assigning any_completion_handler recurses in Boost 1.81.
     handler_type handler(std::move(*handler_));
     handler_.reset();
     asio::any_completion_executor work(std::move(handler_work_));
-    asio::dispatch(work, asio::append(std::move(handler), ec, std::move(answer)));
+    asio::dispatch(work, [handler = std::move(handler), ec, answer = std::move(answer)]() mutable {
+      // Cleared on the handler's executor, where the caller emits (see s3_client.cpp's
+      // finish()); an earlier emission reaches abort(), which sees the check finished.
+      handler.get_cancellation_slot().clear();
+      std::move(handler)(ec, std::move(answer));
+    });
   }
 
   /// Completion of the coroutine: only an exception matters (the coroutine finished the check

@@ -304,13 +304,15 @@ class operation : public std::enable_shared_from_this<operation<Result>> {
     timer_.cancel();
     account(ec, info_of(result));
 
-    auto slot = asio::get_associated_cancellation_slot(*handler_);
-    if (slot.is_connected()) slot.clear();
     // Move-construct only: move-assigning any_completion_handler recurses in Boost 1.81.
     handler_type handler(std::move(*handler_));
     handler_.reset();
     asio::any_completion_executor work(std::move(handler_work_));
     asio::dispatch(work, [handler = std::move(handler), ec, result = std::move(result)]() mutable {
+      // The slot is cleared where the caller emits into it, its handler's executor (Asio's
+      // rule): cleared from our strand, it raced a cancellation emitted there (TSan). An
+      // emission before this point reaches abort(), which sees the operation finished.
+      handler.get_cancellation_slot().clear();
       std::move(handler)(ec, std::move(result));
     });
   }

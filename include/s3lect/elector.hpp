@@ -117,6 +117,8 @@ class elector : public leadership_source {
   /// once. Completes with `void(error_code)` after the elector stopped (the release is best
   /// effort: its failure is logged, not returned). Pending waits complete with errc::stopped.
   /// Cancellation: terminal; the elector still stops, without waiting for the release.
+  /// A leader's loss is reported before the release: async_wait_for_loss completions reach
+  /// their executors before the released record is written (so does async_resign).
   template <class CompletionToken = default_token>
   auto async_stop(CompletionToken&& token = {}) {
     return boost::asio::async_initiate<CompletionToken, void(boost::system::error_code)>(
