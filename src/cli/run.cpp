@@ -19,6 +19,7 @@
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/signal_set.hpp>
 #include <boost/asio/steady_timer.hpp>
+#include <boost/asio/this_coro.hpp>
 #include <boost/asio/use_awaitable.hpp>
 
 #include <signal.h>
@@ -26,6 +27,8 @@
 #include <cstdlib>
 #include <cstring>
 #include <iostream>
+#include <optional>
+#include <variant>
 
 namespace s3lect::cli {
 
@@ -301,6 +304,44 @@ asio::awaitable<void> observe(elector& election, const log_output& log, std::str
   }
 }
 
+/// The first read of the lock, before campaigning. With `wait`, a failure that retrying can fix
+/// (s3lect::is_transient: timeouts, refused connections, DNS, TLS handshakes, 5xx, throttling)
+/// is logged and the read retried every `interval` until the store answers; refused
+/// credentials or a missing bucket still end the wait. nullopt: SIGINT or SIGTERM came first.
+asio::awaitable<std::optional<lock_read>> read_at_start(s3_client& client, std::string key,
+                                                        retry_policy policy, bool wait,
+                                                        milliseconds interval,
+                                                        asio::signal_set& signals,
+                                                        const log_output& log) {
+  const auto token = asio::as_tuple(asio::use_awaitable);
+  const auto started = steady::now();
+  asio::steady_timer timer(co_await asio::this_coro::executor);
+  for (unsigned failures = 0;; ++failures) {
+    lock_read read = co_await read_lock(client, key, policy);
+    if (!read.error) {
+      if (failures > 0) {
+        log.log(log_level::info, "store reachable", {{"waited_ms", ms_since(started)}});
+      }
+      co_return read;
+    }
+    if (!wait || !is_transient(read.error)) co_return read;
+    log.log(log_level::warning, "waiting for the store",
+            {{"error", describe_store_error(read.error, read.info)},
+             {"retry_in_ms", std::to_string(interval.count())}});
+    timer.expires_after(interval);
+    // A stop signal ends the wait; another one (nothing to forward it to yet) retries at once.
+    auto woken = co_await (timer.async_wait(token) || signals.async_wait(token));
+    if (woken.index() == 1) {
+      const auto [ec, signal] = std::get<1>(woken);
+      if (!ec && (signal == SIGINT || signal == SIGTERM)) {
+        log.log(log_level::info, "stopped while waiting for the store",
+                {{"signal", signal_name(signal)}});
+        co_return std::nullopt;
+      }
+    }
+  }
+}
+
 }  // namespace
 
 std::string run_help() {
@@ -328,8 +369,11 @@ std::string run_help() {
              "A stopped s3lect (SIGSTOP, a debugger) cannot stop COMMAND: that is what the\n"
              "fencing token is for.\n"
              "Before campaigning, s3lect reads the lock once: an unreachable store, refused\n"
-             "credentials or a missing bucket end it at once (exit 4). Later store failures are\n"
-             "retried and logged, and a leader that cannot renew steps down.\n"
+             "credentials or a missing bucket end it at once (exit 4). With --wait-for-store,\n"
+             "failures that retrying can fix (timeouts, refused connections, DNS, TLS\n"
+             "handshakes, 5xx, throttling) are logged and retried every --frequent interval\n"
+             "instead, until the store answers or a stop signal comes (exit 0). Later store\n"
+             "failures are retried and logged, and a leader that cannot renew steps down.\n"
              "\n"
              "options:\n") +
          store_location_help() + elector_options_help() + serve_options_help() +
@@ -337,6 +381,8 @@ std::string run_help() {
          "                           0: SIGKILL at once). Must be less than lease - renew\n"
          "                           deadline (5s by default), so that COMMAND is gone before\n"
          "                           another node may take over.\n"
+         "  --wait-for-store         at start-up, wait for a store that cannot be reached yet\n"
+         "                           rather than exit 4 (see above)\n"
          "  --help                   print this help\n"
          "  Durations: 500ms, 15s, 1m, 1m30s, 2h.\n"
          "\n"
@@ -356,7 +402,7 @@ std::string run_help() {
          "  0    stopped by SIGINT or SIGTERM: COMMAND stopped, lock released\n"
          "  1    internal failure\n"
          "  2    bad arguments or configuration\n"
-         "  4    the store cannot be read at start-up\n"
+         "  4    the store cannot be read at start-up (with --wait-for-store: it refuses us)\n"
          "  9    the --peer-listen or --metrics-listen address cannot be bound (in use, not\n"
          "       this host's, or a privileged port)\n"
          "  126  COMMAND is not an executable file\n"
@@ -380,6 +426,7 @@ std::optional<run_options> parse_run_options(const std::vector<std::string>& arg
   flags.insert(flags.end(), serve_flag_names().begin(), serve_flag_names().end());
   valued.insert(valued.end(), serve_valued_names().begin(), serve_valued_names().end());
   valued.push_back("kill-grace");
+  flags.push_back("wait-for-store");
   auto parsed = parsed_args::parse(args, flags, valued, error);
   if (!parsed) return std::nullopt;
   if (!parsed->positional().empty()) {
@@ -393,6 +440,7 @@ std::optional<run_options> parse_run_options(const std::vector<std::string>& arg
   }
   run_options options;
   options.command = parsed->trailing();
+  options.wait_for_store = parsed->has("wait-for-store");
   if (auto grace = parsed->get("kill-grace")) {
     auto value = parse_duration(*grace);
     if (!value) {
@@ -458,15 +506,19 @@ int run_run(const std::vector<std::string>& args) {
   signals.add(SIGUSR2);
   s3_client client(io.get_executor(), options->store.config);
 
-  lock_read first_read;
+  std::optional<lock_read> read;
   std::exception_ptr failure;
-  asio::co_spawn(io, read_lock(client, settings.lock_key, settings.retry),
-                 [&first_read, &failure](std::exception_ptr e, lock_read result) {
+  asio::co_spawn(io,
+                 read_at_start(client, settings.lock_key, settings.retry, options->wait_for_store,
+                               settings.frequent_interval, signals, output),
+                 [&read, &failure](std::exception_ptr e, std::optional<lock_read> result) {
                    failure = e;
-                   first_read = std::move(result);
+                   read = std::move(result);
                  });
   io.run();
   if (failure) std::rethrow_exception(failure);
+  if (!read) return exit_ok;  // Stopped while waiting for the store: nothing was held.
+  const lock_read& first_read = *read;
   if (first_read.error) {
     std::cerr << "s3lect run: cannot read " << url << " at " << client.config().endpoint << ": "
               << describe_store_error(first_read.error, first_read.info) << "\n";

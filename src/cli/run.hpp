@@ -17,6 +17,9 @@ struct run_options {
   elector_settings elector;
   /// After SIGTERM, the command has this long to exit before SIGKILL.
   std::chrono::milliseconds kill_grace{std::chrono::seconds{3}};
+  /// At start-up, retry a store that retrying can fix (unreachable, 5xx, throttling) every
+  /// frequent interval instead of exiting 4.
+  bool wait_for_store = false;
   std::vector<std::string> command;  ///< The command and its arguments, after `--`.
 };
 

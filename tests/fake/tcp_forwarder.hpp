@@ -25,13 +25,13 @@ namespace s3lect::test {
 
 class tcp_forwarder {
  public:
-  /// Listens on `listen_address` (a loopback address; ephemeral port) and forwards each
-  /// connection to `target_host`:`target_port`.
+  /// Listens on `listen_address` (a loopback address) at `listen_port` (0: an ephemeral one)
+  /// and forwards each connection to `target_host`:`target_port`.
   tcp_forwarder(std::string target_host, std::uint16_t target_port,
-                const std::string& listen_address = "127.0.0.1")
+                const std::string& listen_address = "127.0.0.1", std::uint16_t listen_port = 0)
       : target_host_(std::move(target_host)),
         target_port_(target_port),
-        acceptor_(io_, {boost::asio::ip::make_address(listen_address), 0}),
+        acceptor_(io_, {boost::asio::ip::make_address(listen_address), listen_port}),
         port_(acceptor_.local_endpoint().port()) {
     boost::asio::co_spawn(io_, accept_loop(), boost::asio::detached);
     thread_ = std::thread([this] { io_.run(); });

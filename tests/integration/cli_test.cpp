@@ -7,7 +7,12 @@
 #include "fake/tcp_forwarder.hpp"
 #include "integration/cli_harness.hpp"
 
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/ip/tcp.hpp>
+
 #include <algorithm>
+#include <cstdint>
+#include <filesystem>
 
 namespace s3lect {
 namespace {
@@ -359,6 +364,80 @@ TEST_F(CliIntegration, LeaderCutOffFromTheStoreStopsItsCommandBeforeAnotherStart
   for (auto* node : followers) ASSERT_TRUE(node->wait(10s));
   ASSERT_TRUE(leader.wait(10s));
   expect_no_overlap(journal);
+}
+
+// A fleet started while the store is down (or before DNS or the network is up) waits for it with
+// --wait-for-store instead of exiting 4 and relying on a supervisor's restarts.
+TEST_F(CliIntegration, WaitForStoreWaitsForAStoreThatIsNotThereYet) {
+  // A loopback port with nothing behind it, for now: connections are refused.
+  std::uint16_t port = 0;
+  {
+    boost::asio::io_context io;
+    boost::asio::ip::tcp::acceptor probe(io, {boost::asio::ip::make_address("127.0.0.1"), 0});
+    port = probe.local_endpoint().port();
+  }
+  const std::string journal = scratch + "/journal";
+  auto args = run_args("patient", "http://127.0.0.1:" + std::to_string(port));
+  args.insert(args.end(), {"--wait-for-store", "--", "sh", "-c", journaling_command(journal)});
+  auto& node = start(args);
+  ASSERT_TRUE(eventually(
+      [&] {
+        const std::string err = node.err();
+        std::size_t waits = 0;
+        for (std::size_t at = err.find("waiting for the store"); at != std::string::npos;
+             at = err.find("waiting for the store", at + 1)) {
+          ++waits;
+        }
+        return waits >= 2;  // It retries, it does not exit.
+      },
+      15s))
+      << node.err();
+  EXPECT_FALSE(node.status.has_value()) << node.err();
+  EXPECT_NE(node.err().find("Connection refused"), std::string::npos) << node.err();
+  EXPECT_EQ(latest_start(journal), 0) << "no command before the store was read";
+
+  const auto port_at = s3.http_endpoint.rfind(':');
+  test::tcp_forwarder store(
+      "127.0.0.1", static_cast<std::uint16_t>(std::stoi(s3.http_endpoint.substr(port_at + 1))),
+      "127.0.0.1", port);
+  ASSERT_TRUE(eventually([&] { return latest_start(journal) > 0; }, 15s)) << node.err();
+  EXPECT_NE(node.err().find("msg=\"store reachable\" waited_ms="), std::string::npos) << node.err();
+  ::kill(node.pid, SIGTERM);
+  ASSERT_TRUE(node.wait(10s)) << node.err();
+  EXPECT_EQ(node.status, std::optional<int>(0)) << node.err();
+}
+
+TEST_F(CliIntegration, WaitForStoreEndsOnAStopSignalOrWhenTheStoreRefusesUs) {
+  const std::string started = scratch + "/started";
+  auto args = run_args("stopped-while-waiting", "http://127.0.0.1:1");
+  args.insert(args.end(), {"--wait-for-store", "--", "touch", started});
+  auto& waiting = start(args);
+  ASSERT_TRUE(eventually(
+      [&] { return waiting.err().find("waiting for the store") != std::string::npos; }, 15s))
+      << waiting.err();
+  ::kill(waiting.pid, SIGTERM);
+  ASSERT_TRUE(waiting.wait(10s)) << waiting.err();
+  EXPECT_EQ(waiting.status, std::optional<int>(0)) << waiting.err();
+  EXPECT_NE(waiting.err().find("msg=\"stopped while waiting for the store\" signal=SIGTERM"),
+            std::string::npos)
+      << waiting.err();
+  EXPECT_FALSE(std::filesystem::exists(started));
+
+  // A missing bucket is not something waiting fixes.
+  args = {"run",
+          "--lock",
+          "s3://s3lect-no-such-bucket/k",
+          "--endpoint",
+          s3.http_endpoint,
+          "--path-style",
+          "--wait-for-store",
+          "--",
+          "touch",
+          started};
+  const auto begun = steady::now();
+  expect_one_line_error(run(args), 4, "no such bucket");
+  EXPECT_LT(steady::now() - begun, 10s);
+  EXPECT_FALSE(std::filesystem::exists(started));
 }
 
 TEST_F(CliIntegration, ReleaseChecksTheTermAndMarksTheRecordReleased) {

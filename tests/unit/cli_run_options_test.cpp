@@ -83,6 +83,7 @@ TEST_F(RunOptions, DefaultsAreTheLibrarysWithAOneSecondRequestTimeoutAndThreeSec
   EXPECT_EQ(config.request_timeout, 1s);
   EXPECT_EQ(options->store.config.request_timeout, 1s) << "client and elector must agree";
   EXPECT_EQ(options->kill_grace, 3s);
+  EXPECT_FALSE(options->wait_for_store) << "an unreachable store ends `run` unless asked";
   EXPECT_EQ(options->command, std::vector<std::string>{"true"});
   EXPECT_EQ(config.server_id, s3lect::cli::default_server_id());
   EXPECT_NE(config.server_id.find(':'), std::string::npos);
@@ -119,7 +120,8 @@ TEST_F(RunOptions, ReadsEveryOption) {
                         "json",
                         "--region",
                         "eu-west-1",
-                        "--path-style"});
+                        "--path-style",
+                        "--wait-for-store"});
   ASSERT_TRUE(options) << error_;
   const auto& config = options->elector.config;
   EXPECT_EQ(config.server_id, "node-1");
@@ -134,6 +136,7 @@ TEST_F(RunOptions, ReadsEveryOption) {
   EXPECT_EQ(options->store.config.request_timeout, 150ms);
   EXPECT_EQ(config.retry.delays, (std::vector<std::chrono::milliseconds>{50ms, 200ms}));
   EXPECT_EQ(options->kill_grace, 500ms);
+  EXPECT_TRUE(options->wait_for_store);
   EXPECT_EQ(options->elector.level, s3lect::log_level::debug);
   EXPECT_EQ(options->elector.format, s3lect::cli::log_format::json);
   EXPECT_EQ(options->store.config.region, "eu-west-1");
