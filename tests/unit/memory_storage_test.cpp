@@ -3,17 +3,16 @@
 #include <s3lect/error.hpp>
 #include <s3lect/memory_storage.hpp>
 
+#include "fake/read_cancellation_race.hpp"
+
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/bind_cancellation_slot.hpp>
 #include <boost/asio/bind_executor.hpp>
 #include <boost/asio/cancellation_signal.hpp>
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
-#include <boost/asio/experimental/awaitable_operators.hpp>
 #include <boost/asio/io_context.hpp>
-#include <boost/asio/steady_timer.hpp>
 #include <boost/asio/strand.hpp>
-#include <boost/asio/this_coro.hpp>
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/system/system_error.hpp>
 
@@ -23,7 +22,6 @@
 #include <memory>
 #include <string>
 #include <thread>
-#include <variant>
 #include <vector>
 
 namespace {
@@ -635,40 +633,17 @@ TEST(MemoryStorageRace, TwentyWritersOnCephExactlyOneWinsLosersGet500) {
   race(true);
 }
 
-// A read raced against a timer of about the same length, on a strand of a multi-threaded
-// io_context: when the timer wins, the awaitable operator emits cancellation on that strand
-// while the request may be completing on its own strand. The request cleared its slot from
-// there, racing the emission (ThreadSanitizer caught it in the elector stress test). Under
-// TSan this test recreates the race thousands of times; everywhere it checks that every read
-// completes exactly once, with success or operation_aborted.
-asio::awaitable<void> race_reads_against_timers(memory_storage& view, int rounds, int& finished,
-                                                int& unexpected) {
-  using namespace asio::experimental::awaitable_operators;
-  asio::steady_timer timer(co_await asio::this_coro::executor);
-  for (int i = 0; i < rounds; ++i) {
-    timer.expires_after(std::chrono::microseconds(i % 50));
-    auto winner = co_await (view.async_get("lock", asio::as_tuple(asio::use_awaitable)) ||
-                            timer.async_wait(asio::as_tuple(asio::use_awaitable)));
-    if (winner.index() == 0 && std::get<0>(std::get<0>(winner))) ++unexpected;
-    ++finished;
-  }
-}
-
+// memory_storage cleared the caller's cancellation slot on the request's strand, racing an
+// emission on the caller's (ThreadSanitizer caught it in the elector stress test). Under TSan
+// this recreates the race thousands of times (see fake/read_cancellation_race.hpp).
 TEST(MemoryStorageRace, CancellationEmittedWhileTheRequestCompletesElsewhere) {
   asio::io_context io;
   const auto store = std::make_shared<memory_store>();
   memory_storage view(io.get_executor(), store);
   constexpr int rounds = 3000;
-  int finished = 0;
-  int unexpected = 0;
-  asio::co_spawn(asio::make_strand(io),
-                 race_reads_against_timers(view, rounds, finished, unexpected), asio::detached);
-  std::vector<std::thread> threads;
-  for (int t = 0; t < 3; ++t) threads.emplace_back([&io] { io.run(); });
-  io.run();
-  for (auto& thread : threads) thread.join();
-  EXPECT_EQ(finished, rounds);
-  EXPECT_EQ(unexpected, 0);
+  const auto result = s3lect::test::run_read_race(io, view, "lock", rounds, 50);
+  EXPECT_EQ(result.finished, rounds);
+  EXPECT_EQ(result.unexpected, 0);
 }
 
 }  // namespace
