@@ -382,7 +382,7 @@ std::string run_help() {
          "                           deadline (5s by default), so that COMMAND is gone before\n"
          "                           another node may take over.\n"
          "  --wait-for-store         at start-up, wait for a store that cannot be reached yet\n"
-         "                           rather than exit 4 (see above)\n"
+         "                           (see above; default: off, exit 4)\n"
          "  --help                   print this help\n"
          "  Durations: 500ms, 15s, 1m, 1m30s, 2h.\n"
          "\n"
