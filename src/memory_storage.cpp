@@ -404,10 +404,11 @@ class memory_request : public std::enable_shared_from_this<memory_request> {
     const auto handler_executor = asio::get_associated_executor(handler, state_->executor);
     asio::dispatch(handler_executor,
                    [handler = std::move(handler), ec = ec_, result = std::move(result)]() mutable {
-                     // Our slot handler must not outlive the request. It is cleared on the
-                     // handler's executor, where the caller emits (Asio's rule): cleared from
-                     // the request's strand, it raced an emission (TSan, in the stress test).
-                     // An emission before this point only posts an abort that finds us done.
+                     // Our slot handler goes before the caller's handler runs (the caller may
+                     // reuse the slot). It is cleared on the handler's executor, where the
+                     // caller emits (Asio's rule): cleared from the request's strand, it raced
+                     // an emission (TSan, in the stress test). An emission before this point
+                     // only posts an abort that finds the request done, or gone (weak_ptr).
                      handler.get_cancellation_slot().clear();
                      std::move(handler)(ec, std::move(result));
                    });
