@@ -479,8 +479,9 @@ asio::awaitable<void> resign_whenever_leader(elector& e, int& resignations) {
   }
 }
 
-/// Forwards to a memory_storage; can make one call slow, and counts the calls that run while
-/// it is marked destroyed (it is not really destroyed, so that the test itself stays defined).
+/// Forwards to a memory_storage; can make one call slow, counts the calls that run while it is
+/// marked destroyed (it is not really destroyed, so that the test itself stays defined), and
+/// shows every PUT's body to `on_put` before the PUT is made.
 class probe_storage final : public s3lect::storage {
  public:
   probe_storage(asio::any_io_executor executor, std::shared_ptr<memory_store> store)
@@ -492,6 +493,7 @@ class probe_storage final : public s3lect::storage {
   std::atomic<bool> in_slow_call{false};
   std::atomic<bool> destroyed{false};
   std::atomic<int> calls_while_destroyed{0};
+  std::function<void(const std::string& body)> on_put;  // Set before the elector starts.
 
  protected:
   void get_impl(std::string key,
@@ -503,6 +505,7 @@ class probe_storage final : public s3lect::storage {
   void put_impl(std::string key, std::string body, s3lect::put_condition condition,
                 asio::any_completion_handler<s3lect::put_signature> handler) override {
     enter();
+    if (on_put) on_put(body);
     inner_.async_put(std::move(key), std::move(body), std::move(condition), std::move(handler));
     leave();
   }
@@ -722,31 +725,6 @@ TEST(Elector, UpdateConfigWhileStoppedKeepsTheCoreState) {
 
 namespace {
 
-/// Forwards to a memory_storage and shows every PUT's body to `on_put` before it is made.
-class put_spy_storage final : public s3lect::storage {
- public:
-  put_spy_storage(asio::any_io_executor executor, std::shared_ptr<memory_store> store)
-      : inner_(std::move(executor), std::move(store)) {}
-
-  executor_type get_executor() const override { return inner_.get_executor(); }
-
-  std::function<void(const std::string& body)> on_put;
-
- protected:
-  void get_impl(std::string key,
-                asio::any_completion_handler<s3lect::get_signature> handler) override {
-    inner_.async_get(std::move(key), std::move(handler));
-  }
-  void put_impl(std::string key, std::string body, s3lect::put_condition condition,
-                asio::any_completion_handler<s3lect::put_signature> handler) override {
-    if (on_put) on_put(body);
-    inner_.async_put(std::move(key), std::move(body), std::move(condition), std::move(handler));
-  }
-
- private:
-  memory_storage inner_;
-};
-
 asio::awaitable<void> note_loss(elector& e, bool& waiting, bool& lost) {
   const leadership_lease lease = co_await e.async_wait_for_leadership();
   waiting = true;
@@ -772,7 +750,7 @@ TEST(Elector, TheLossReachesItsWaitersBeforeTheReleasedRecordIsWritten) {
     SCOPED_TRACE(resign ? "async_resign" : "async_stop");
     asio::io_context io;
     auto store = std::make_shared<memory_store>();
-    put_spy_storage view(io.get_executor(), store);
+    probe_storage view(io.get_executor(), store);
     elector e(io.get_executor(), view, fast_config("node-0"));
     bool waiting = false;
     bool lost = false;
