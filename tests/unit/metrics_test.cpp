@@ -468,16 +468,20 @@ TEST(PrometheusText, NoElectorsIsStillValid) {
 // ---------------------------------------------------------------------------------------------
 // Electors over the in-memory storage.
 
+// The counts below are exact only if nothing but the test's own faults makes a request fail.
+// Under TSan on a loaded CI machine the io thread stalls for tens of milliseconds, so a 50 ms
+// request timeout once demoted the first leader before the test looked: the timeouts leave
+// room for stalls, and only the deliberate demotion waits for the renew deadline (2 s).
 elector_config fast_config(std::string id) {
   elector_config config;
   config.lock_key = "group/leader.json";
   config.server_id = std::move(id);
   config.server_address = "127.0.0.1:1";
-  config.lease = 600ms;
-  config.renew_deadline = 400ms;
+  config.lease = 3000ms;
+  config.renew_deadline = 2000ms;
   config.frequent_interval = 150ms;
   config.infrequent_interval = 450ms;
-  config.request_timeout = 50ms;
+  config.request_timeout = 500ms;
   config.retry.delays = {5ms, 20ms};
   return config;
 }
@@ -588,10 +592,15 @@ TEST(MetricsOfElectors, FollowAcquisitionRenewalsHandoverAndDemotion) {
   memory_faults partition;
   partition.partitioned = true;
   group.view_b.set_faults(partition);
-  // The demotion comes at the renew deadline, which a renewal still in flight may outlive: wait
-  // for the failed attempt too (a loaded machine delays it past the deadline).
-  ASSERT_TRUE(group.run_until(
-      [&] { return !group.b.is_leader() && group.b.counters().s3_put.failed >= 1; }));
+  // Wait for the demotion's accounting, not for is_leader(): is_leader() turns false on the
+  // clock at the renew deadline, before the elector's strand runs the demotion and counts it.
+  // A renewal still in flight may outlive the deadline, so wait for the failed attempt too (a
+  // loaded machine delays it past the deadline).
+  ASSERT_TRUE(group.run_until([&] {
+    const elector_counters counters = group.b.counters();
+    return counters.demotions >= 1 && counters.s3_put.failed >= 1;
+  }));
+  EXPECT_FALSE(group.b.is_leader());
   {
     const exposition parsed = render_and_parse(registry);
     const elector_view b{parsed, b_labels};
