@@ -19,8 +19,10 @@
 #include <cstdlib>
 #include <cstring>
 #include <exception>
-#include <fstream>
 #include <vector>
+
+#include <fcntl.h>
+#include <unistd.h>
 
 namespace s3lect {
 namespace {
@@ -283,9 +285,11 @@ bool is_true_text(std::string_view value) {
 
 std::optional<std::string> read_small_file(const std::string& path, std::string& problem,
                                            std::size_t max_bytes) {
+  // POSIX I/O, not std::ifstream: a file stream initialises every locale facet, which keeps
+  // ~0.4 MB of code resident in `s3lect run` when libstdc++ is linked statically.
   problem.clear();
-  std::ifstream file(path, std::ios::binary);
-  if (!file) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) {
     const int error = errno;
     if (error == ENOENT || error == ENOTDIR) return std::nullopt;
     problem = "cannot read " + path + ": " + std::strerror(error);
@@ -293,17 +297,23 @@ std::optional<std::string> read_small_file(const std::string& path, std::string&
   }
   std::string content;
   char buffer[4096];
-  while (file.read(buffer, sizeof buffer) || file.gcount() > 0) {
-    content.append(buffer, static_cast<std::size_t>(file.gcount()));
+  for (;;) {
+    const ssize_t got = ::read(fd, buffer, sizeof buffer);
+    if (got < 0 && errno == EINTR) continue;
+    if (got < 0) {
+      problem = "cannot read " + path + ": " + std::strerror(errno);
+      ::close(fd);
+      return std::nullopt;
+    }
+    if (got == 0) break;
+    content.append(buffer, static_cast<std::size_t>(got));
     if (content.size() > max_bytes) {
       problem = path + " is larger than " + std::to_string(max_bytes) + " bytes";
+      ::close(fd);
       return std::nullopt;
     }
   }
-  if (file.bad()) {
-    problem = "cannot read " + path;
-    return std::nullopt;
-  }
+  ::close(fd);
   return content;
 }
 

@@ -1,5 +1,6 @@
 #include "cli/check.hpp"
 
+#include "cli/console.hpp"
 #include "cli/exit_codes.hpp"
 #include "cli/store_options.hpp"
 
@@ -15,9 +16,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
-#include <iostream>
 #include <random>
-#include <sstream>
 
 namespace s3lect::cli {
 namespace {
@@ -56,19 +55,19 @@ struct check_report {
 
 std::string random_suffix() {
   std::random_device device;
-  std::ostringstream out;
-  out << std::hex << device() << device();
-  return out.str();
+  char text[2 * 8 + 1];
+  std::snprintf(text, sizeof text, "%08x%08x", static_cast<unsigned>(device()),
+                static_cast<unsigned>(device()));
+  return text;
 }
 
 std::string describe(const error_code& ec, const response_info& info) {
-  std::ostringstream out;
-  out << ec.message();
-  if (info.http_status != 0) out << " (HTTP " << info.http_status;
-  if (!info.error_code.empty()) out << " " << info.error_code;
-  if (info.http_status != 0) out << ")";
-  if (!info.message.empty() && info.http_status == 0) out << ": " << info.message;
-  return out.str();
+  std::string out = ec.message();
+  if (info.http_status != 0) out += " (HTTP " + std::to_string(info.http_status);
+  if (!info.error_code.empty()) out += " " + info.error_code;
+  if (info.http_status != 0) out += ")";
+  if (!info.message.empty() && info.http_status == 0) out += ": " + info.message;
+  return out;
 }
 
 /// Errors that mean the probe cannot go on: we cannot reach or authenticate to the store.
@@ -290,7 +289,7 @@ int run_check(const std::vector<std::string>& args) {
   flags.push_back("help");
   auto parsed = parsed_args::parse(args, flags, store_valued_names(), error);
   if (parsed && parsed->has("help")) {
-    std::cout << check_help() << "options:\n" << store_options_help();
+    print_out(std::string(check_help()) + "options:\n" + store_options_help());
     return exit_ok;
   }
   if (parsed && !parsed->positional().empty())
@@ -298,7 +297,7 @@ int run_check(const std::vector<std::string>& args) {
   std::optional<store_target> target;
   if (parsed && error.empty()) target = make_store_target(*parsed, error);
   if (!target) {
-    std::cerr << "s3lect check: " << error << "\n";
+    print_err("s3lect check: " + error + "\n");
     return exit_usage;
   }
 
@@ -311,22 +310,22 @@ int run_check(const std::vector<std::string>& args) {
   io.run();
   if (failure) std::rethrow_exception(failure);
 
-  std::cout << "s3lect check s3://" << client.config().bucket << "/" << target->key << " at "
-            << client.config().endpoint << " (region " << client.config().region << ")\n";
-  std::cout << "  info  " << describe_credentials(client.credentials_in_use()) << "\n";
+  print_out("s3lect check s3://" + client.config().bucket + "/" + target->key + " at " +
+            client.config().endpoint + " (region " + client.config().region + ")\n");
+  print_out("  info  " + describe_credentials(client.credentials_in_use()) + "\n");
   print_timing(report);
-  for (const auto& line : report.lines) std::cout << line << "\n";
+  for (const auto& line : report.lines) print_out(line + "\n");
   if (!report.store_error.empty()) {
-    std::cout << "result: cannot probe the store: " << report.store_error << "\n";
-    std::cerr << "s3lect check: " << report.store_error << "\n";
+    print_out("result: cannot probe the store: " + report.store_error + "\n");
+    print_err("s3lect check: " + report.store_error + "\n");
     return exit_store_error;
   }
   if (!report.unsafe_reason.empty()) {
-    std::cout << "result: UNSAFE: " << report.unsafe_reason << "\n";
-    std::cerr << "s3lect check: unsafe store: " << report.unsafe_reason << "\n";
+    print_out("result: UNSAFE: " + report.unsafe_reason + "\n");
+    print_err("s3lect check: unsafe store: " + report.unsafe_reason + "\n");
     return exit_store_unsafe;
   }
-  std::cout << "result: safe for s3lect\n";
+  print_out("result: safe for s3lect\n");
   return exit_ok;
 }
 

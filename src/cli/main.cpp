@@ -1,12 +1,12 @@
 // The s3lect command-line tool: subcommand dispatch and the top-level help.
 #include "cli/check.hpp"
+#include "cli/console.hpp"
 #include "cli/exit_codes.hpp"
 #include "cli/release.hpp"
 #include "cli/run.hpp"
 #include "cli/status.hpp"
 
 #include <exception>
-#include <iostream>
 #include <string>
 #include <vector>
 
@@ -46,12 +46,13 @@ int main(int argc, char** argv) {
   using namespace s3lect::cli;
   std::vector<std::string> args(argv + 1, argv + argc);
   if (args.empty()) {
-    std::cerr << "usage: s3lect COMMAND [options], COMMAND one of run, status, release, check "
-                 "(try s3lect --help)\n";
+    print_err(
+        "usage: s3lect COMMAND [options], COMMAND one of run, status, release, check "
+        "(try s3lect --help)\n");
     return exit_usage;
   }
   if (args[0] == "--help" || args[0] == "-h" || args[0] == "help") {
-    std::cout << top_help();
+    print_out(top_help());
     return exit_ok;
   }
   const std::string command = args[0];
@@ -62,9 +63,9 @@ int main(int argc, char** argv) {
     if (command == "status") return run_status(args);
     if (command == "release") return run_release(args);
   } catch (const std::exception& e) {
-    std::cerr << "s3lect " << command << ": " << e.what() << "\n";
+    print_err("s3lect " + command + ": " + e.what() + "\n");
     return exit_failure;
   }
-  std::cerr << "s3lect: unknown command '" << command << "' (try s3lect --help)\n";
+  print_err("s3lect: unknown command '" + command + "' (try s3lect --help)\n");
   return exit_usage;
 }

@@ -1,5 +1,6 @@
 #include "cli/release.hpp"
 
+#include "cli/console.hpp"
 #include "cli/exit_codes.hpp"
 #include "cli/lock_reader.hpp"
 #include "cli/store_options.hpp"
@@ -13,7 +14,6 @@
 #include <boost/asio/use_awaitable.hpp>
 
 #include <charconv>
-#include <iostream>
 
 namespace s3lect::cli {
 
@@ -162,7 +162,7 @@ int run_release(const std::vector<std::string>& args) {
   valued.push_back("if-term");
   auto parsed = parsed_args::parse(args, flags, valued, error);
   if (parsed && parsed->has("help")) {
-    std::cout << release_help();
+    print_out(release_help());
     return exit_ok;
   }
   if (parsed && !parsed->positional().empty()) {
@@ -186,7 +186,7 @@ int run_release(const std::vector<std::string>& args) {
   std::optional<store_target> target;
   if (parsed && error.empty()) target = make_store_target(*parsed, error);
   if (!target) {
-    std::cerr << "s3lect release: " << error << "\n";
+    print_err("s3lect release: " + error + "\n");
     return exit_usage;
   }
 
@@ -201,8 +201,8 @@ int run_release(const std::vector<std::string>& args) {
                  });
   io.run();
   if (failure) std::rethrow_exception(failure);
-  if (!outcome.out.empty()) std::cout << outcome.out << "\n";
-  if (!outcome.error.empty()) std::cerr << "s3lect release: " << outcome.error << "\n";
+  if (!outcome.out.empty()) print_out(outcome.out + "\n");
+  if (!outcome.error.empty()) print_err("s3lect release: " + outcome.error + "\n");
   return outcome.exit_code;
 }
 

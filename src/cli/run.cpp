@@ -1,6 +1,7 @@
 #include "cli/run.hpp"
 
 #include "cli/child_process.hpp"
+#include "cli/console.hpp"
 #include "cli/exit_codes.hpp"
 #include "cli/lock_reader.hpp"
 #include "cli/log_output.hpp"
@@ -26,7 +27,6 @@
 
 #include <cstdlib>
 #include <cstring>
-#include <iostream>
 #include <optional>
 #include <variant>
 
@@ -468,23 +468,22 @@ int run_run(const std::vector<std::string>& args) {
   for (const auto& arg : args) {
     if (arg == "--") break;
     if (arg == "--help") {
-      std::cout << run_help();
+      print_out(run_help());
       return exit_ok;
     }
   }
   std::string error;
   auto options = parse_run_options(args, error);
   if (!options) {
-    std::cerr << "s3lect run: " << error << "\n";
+    print_err("s3lect run: " + error + "\n");
     return exit_usage;
   }
   const char* search_path = std::getenv("PATH");
   const resolved_command resolved =
       resolve_command(options->command[0], search_path ? search_path : default_search_path);
   if (resolved.error != 0) {
-    std::cerr << "s3lect run: " << options->command[0] << ": "
-              << (resolved.error == ENOENT ? "command not found" : "not an executable file")
-              << "\n";
+    print_err("s3lect run: " + options->command[0] + ": " +
+              (resolved.error == ENOENT ? "command not found" : "not an executable file") + "\n");
     return resolved.error == ENOENT ? exit_not_found : exit_not_executable;
   }
 
@@ -520,8 +519,8 @@ int run_run(const std::vector<std::string>& args) {
   if (!read) return exit_ok;  // Stopped while waiting for the store: nothing was held.
   const lock_read& first_read = *read;
   if (first_read.error) {
-    std::cerr << "s3lect run: cannot read " << url << " at " << client.config().endpoint << ": "
-              << describe_store_error(first_read.error, first_read.info) << "\n";
+    print_err("s3lect run: cannot read " + url + " at " + client.config().endpoint + ": " +
+              describe_store_error(first_read.error, first_read.info) + "\n");
     return exit_store_error;
   }
   if (first_read.found && !first_read.decoded.record) {
@@ -537,7 +536,7 @@ int run_run(const std::vector<std::string>& args) {
     election_owner = std::make_unique<elector>(io.get_executor(), client, config);
   } catch (const boost::system::system_error& e) {
     if (e.code() != errc::invalid_config) throw;
-    std::cerr << "s3lect run: " << construction_error(e.what()) << "\n";
+    print_err("s3lect run: " + construction_error(e.what()) + "\n");
     return exit_usage;
   }
   elector& election = *election_owner;
@@ -558,12 +557,12 @@ int run_run(const std::vector<std::string>& args) {
       peer_server = std::make_unique<health_server>(io.get_executor(), election, server_config);
     } catch (const boost::system::system_error& e) {
       if (e.code() != errc::invalid_config) throw;
-      std::cerr << "s3lect run: " << construction_error(e.what()) << "\n";
+      print_err("s3lect run: " + construction_error(e.what()) + "\n");
       return exit_usage;
     }
     if (const error_code ec = peer_server->start()) {
-      std::cerr << "s3lect run: --peer-listen: cannot listen on " << server_config.bind_address
-                << ": " << ec.message() << "\n";
+      print_err("s3lect run: --peer-listen: cannot listen on " + server_config.bind_address + ": " +
+                ec.message() + "\n");
       return exit_cannot_listen;
     }
   }
@@ -575,8 +574,8 @@ int run_run(const std::vector<std::string>& args) {
     metrics_config.log = output.library_logger();
     metrics = std::make_unique<metrics_server>(io.get_executor(), metrics_config);
     if (const error_code ec = metrics->start()) {
-      std::cerr << "s3lect run: --metrics-listen: cannot listen on " << *serve.metrics_listen
-                << ": " << ec.message() << "\n";
+      print_err("s3lect run: --metrics-listen: cannot listen on " + *serve.metrics_listen + ": " +
+                ec.message() + "\n");
       return exit_cannot_listen;
     }
   }

@@ -1,5 +1,6 @@
 #include "cli/status.hpp"
 
+#include "cli/console.hpp"
 #include "cli/exit_codes.hpp"
 #include "cli/json_text.hpp"
 #include "cli/lock_reader.hpp"
@@ -9,8 +10,6 @@
 
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/io_context.hpp>
-
-#include <iostream>
 
 namespace s3lect::cli {
 
@@ -100,7 +99,7 @@ int run_status(const std::vector<std::string>& args) {
   flags.push_back("help");
   auto parsed = parsed_args::parse(args, flags, store_valued_names(), error);
   if (parsed && parsed->has("help")) {
-    std::cout << status_help();
+    print_out(status_help());
     return exit_ok;
   }
   if (parsed && !parsed->positional().empty()) {
@@ -111,7 +110,7 @@ int run_status(const std::vector<std::string>& args) {
   std::optional<store_target> target;
   if (parsed && error.empty()) target = make_store_target(*parsed, error);
   if (!target) {
-    std::cerr << "s3lect status: " << error << "\n";
+    print_err("s3lect status: " + error + "\n");
     return exit_usage;
   }
 
@@ -129,22 +128,21 @@ int run_status(const std::vector<std::string>& args) {
 
   const std::string url = target->url();
   if (read.error) {
-    std::cerr << "s3lect status: cannot read " << url << " at " << client.config().endpoint << ": "
-              << describe_store_error(read.error, read.info) << "\n";
+    print_err("s3lect status: cannot read " + url + " at " + client.config().endpoint + ": " +
+              describe_store_error(read.error, read.info) + "\n");
     return exit_store_error;
   }
   if (!read.found) {
-    std::cerr << "s3lect status: no lock record at " << url << "\n";
+    print_err("s3lect status: no lock record at " + url + "\n");
     return exit_no_record;
   }
   if (!read.decoded.record) {
     const std::string problem = "malformed lock record: " + read.decoded.message;
-    std::cout << malformed_status_json(url, read.found->etag, problem, read.found->body) << "\n";
-    std::cerr << "s3lect status: " << url << ": " << problem << "\n";
+    print_out(malformed_status_json(url, read.found->etag, problem, read.found->body) + "\n");
+    print_err("s3lect status: " + url + ": " + problem + "\n");
     return exit_malformed_record;
   }
-  std::cout << status_json(url, read.found->etag, *read.decoded.record, system_clock::now())
-            << "\n";
+  print_out(status_json(url, read.found->etag, *read.decoded.record, system_clock::now()) + "\n");
   return exit_ok;
 }
 

@@ -17,6 +17,7 @@
 #include <boost/asio/read_until.hpp>
 #include <boost/asio/write.hpp>
 
+#include <filesystem>
 #include <string>
 #include <thread>
 
@@ -440,6 +441,45 @@ TEST_F(CredentialProviders, ANamedProfileThatDoesNotExistIsAnError) {
                                  0),
             0u)
       << result.message;
+}
+
+TEST_F(CredentialProviders, UnreadableOrOversizedProfileFilesAreErrorsNamingThem) {
+  // A directory opens but cannot be read: the error says which path and why.
+  const std::string directory = (env.home() / "a-directory").string();
+  std::filesystem::create_directories(directory);
+  env.set("AWS_SHARED_CREDENTIALS_FILE", directory);
+  {
+    auto provider = chain();
+    const auto [ec, result] = fetch(*provider);
+    EXPECT_EQ(ec, credentials_errc::fetch_failed);
+    EXPECT_NE(result.message.find("cannot read " + directory + ": Is a directory"),
+              std::string::npos)
+        << result.message;
+  }
+  // More than the 1 MiB a profile file may have is refused, not read on.
+  const std::string key_line = "aws_access_key_id = AKIDBIG\naws_secret_access_key = s\n";
+  std::string big = "[default]\n" + key_line;
+  while (big.size() <= 1024 * 1024) big += "# padding padding padding padding padding padding\n";
+  const std::string big_file = env.write_file("big-credentials", big);
+  env.set("AWS_SHARED_CREDENTIALS_FILE", big_file);
+  {
+    auto provider = chain();
+    const auto [ec, result] = fetch(*provider);
+    EXPECT_EQ(ec, credentials_errc::fetch_failed);
+    EXPECT_NE(result.message.find(big_file + " is larger than 1048576 bytes"), std::string::npos)
+        << result.message;
+  }
+  // Just under the limit, with the keys at the very end, is read whole.
+  std::string fits = "[default]\n";
+  while (fits.size() + key_line.size() + 60 <= 1024 * 1024) fits += "# padding padding padding\n";
+  fits += key_line;
+  env.set("AWS_SHARED_CREDENTIALS_FILE", env.write_file("fits-credentials", fits));
+  {
+    auto provider = chain();
+    const auto [ec, result] = fetch(*provider);
+    ASSERT_FALSE(ec) << result.message;
+    EXPECT_EQ(result.credentials.access_key_id, "AKIDBIG");
+  }
 }
 
 TEST_F(CredentialProviders, ABrokenProfileReportsItsLinesNotItsSecrets) {
