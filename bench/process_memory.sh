@@ -11,7 +11,7 @@
 #   --settle S    seconds before reading /proc (default 20)
 #   --s3lect P    an s3lect binary to measure; repeat to compare builds (default: the release
 #                 and compact presets' builds, made here; compact = -Os, unused sections dropped,
-#                 libstdc++ linked statically)
+#                 libstdc++ and OpenSSL linked statically, packed relocations)
 set -euo pipefail
 root=$(cd -- "$(dirname -- "${BASH_SOURCE[0]}")/.." && pwd)
 
