@@ -157,18 +157,18 @@ class verify_host {
   bool is_ip_;
 };
 
-/// Splits handshake failures into "the certificate is not trusted" and everything else.
+/// Splits handshake failures into "the certificate is not trusted" and everything else. The
+/// detail is OpenSSL's reason only: every reader prints it after the error's own message.
 errc classify_handshake_error(const error_code& ec, SSL* ssl, std::string& detail) {
   const long verify_result = SSL_get_verify_result(ssl);
   const bool verify_reason =
       ec.category() == asio::error::get_ssl_category() &&
       ERR_GET_REASON(static_cast<unsigned long>(ec.value())) == SSL_R_CERTIFICATE_VERIFY_FAILED;
   if (verify_result != X509_V_OK || verify_reason) {
-    detail = std::string("certificate verification failed: ") +
-             X509_verify_cert_error_string(verify_result);
+    detail = X509_verify_cert_error_string(verify_result);
     return errc::tls_verification_failed;
   }
-  detail = "TLS handshake failed: " + ec.message();
+  detail = ec.message();
   return errc::tls_handshake_failed;
 }
 

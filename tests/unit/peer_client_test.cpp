@@ -562,7 +562,9 @@ TEST_F(PeerClient, ACertificateFromAnotherCaFailsVerification) {
   auto client = make_client(config);
   const check_result result = check(*client, address_of(server));
   EXPECT_EQ(result.ec, errc::tls_verification_failed) << result.answer.message;
-  EXPECT_NE(result.answer.message.find("certificate verification failed"), std::string::npos)
+  // OpenSSL's reason, without repeating the error's own message (readers print both).
+  EXPECT_TRUE(result.answer.message == "unable to get local issuer certificate" ||
+              result.answer.message == "self-signed certificate in certificate chain")
       << result.answer.message;
   EXPECT_FALSE(is_transient(result.ec));
 }
