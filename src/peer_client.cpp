@@ -6,6 +6,7 @@
 #include <s3lect/error.hpp>
 
 #include "health_protocol.hpp"
+#include "tls_verify.hpp"
 
 #include <boost/asio/append.hpp>
 #include <boost/asio/associated_cancellation_slot.hpp>
@@ -32,9 +33,7 @@
 #include <boost/beast/http/write.hpp>
 #include <boost/system/system_error.hpp>
 
-#include <openssl/err.h>
 #include <openssl/ssl.h>
-#include <openssl/x509_vfy.h>
 #include <poll.h>
 
 #include <algorithm>
@@ -134,42 +133,6 @@ std::optional<leader_endpoint> parse_leader_address(std::string_view address) {
   // "[name]:port" is not an address anyone writes; brackets are for IPv6 literals only.
   if (address.front() == '[' && !endpoint.is_ip) return std::nullopt;
   return endpoint;
-}
-
-/// Asio's host_name_verification (X509_check_host, or X509_check_ip_asc for IP literals), plus
-/// an X509 error on mismatch so the failure is reported as a verification failure with a
-/// readable reason instead of a bare handshake error.
-class verify_host {
- public:
-  verify_host(const std::string& host, bool is_ip) : check_(host), is_ip_(is_ip) {}
-
-  bool operator()(bool preverified, ssl::verify_context& context) const {
-    if (check_(preverified, context)) return true;
-    if (preverified) {
-      X509_STORE_CTX_set_error(context.native_handle(), is_ip_ ? X509_V_ERR_IP_ADDRESS_MISMATCH
-                                                               : X509_V_ERR_HOSTNAME_MISMATCH);
-    }
-    return false;
-  }
-
- private:
-  ssl::host_name_verification check_;
-  bool is_ip_;
-};
-
-/// Splits handshake failures into "the certificate is not trusted" and everything else. The
-/// detail is OpenSSL's reason only: every reader prints it after the error's own message.
-errc classify_handshake_error(const error_code& ec, SSL* ssl, std::string& detail) {
-  const long verify_result = SSL_get_verify_result(ssl);
-  const bool verify_reason =
-      ec.category() == asio::error::get_ssl_category() &&
-      ERR_GET_REASON(static_cast<unsigned long>(ec.value())) == SSL_R_CERTIFICATE_VERIFY_FAILED;
-  if (verify_result != X509_V_OK || verify_reason) {
-    detail = X509_verify_cert_error_string(verify_result);
-    return errc::tls_verification_failed;
-  }
-  detail = ec.message();
-  return errc::tls_handshake_failed;
 }
 
 /// One keep-alive TLS connection to one leader address, and its read buffer.
