@@ -14,6 +14,34 @@ using std::chrono::milliseconds;
 // at once (one operation in flight, resolved by the next read).
 constexpr std::size_t max_own_writes = 16;
 
+// What the `Date` and `Last-Modified` headers may each be off by: both show whole seconds, and
+// a store may truncate or round them. One second per header, whichever way it rounds.
+constexpr std::chrono::seconds http_date_resolution{2};
+
+/// Rule (c)'s evidence from one read: the read's completion less the least time the store's
+/// clock says has passed since the object was written (Date − Last-Modified − resolution).
+/// Adding max_clock_skew gives a time by which the write had certainly happened. Unset when the
+/// store omitted either header.
+std::optional<steady_time> store_stamp_of(const instant& now, const get_result& result) {
+  if (!result.found || !result.found->last_modified || !result.info.server_date) {
+    return std::nullopt;
+  }
+  // Bounded so that a nonsensical date (year 1 or 9999) cannot overflow the arithmetic; a
+  // year exceeds any lease by far, so the bound changes no decision.
+  constexpr std::chrono::hours bound{24 * 366};
+  const auto store_age =
+      std::clamp<std::chrono::system_clock::duration>(
+          *result.info.server_date - *result.found->last_modified, -bound, bound) -
+      http_date_resolution;
+  return now.steady - std::chrono::duration_cast<steady_time::duration>(store_age);
+}
+
+std::optional<steady_time> earliest(std::optional<steady_time> a, std::optional<steady_time> b) {
+  if (!a) return b;
+  if (!b) return a;
+  return std::min(*a, *b);
+}
+
 std::string in_ms(steady_time::duration d) {
   return std::to_string(std::chrono::duration_cast<milliseconds>(d).count()) + "ms";
 }
@@ -102,7 +130,7 @@ step election_core::on_read_done(const instant& now, const boost::system::error_
   }
   consecutive_failures_ = 0;
   peer_view_stale_ = false;
-  observe(now, result.found, out);
+  observe(now, result, out);
   return finish(now, std::move(out));
 }
 
@@ -364,7 +392,7 @@ std::optional<steady_time> election_core::next_wake(const instant& now) const {
   // In stable mode the follower trusts the healthy leader until its next read: that is the
   // point of stable mode. Acting at the expiry moment is for frequent mode.
   if (mode_ == poll_mode::frequent && !acquire_in_doubt_ && !peer_view_stale_) {
-    if (const auto t = takeover_time(now)) {
+    if (const auto t = takeover_time()) {
       consider(acquire_not_before_ ? std::max(*t, *acquire_not_before_) : *t);
     }
   }
@@ -381,7 +409,8 @@ void election_core::enforce_deadline(const instant& now, step& out) {
 // ---------------------------------------------------------------------------------------------
 // Reading the record
 
-void election_core::observe(const instant& now, const std::optional<object>& found, step& out) {
+void election_core::observe(const instant& now, const get_result& result, step& out) {
+  const std::optional<object>& found = result.found;
   acquire_in_doubt_ = false;  // whatever the record says resolves a write in doubt
   if (!found) {
     if (holding_) demote(loss_reason::superseded, out);
@@ -397,14 +426,16 @@ void election_core::observe(const instant& now, const std::optional<object>& fou
   last_etag_ = etag;
   record_decoding decoded = decode_record(found->body, now.wall);
   if (!decoded.record) {
-    // Held by an unknown writer: only expiry rule (b) applies, rule (c) needs a timestamp.
+    // Held by an unknown writer: it may be taken over by expiry, with our lease (rule (c) needs
+    // no timestamp from the record: the store's headers date it).
     last_error_code_ = decoded.error;
     last_error_ = decoded.message;
     log(log_level::error, "unreadable lock record etag=" + etag + " error=" + decoded.message);
     if (holding_) demote(loss_reason::superseded, out);
     const bool seen = observed_ && observed_->etag == etag;
-    observed_ = observation{observed_kind::malformed, etag,
-                            seen ? observed_->first_seen : now.steady, std::nullopt};
+    observed_ = observation{
+        observed_kind::malformed, etag, seen ? observed_->first_seen : now.steady, std::nullopt,
+        earliest(seen ? observed_->store_stamp : std::nullopt, store_stamp_of(now, result))};
     previous_read_ = read_summary{etag, {}, 0, false};
     mode_ = poll_mode::frequent;
     healthy_reads_ = 0;
@@ -423,7 +454,7 @@ void election_core::observe(const instant& now, const std::optional<object>& fou
       return;
     }
   }
-  observe_foreign(now, etag, record, out);
+  observe_foreign(now, etag, record, store_stamp_of(now, result), out);
 }
 
 void election_core::observe_own(const instant& now, const std::string& etag, const own_write& own,
@@ -471,7 +502,8 @@ void election_core::observe_own(const instant& now, const std::string& etag, con
 }
 
 void election_core::observe_foreign(const instant& now, const std::string& etag,
-                                    const lock_record& record, step& out) {
+                                    const lock_record& record,
+                                    std::optional<steady_time> store_stamp, step& out) {
   if (holding_) demote(loss_reason::superseded, out);
   if (record.released) {
     observed_ = observation{observed_kind::released, etag, now.steady, record};
@@ -488,7 +520,8 @@ void election_core::observe_foreign(const instant& now, const std::string& etag,
     // The leader told us of this very write earlier (peer mode): rule (b) counts from then.
     first_seen = std::min(first_seen, peer_seen_->first_at);
   }
-  observed_ = observation{observed_kind::held, etag, first_seen, record};
+  if (seen) store_stamp = earliest(store_stamp, observed_->store_stamp);
+  observed_ = observation{observed_kind::held, etag, first_seen, record, store_stamp};
   announce(record.leader_id, record.leader_addr, record.term, out);
   const read_summary summary{etag, record.leader_id, record.term, true};
   update_mode(now, summary);
@@ -500,16 +533,14 @@ void election_core::update_mode(const instant& now, const read_summary& read) {
   const bool renewed = previous_read_ && previous_read_->held && !same_etag &&
                        previous_read_->leader_id == read.leader_id &&
                        previous_read_->term == read.term;
-  const auto expiry = takeover_time(now);
+  const auto expiry = takeover_time();
   const bool expired = expiry && *expiry <= now.steady;
-  // A leader renews every F, so a record older than F (give or take the allowed clock skew)
-  // says the leader missed a renewal. Without this, a stable follower's first read after a
-  // crash sees the dead leader's last, new-looking ETag and waits another I before acting.
-  // Only a hint for how often to read: it never allows a takeover by itself.
-  const auto& record = observed_ ? observed_->record : std::nullopt;
-  const bool missed_renewal =
-      config_.max_clock_skew && record &&
-      now.wall - record->last_updated > config_.frequent_interval + *config_.max_clock_skew;
+  // A leader renews every F, so a record that the store dates older than F says the leader
+  // missed a renewal. Without this, a stable follower's first read after a crash sees the dead
+  // leader's last, new-looking ETag and waits another I before acting. Only a hint for how
+  // often to read: it never allows a takeover by itself.
+  const auto written = written_by();
+  const bool missed_renewal = written && now.steady - *written > config_.frequent_interval;
   const poll_mode before = mode_;
   if (expired || same_etag || missed_renewal) {
     // The leader did not renew since the last read (it renews every F), missed a renewal by its
@@ -717,7 +748,14 @@ void election_core::start_acquisition(const instant& now, step& out) {
 // ---------------------------------------------------------------------------------------------
 // Time rules
 
-std::optional<steady_time> election_core::takeover_time(const instant& now) const {
+std::optional<steady_time> election_core::written_by() const {
+  // Rule (c): the store's clock dates the write; only its front ends' disagreement
+  // (max_clock_skew) is allowed for. No node's wall clock enters.
+  if (!config_.max_clock_skew || !observed_ || !observed_->store_stamp) return std::nullopt;
+  return *observed_->store_stamp + *config_.max_clock_skew;
+}
+
+std::optional<steady_time> election_core::takeover_time() const {
   if (!observed_) return std::nullopt;
   switch (observed_->kind) {
     case observed_kind::absent:
@@ -725,18 +763,17 @@ std::optional<steady_time> election_core::takeover_time(const instant& now) cons
     case observed_kind::ours_dead:
       return steady_time::min();  // rule (a), or a record we know nobody leads under
     case observed_kind::malformed:
-      return observed_->first_seen + config_.lease;  // rule (b) only
     case observed_kind::held: {
       // The writer's lease counts if longer than ours: its renew deadline is shorter than it.
-      const lock_record& record = *observed_->record;
-      const milliseconds lease = std::max(config_.lease, record.lease.value_or(milliseconds{0}));
-      steady_time when = observed_->first_seen + lease;  // rule (b)
-      if (config_.max_clock_skew) {                      // rule (c), on our wall clock
-        const wall_time expires = record.last_updated + lease + *config_.max_clock_skew;
-        when = std::min(when, now.steady + std::chrono::duration_cast<steady_time::duration>(
-                                               expires - now.wall));
-      }
-      return when;
+      // An unreadable record has no lease of its own: ours.
+      const milliseconds writer_lease =
+          observed_->record ? observed_->record->lease.value_or(milliseconds{0}) : milliseconds{0};
+      const milliseconds lease = std::max(config_.lease, writer_lease);
+      // Rule (b): the write was sent before our first read of it completed. Rule (c): the
+      // store's clock dates it earlier still.
+      steady_time written = observed_->first_seen;
+      if (const auto dated = written_by()) written = std::min(written, *dated);
+      return written + lease;
     }
   }
   return std::nullopt;
@@ -745,7 +782,7 @@ std::optional<steady_time> election_core::takeover_time(const instant& now) cons
 bool election_core::takeover_allowed(const instant& now) const {
   if (mode_ != poll_mode::frequent || acquire_in_doubt_) return false;
   if (acquire_not_before_ && now.steady < *acquire_not_before_) return false;
-  const auto when = takeover_time(now);
+  const auto when = takeover_time();
   return when && *when <= now.steady;
 }
 

@@ -34,6 +34,7 @@
 #include <s3lect/record.hpp>
 #include <s3lect/storage.hpp>
 
+#include "boot_clock.hpp"
 #include "peer_response.hpp"
 
 #include <boost/system/error_code.hpp>
@@ -48,12 +49,14 @@
 
 namespace s3lect::detail {
 
-using steady_time = std::chrono::steady_clock::time_point;
+/// Monotonic time that counts a suspend (boot_clock): every interval and deadline.
+using steady_time = boot_clock::time_point;
 using wall_time = std::chrono::system_clock::time_point;
 
-/// "Now" on both clocks, read together by the caller just before it calls the core. The steady
-/// clock measures every interval and deadline; the wall clock only stamps records and feeds
-/// expiry rule (c).
+/// "Now" on both time lines, read together by the caller just before it calls the core.
+/// `steady` measures every interval and deadline. `wall` is the best estimate of the store's
+/// clock (the local wall clock corrected by the measured offset): it only stamps lastUpdated
+/// and the status; no decision depends on it.
 struct instant {
   steady_time steady;
   wall_time wall;
@@ -236,8 +239,12 @@ class election_core {
   struct observation {
     observed_kind kind = observed_kind::absent;
     std::string etag;
-    steady_time first_seen;  // completion of the first read that returned `etag`
+    steady_time first_seen;  // completion of the first read that returned `etag`: rule (b)
     std::optional<lock_record> record;
+    // Rule (c): the store's clock says the write of `etag` happened before this time plus
+    // max_clock_skew (the least, over the reads that returned `etag`, of the read's completion
+    // less Date − Last-Modified − the headers' resolution). Unset: no read carried both headers.
+    std::optional<steady_time> store_stamp{};
   };
   // A peer's answer that showed the leader's last successful write: that write was sent
   // before `first_at`, our monotonic time when the answer arrived less the write's age the
@@ -258,10 +265,10 @@ class election_core {
   void advance(const instant& now, step& out);
   std::optional<steady_time> next_wake(const instant& now) const;
 
-  void observe(const instant& now, const std::optional<object>& found, step& out);
+  void observe(const instant& now, const get_result& result, step& out);
   void observe_own(const instant& now, const std::string& etag, const own_write& own, step& out);
   void observe_foreign(const instant& now, const std::string& etag, const lock_record& record,
-                       step& out);
+                       std::optional<steady_time> store_stamp, step& out);
   void update_mode(const instant& now, const read_summary& read);
 
   void become_holder(const instant& now, const own_write& own, const std::string& etag, step& out);
@@ -279,7 +286,8 @@ class election_core {
                    bool grace, step& out);
   void start_acquisition(const instant& now, step& out);
 
-  std::optional<steady_time> takeover_time(const instant& now) const;
+  std::optional<steady_time> written_by() const;
+  std::optional<steady_time> takeover_time() const;
   bool takeover_allowed(const instant& now) const;
   steady_time read_due(const instant& now) const;
   steady_time renew_due() const;

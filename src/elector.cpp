@@ -13,6 +13,7 @@
 
 #include <boost/asio/append.hpp>
 #include <boost/asio/as_tuple.hpp>
+#include <boost/asio/basic_waitable_timer.hpp>
 #include <boost/asio/bind_cancellation_slot.hpp>
 #include <boost/asio/cancellation_signal.hpp>
 #include <boost/asio/co_spawn.hpp>
@@ -41,7 +42,7 @@ using std::chrono::milliseconds;
 namespace {
 
 instant now() {
-  return {std::chrono::steady_clock::now(), std::chrono::system_clock::now()};
+  return {detail::boot_clock::now(), std::chrono::system_clock::now()};
 }
 
 /// Storage errors after which a conditional PUT certainly did not happen, so sending it again
@@ -147,7 +148,9 @@ struct elector::impl : std::enable_shared_from_this<impl> {
   // ---- Strand only.
   std::shared_ptr<detail::peer_client> peer;  // Peer mode only.
   detail::election_core core;
-  asio::steady_timer wake_timer;  // Doubles as the loop's condition variable: cancel() wakes it.
+  // On the core's clock, which counts a suspend. Doubles as the loop's condition variable:
+  // cancel() wakes it.
+  asio::basic_waitable_timer<detail::boot_clock> wake_timer;
   std::optional<steady_time> core_wake_at;
   std::deque<loop_event> events;
   bool loop_running = false;
@@ -208,7 +211,7 @@ struct elector::impl : std::enable_shared_from_this<impl> {
         continue;
       }
       if (!self->loop_running) break;
-      if (self->core_wake_at && std::chrono::steady_clock::now() >= *self->core_wake_at) {
+      if (self->core_wake_at && detail::boot_clock::now() >= *self->core_wake_at) {
         self->core_wake_at.reset();
         self->apply(self->core.on_timer(now()));
         continue;
@@ -717,7 +720,7 @@ struct elector::impl : std::enable_shared_from_this<impl> {
       if (renewal) {
         ++counters.renewals;
         counters.renewal_latency.observe(std::chrono::duration_cast<std::chrono::microseconds>(
-            std::chrono::steady_clock::now() - *core_status.last_renewal));
+            detail::boot_clock::now() - *core_status.last_renewal));
         if (const lock_record* held = core.held_record()) {
           health.record_json = encode_record(*held);
         }
@@ -747,7 +750,7 @@ struct elector::impl : std::enable_shared_from_this<impl> {
   /// leader even before its loop runs again to demote it.
   bool leading_locked() const {
     return published_lease && leadership_deadline &&
-           std::chrono::steady_clock::now() < *leadership_deadline;
+           detail::boot_clock::now() < *leadership_deadline;
   }
 };
 
@@ -920,7 +923,7 @@ leadership_snapshot elector::snapshot() const {
   leadership_snapshot out = impl_->health;
   if (out.is_leader) {
     // As is_leader(): a paused process past its deadline does not claim leadership.
-    const auto now = std::chrono::steady_clock::now();
+    const auto now = detail::boot_clock::now();
     if (!impl_->leading_locked()) {
       out.is_leader = false;
       out.record_json.clear();

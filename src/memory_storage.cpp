@@ -51,12 +51,28 @@ std::optional<object> memory_store::peek(std::string_view key) const {
   return found->second;
 }
 
-std::string memory_store::poke(std::string key, std::string body) {
+std::string memory_store::poke(std::string key, std::string body,
+                               std::optional<std::chrono::system_clock::time_point> last_modified) {
   std::string etag = etag_of(body);
+  const auto stamp = last_modified ? *last_modified : now();
   const std::lock_guard lock(mutex_);
   ++stats_.pokes;
-  objects_.insert_or_assign(std::move(key), object{std::move(body), etag});
+  objects_.insert_or_assign(std::move(key), object{std::move(body), etag, stamp});
   return etag;
+}
+
+void memory_store::set_clock_offset(std::chrono::system_clock::duration ahead) {
+  const std::lock_guard lock(mutex_);
+  clock_offset_ = ahead;
+}
+
+std::chrono::system_clock::time_point memory_store::now() const {
+  std::chrono::system_clock::duration offset;
+  {
+    const std::lock_guard lock(mutex_);
+    offset = clock_offset_;
+  }
+  return std::chrono::floor<std::chrono::seconds>(std::chrono::system_clock::now() + offset);
 }
 
 void memory_store::erase(std::string_view key) {
@@ -77,6 +93,7 @@ memory_write_outcome memory_store::put(std::string key, std::string body,
                                        const put_condition& condition) {
   using verdict = memory_write_outcome::verdict;
   std::string etag = etag_of(body);  // Hashed outside the lock; only the check must be atomic.
+  const auto stamp = now();
   const std::lock_guard lock(mutex_);
   ++stats_.puts;
   const auto found = objects_.find(key);
@@ -93,7 +110,7 @@ memory_write_outcome memory_store::put(std::string key, std::string body,
     return {refusal, {}};
   }
   ++stats_.commits;
-  objects_.insert_or_assign(std::move(key), object{std::move(body), etag});
+  objects_.insert_or_assign(std::move(key), object{std::move(body), etag, stamp});
   return {verdict::committed, std::move(etag)};
 }
 
@@ -277,7 +294,7 @@ class memory_request : public std::enable_shared_from_this<memory_request> {
 
   void reach_store() {
     info_.request_id = "memory-" + std::to_string(admission_.id);
-    info_.server_date = std::chrono::system_clock::now();
+    info_.server_date = state_->store->now();
     switch (admission_.fate) {
       case memory_fate::fail:
         set_failure(admission_.fail_with);

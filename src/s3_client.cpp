@@ -448,6 +448,7 @@ asio::awaitable<void> run_get(std::shared_ptr<operation<get_result>> op) {
       object found;
       found.body = std::move(exchanged.response.body);
       found.etag = detail::normalize_etag(etag);
+      found.last_modified = detail::parse_http_date(exchanged.response.header("Last-Modified"));
       result.found.emplace(std::move(found));
     }
   }

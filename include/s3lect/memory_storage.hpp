@@ -51,8 +51,10 @@ class memory_store {
   std::optional<object> peek(std::string_view key) const;
 
   /// Writes `body` at `key` unconditionally and returns the new ETag: another writer (a Go node,
-  /// an operator) that ignores conditions.
-  std::string poke(std::string key, std::string body);
+  /// an operator) that ignores conditions. The object's Last-Modified is the store's time now,
+  /// or `last_modified` when given (a record written long ago).
+  std::string poke(std::string key, std::string body,
+                   std::optional<std::chrono::system_clock::time_point> last_modified = {});
 
   /// Removes the object at `key`, if any.
   void erase(std::string_view key);
@@ -67,8 +69,15 @@ class memory_store {
   /// Snapshot of the counters.
   memory_store_stats stats() const;
 
+  /// Sets how far the store's clock runs ahead of this machine's (negative: behind).
+  void set_clock_offset(std::chrono::system_clock::duration ahead);
+  /// The store's clock as its headers show it: this machine's clock plus the offset, truncated
+  /// to the second. Stamps Last-Modified on every write and Date on every answer.
+  std::chrono::system_clock::time_point now() const;
+
  private:
   mutable std::mutex mutex_;
+  std::chrono::system_clock::duration clock_offset_{0};
   std::map<std::string, object, std::less<>> objects_;
   memory_store_stats stats_;
 };

@@ -25,6 +25,10 @@ using default_token = boost::asio::use_awaitable_t<>;
 struct object {
   std::string body;
   std::string etag;
+  /// The `Last-Modified` header: when the store wrote this version, on the store's clock, to
+  /// the second. With the answer's `Date` it tells the record's age without trusting any
+  /// node's wall clock (expiry rule (c)). Unset when the store omits or garbles it.
+  std::optional<std::chrono::system_clock::time_point> last_modified{};
 };
 
 /// The condition of a conditional PUT.
@@ -48,7 +52,8 @@ struct response_info {
   std::string error_code;    ///< S3 error code from the XML error body, e.g. "PreconditionFailed".
   std::string message;       ///< S3 error message, or a description of a local failure.
   std::string request_id;    ///< S3 request id, when the store sent one.
-  std::optional<std::chrono::system_clock::time_point> server_date;  ///< The `Date` header.
+  /// The `Date` header: when the store answered, on the store's clock, to the second.
+  std::optional<std::chrono::system_clock::time_point> server_date;
   std::chrono::microseconds round_trip{0};  ///< Time from sending to the complete answer.
 };
 
@@ -85,8 +90,8 @@ class storage {
   /// with `found == nullopt`. Cancellation: terminal; the request is abandoned.
   template <class CompletionToken = default_token>
   auto async_get(std::string key, CompletionToken&& token = {}) {
-    return boost::asio::async_initiate<CompletionToken, get_signature>(
-        initiate_get{this}, token, std::move(key));
+    return boost::asio::async_initiate<CompletionToken, get_signature>(initiate_get{this}, token,
+                                                                       std::move(key));
   }
 
   /// Writes `body` at `key` if `condition` holds. Completes with `void(error_code, put_result)`:
@@ -122,9 +127,9 @@ class storage {
     template <class Handler>
     void operator()(Handler&& handler, std::string key, std::string body,
                     put_condition condition) const {
-      self->put_impl(std::move(key), std::move(body), std::move(condition),
-                     boost::asio::any_completion_handler<put_signature>(
-                         std::forward<Handler>(handler)));
+      self->put_impl(
+          std::move(key), std::move(body), std::move(condition),
+          boost::asio::any_completion_handler<put_signature>(std::forward<Handler>(handler)));
     }
   };
 };

@@ -106,108 +106,137 @@ TEST(ElectionCoreExpiry, ExpiredTakeoverLostRaceFollowsTheWinner) {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Rule (c): lastUpdated + L + max_clock_skew on the follower's wall clock.
+// Rule (c): the store's own clock. The answer's Date minus the object's Last-Modified, less
+// 2 s for the headers' whole seconds, less max_clock_skew, is time the record has certainly
+// aged before the read: L after that, it may be taken. With the defaults (L 15 s, skew 2 s) a
+// record is taken at once when Date − Last-Modified ≥ 19 s. No node's wall clock enters.
+
+// A follower whose first read of b's record is dated `store_age` old by the store.
+core_driver follower_reading_aged(elector_config config, std::chrono::seconds store_age) {
+  core_driver d(std::move(config));
+  d.start();
+  d.read_aged(foreign_body("b", 3, d.now.wall), "eb", store_age);
+  return d;
+}
 
 TEST(ElectionCoreExpiry, RuleCTakesOverALongDeadRecordAtOnce) {
-  core_driver d = follower_seeing(core_config("a"), std::chrono::hours{5});
-  ASSERT_TRUE(d.writing()) << "a fresh process need not wait a lease for a day-old record";
+  core_driver d = follower_reading_aged(core_config("a"), std::chrono::hours{5});
+  ASSERT_TRUE(d.writing()) << "a fresh process need not wait a lease for a record dead for hours";
   EXPECT_EQ(d.written().term, 4u);
+  EXPECT_EQ(d.condition().etag, "eb");
 }
 
 TEST(ElectionCoreExpiry, RuleCBoundaryIsInclusive) {
-  core_driver d = follower_seeing(core_config("a"), 17s);  // L + skew exactly
+  core_driver d = follower_reading_aged(core_config("a"), 19s);  // L + skew + 2 s exactly
   EXPECT_TRUE(d.writing());
 }
 
 TEST(ElectionCoreExpiry, RuleCSchedulesTheExactMoment) {
-  core_driver d = follower_seeing(core_config("a"), 17s - 1ms);
+  core_driver d = follower_reading_aged(core_config("a"), 18s);
   EXPECT_FALSE(d.writing());
-  ASSERT_EQ(d.last.wake_at, d.now.steady + 1ms);
-  d.advance(1ms - 1ns);
+  ASSERT_EQ(d.last.wake_at, d.now.steady + 1s);
+  d.advance(1s - 1ns);
   d.timer();
-  EXPECT_FALSE(d.writing());
+  EXPECT_FALSE(d.writing()) << "not a nanosecond early";
   d.advance(1ns);
   d.timer();
   EXPECT_TRUE(d.writing());
 }
 
 TEST(ElectionCoreExpiry, RuleCFiresBeforeTheNextPoll) {
-  core_driver d = follower_seeing(core_config("a"), 14s);  // expires 3 s from now
+  core_driver d = follower_reading_aged(core_config("a"), 16s);  // expires 3 s from now
   EXPECT_EQ(d.last.wake_at, d.now.steady + 3s);
   d.wake();
   EXPECT_TRUE(d.writing());
 }
 
-TEST(ElectionCoreExpiry, WriterClockAheadWithinSkewIsSafe) {
-  // b's clock is 2 s ahead (= max_clock_skew): its lastUpdated looks 2 s younger. Rule (c)
-  // fires L + skew + 2 s after the write in real time; rule (b) at L after first sight wins.
-  elector_config config = core_config("a");
-  core_driver d = follower_seeing(config, 0ms, 2s);
-  const steady_time written = d.now.steady;
-  while (!d.writing()) {
-    d.wake();
-    if (d.reading()) d.read(foreign_body("b", 3, d.now.wall - (d.now.steady - written) + 2s), "eb");
-  }
-  EXPECT_EQ(d.now.steady, written + 15s);
+TEST(ElectionCoreExpiry, RuleCKeepsTheEarliestDatingOfAnEtag) {
+  // The first read dates the record 4 s old (certainly aged 4 − 2 − 2 = 0 s), the second, 5 s
+  // later, 16 s old (12 s, so written 7 s before the first read): the earlier evidence wins,
+  // and the takeover comes before the next poll.
+  core_driver d = follower_reading_aged(core_config("a"), 4s);
+  const steady_time first = d.now.steady;
+  ASSERT_EQ(d.last.wake_at, first + 5s);
+  d.wake();
+  d.read_aged(foreign_body("b", 3, d.now.wall), "eb", 16s);
+  EXPECT_EQ(d.last.wake_at, first - 7s + 15s);
 }
 
-TEST(ElectionCoreExpiry, WriterClockBehindWithinSkewIsSafe) {
-  // b's clock is 2 s behind: lastUpdated looks 2 s older. Rule (c) fires at real L + skew - 2 s
-  // = L after the write: never before the writer's lease is over.
-  elector_config config = core_config("a");
-  core_driver d(config);
+TEST(ElectionCoreExpiry, NoNodesWallClockMattersToRuleC) {
+  // b's lastUpdated says the record is five hours old (b's clock is behind), and our own wall
+  // clock is five minutes ahead: the store dates the record as just written. Rule (c) says
+  // nothing, rule (b) takes over L after first sight, as if all clocks were right.
+  core_driver d(core_config("a"));
+  d.now.wall += 5min;
   d.start();
-  const wall_time b_wrote = d.now.wall - 2s;  // b's wall clock at the write, read right away
-  d.advance(1s);
-  d.read(foreign_body("b", 3, b_wrote), "eb");
-  const steady_time read_at = d.now.steady;
-  ASSERT_EQ(d.last.wake_at, read_at + 5s);
-  d.wake();
-  d.read(foreign_body("b", 3, b_wrote), "eb");
-  ASSERT_EQ(d.last.wake_at, read_at + 5s + 5s);
-  d.wake();
-  d.read(foreign_body("b", 3, b_wrote), "eb");
-  // Real write time was read_at - 1 s: rule (c) fires at (read_at - 1 s) + 17 s - 2 s.
-  ASSERT_EQ(d.last.wake_at, read_at + 14s);
-  d.wake();
-  EXPECT_TRUE(d.writing());
-  EXPECT_GE(d.now.steady, read_at - 1s + 15s) << "never before the writer's lease ended";
-}
-
-TEST(ElectionCoreExpiry, WriterClockBehindBeyondSkewStealsEarlyWhichIsWhyRuleCIsOptional) {
-  // Documented hazard: with b's clock 10 s behind, rule (c) believes b's record is 10 s older
-  // than it is. Disabling rule (c) (max_clock_skew = nullopt) removes the hazard.
-  core_driver with_c = follower_seeing(core_config("a"), 7s, -10s);
-  EXPECT_TRUE(with_c.writing()) << "17 s old on our clock, 7 s in reality";
-
-  elector_config config = core_config("a");
-  config.max_clock_skew.reset();
-  core_driver without_c = follower_seeing(config, 7s, -10s);
-  EXPECT_FALSE(without_c.writing());
-  EXPECT_EQ(without_c.last.wake_at, without_c.now.steady + 5s);
-}
-
-TEST(ElectionCoreExpiry, WriterClockAheadBeyondSkewOnlyDelaysRuleC) {
-  // b's clock is a minute ahead: its record looks like it comes from the future. Rule (c)
-  // never fires early; rule (b) still takes over L after first sight.
-  core_driver d = follower_seeing(core_config("a"), 0ms, 60s);
+  const wall_time store_now = d.now.wall - 5min;
+  d.read_dated(foreign_body("b", 3, d.now.wall - std::chrono::hours{5}), "eb", store_now,
+               store_now);
   const steady_time first_seen = d.now.steady;
   while (!d.writing()) {
     d.wake();
-    if (d.reading()) d.read(foreign_body("b", 3, test_wall_epoch() + 60s), "eb");
+    if (d.reading()) {
+      const wall_time date = d.now.wall - 5min;
+      d.read_dated(foreign_body("b", 3, d.now.wall - std::chrono::hours{5}), "eb", store_now, date);
+    }
   }
   EXPECT_EQ(d.now.steady, first_seen + 15s);
+}
+
+TEST(ElectionCoreExpiry, StoreFrontEndsApartByTheSkewStillWaitTheWholeLease) {
+  // The front end that answers the reads runs 2 s (= max_clock_skew) ahead of the one that
+  // stamped Last-Modified: the record looks 2 s older than it is. Taken over no earlier than
+  // L after the write, whichever whole-second phase the write fell on.
+  for (const auto phase : {0ms, 1ms, 500ms, 999ms}) {
+    core_driver d(core_config("a"));
+    d.start();
+    d.advance(phase);
+    const steady_time written = d.now.steady;
+    const wall_time stamped = d.now.wall;  // Last-Modified: the writer's front end, true time
+    d.read_dated(foreign_body("b", 3, stamped), "eb", stamped, d.now.wall + 2s);
+    while (!d.writing()) {
+      d.wake();
+      if (d.reading()) {
+        d.read_dated(foreign_body("b", 3, stamped), "eb", stamped, d.now.wall + 2s);
+      }
+    }
+    EXPECT_GE(d.now.steady, written + 15s) << "phase " << phase.count() << " ms";
+    EXPECT_LT(d.now.steady, written + 17s) << "and not much later";
+  }
+}
+
+TEST(ElectionCoreExpiry, WithoutDateOrLastModifiedRuleCIsOffForThatRead) {
+  core_driver d(core_config("a"));
+  d.start();
+  // An hours-old stamp in the record, but the store sent no dates: rule (b) alone.
+  d.read(foreign_body("b", 3, d.now.wall - std::chrono::hours{5}), "eb");
+  EXPECT_FALSE(d.writing());
+  get_result no_date;
+  no_date.found =
+      object{foreign_body("b", 3, d.now.wall), "eb", d.now.wall - std::chrono::hours{5}};
+  d.advance(1s);
+  d.core.on_read_done(d.now, {}, no_date);
+  EXPECT_FALSE(d.writing()) << "Last-Modified without Date proves nothing";
 }
 
 TEST(ElectionCoreExpiry, RuleCDisabledTrustsOnlyTheMonotonicClock) {
   elector_config config = core_config("a");
   config.max_clock_skew.reset();
-  core_driver d = follower_seeing(config, std::chrono::hours{5});
+  core_driver d = follower_reading_aged(config, std::chrono::hours{5});
   EXPECT_FALSE(d.writing());
   EXPECT_EQ(d.last.wake_at, d.now.steady + 5s);
 }
 
-TEST(ElectionCoreExpiry, MalformedRecordOnlyExpiresByRuleB) {
+TEST(ElectionCoreExpiry, RuleCDatesAnUnreadableRecordToo) {
+  // Rule (c) needs no timestamp from the record: the store's headers date it.
+  core_driver d(core_config("a"));
+  d.start();
+  d.read_aged("{ this is not json", "ex", std::chrono::hours{1});
+  ASSERT_TRUE(d.writing());
+  EXPECT_EQ(d.condition().etag, "ex");
+}
+
+TEST(ElectionCoreExpiry, UndatedMalformedRecordOnlyExpiresByRuleB) {
   elector_config config = core_config("a");
   config.acquire_grace = 1s;
   core_driver d(config);
@@ -231,7 +260,7 @@ TEST(ElectionCoreExpiry, MalformedRecordOnlyExpiresByRuleB) {
   EXPECT_EQ(d.last_notices<leadership_gained>().size(), 1u);
 }
 
-TEST(ElectionCoreExpiry, RecordWithoutTimestampRuleCannotApplyToMalformed) {
+TEST(ElectionCoreExpiry, AMalformedTimestampIsNoEvidenceOfAge) {
   // A record with an ancient but malformed timestamp is still "unknown writer": rule (b) only.
   core_driver d(core_config("a"));
   d.start();
@@ -379,15 +408,15 @@ TEST(ElectionCoreModes, ReleasedRecordInStableModeIsTakenOverAtOnce) {
   EXPECT_EQ(d.core.status().mode, poll_mode::frequent);
 }
 
-TEST(ElectionCoreModes, StaleByRuleCInStableModeIsTrouble) {
+TEST(ElectionCoreModes, DatedStaleByRuleCInStableModeIsTrouble) {
   core_driver d(core_config("a"));
   d.start();
   read_renewed(d, 1);
   d.wake();
   read_renewed(d, 2);
   d.wake();
-  // A new ETag but an old timestamp: the writer's clock is far behind, or it is a stale copy.
-  d.read(foreign_body("b", 3, d.now.wall - 20s), "b-e3");
+  // A new ETag, but the store dates it 20 s old: the leader wrote it and died.
+  d.read_aged(foreign_body("b", 3, d.now.wall), "b-e3", 20s);
   EXPECT_EQ(d.core.status().mode, poll_mode::frequent);
   EXPECT_TRUE(d.writing());
 }
@@ -416,7 +445,7 @@ TEST(ElectionCoreModes, LeaderChangedIsAnnouncedOncePerChange) {
   EXPECT_TRUE(d.last_notices<leader_changed>().empty()) << "a renewal is no change";
 }
 
-TEST(ElectionCoreModes, StableFollowerSeeingAMissedRenewalByTimestampReadsAtTheExpiry) {
+TEST(ElectionCoreModes, StableFollowerSeeingAMissedRenewalByStoreDateReadsAtTheExpiry) {
   core_driver d(core_config("a"));
   d.start();
   read_renewed(d, 1);
@@ -424,15 +453,15 @@ TEST(ElectionCoreModes, StableFollowerSeeingAMissedRenewalByTimestampReadsAtTheE
   read_renewed(d, 2);
   ASSERT_EQ(d.core.status().mode, poll_mode::stable);
   d.wake();  // I = 30 s later
-  // The leader crashed 10 s ago right after a renewal: a new ETag, but a stamp older than F plus
-  // the allowed skew. Without the hint the follower would wait another I before acting.
-  d.read(foreign_body("b", 3, d.now.wall - 10s), "b-last");
+  // The leader crashed right after a renewal: a new ETag, but the store dates it 10 s old (at
+  // least 6 s: more than F). Without the hint the follower would wait another I before acting.
+  d.read_aged(foreign_body("b", 3, d.now.wall), "b-last", 10s);
   EXPECT_EQ(d.core.status().mode, poll_mode::frequent);
   EXPECT_FALSE(d.writing()) << "no takeover yet: the stamp alone proves nothing";
   EXPECT_EQ(d.last.wake_at, d.now.steady + 5s) << "frequent again: next read after F";
 }
 
-TEST(ElectionCoreModes, StampWithinFPlusSkewKeepsAStableFollowerStable) {
+TEST(ElectionCoreModes, StoreAgeWithinFKeepsAStableFollowerStable) {
   core_driver d(core_config("a"));
   d.start();
   read_renewed(d, 1);
@@ -440,12 +469,13 @@ TEST(ElectionCoreModes, StampWithinFPlusSkewKeepsAStableFollowerStable) {
   read_renewed(d, 2);
   ASSERT_EQ(d.core.status().mode, poll_mode::stable);
   d.wake();
-  d.read(foreign_body("b", 3, d.now.wall - 7s), "b-e3");  // exactly F + skew: still healthy
+  // Dated 9 s old: at least 9 − 2 − 2 = 5 s, exactly F: still healthy.
+  d.read_aged(foreign_body("b", 3, d.now.wall - std::chrono::hours{1}), "b-e3", 9s);
   EXPECT_EQ(d.core.status().mode, poll_mode::stable);
   EXPECT_EQ(d.last.wake_at, d.now.steady + 30s);
 }
 
-TEST(ElectionCoreModes, WithoutRuleCTheStampIsNotTrustedForTheModeEither) {
+TEST(ElectionCoreModes, WithoutRuleCTheStoreAgeIsNotTrustedForTheModeEither) {
   elector_config config = core_config("a");
   config.max_clock_skew.reset();
   core_driver d(config);
@@ -455,7 +485,7 @@ TEST(ElectionCoreModes, WithoutRuleCTheStampIsNotTrustedForTheModeEither) {
   read_renewed(d, 2);
   ASSERT_EQ(d.core.status().mode, poll_mode::stable);
   d.wake();
-  d.read(foreign_body("b", 3, d.now.wall - 10s), "b-last");
+  d.read_aged(foreign_body("b", 3, d.now.wall), "b-last", 20s);
   EXPECT_EQ(d.core.status().mode, poll_mode::stable);
 }
 

@@ -112,6 +112,20 @@ class core_driver {
     result.found = object{std::move(body), std::move(etag)};
     return apply(core.on_read_done(now, {}, result));
   }
+  /// A read whose answer the store dates, as S3 does with whole seconds: the answer's `Date`
+  /// is `date` and the object's `Last-Modified` is `last_modified` (both on the store's clock).
+  step& read_dated(std::string body, std::string etag, wall_time last_modified, wall_time date) {
+    get_result result;
+    result.found = object{std::move(body), std::move(etag),
+                          std::chrono::floor<std::chrono::seconds>(last_modified)};
+    result.info.server_date = std::chrono::floor<std::chrono::seconds>(date);
+    return apply(core.on_read_done(now, {}, result));
+  }
+  /// A read whose answer the store dates `store_age` after the object's Last-Modified.
+  step& read_aged(std::string body, std::string etag, std::chrono::seconds store_age) {
+    const wall_time date = std::chrono::floor<std::chrono::seconds>(now.wall);
+    return read_dated(std::move(body), std::move(etag), date - store_age, date);
+  }
   step& read_error(boost::system::error_code ec) {
     return apply(core.on_read_done(now, ec, get_result{}));
   }

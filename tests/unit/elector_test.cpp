@@ -60,6 +60,16 @@ elector_config fast_config(std::string id, std::string key = "group/leader.json"
   return config;
 }
 
+/// `when` as RFC 3339 in whole seconds, as a Go writer might stamp lastUpdated.
+std::string format_rfc3339_seconds(std::chrono::system_clock::time_point when) {
+  const std::time_t t = std::chrono::system_clock::to_time_t(when);
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  char stamp[32];
+  std::strftime(stamp, sizeof stamp, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return stamp;
+}
+
 /// A group of electors, each with its own view (and faults) of one shared store.
 struct group {
   explicit group(int size, std::function<void(elector_config&)> tweak = {}) {
@@ -357,16 +367,30 @@ TEST(Elector, SlowAcquireHookDoesNotBlockRenewals) {
   EXPECT_EQ(g.record()->term, 1u);
 }
 
-TEST(Elector, TakesOverAStaleGoRecordByTheWallClockRule) {
+TEST(Elector, TakesOverAStaleGoRecordByTheStoresClock) {
   group g(1);
-  // A Go s3lect node's record, last renewed a minute ago: rule (c) lets us take it at once.
-  const auto old = std::chrono::system_clock::now() - 60s;
-  const auto seconds = std::chrono::duration_cast<std::chrono::seconds>(old.time_since_epoch());
-  std::time_t t = seconds.count();
-  std::tm tm{};
-  gmtime_r(&t, &tm);
-  char stamp[32];
-  std::strftime(stamp, sizeof stamp, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  // A Go s3lect node's record that the store last wrote a minute ago: rule (c) lets us take it
+  // at once. Its own lastUpdated says it is fresh (the Go node's clock was an hour ahead): the
+  // store's Last-Modified decides, not the writer's or the reader's wall clock.
+  const auto stamp = format_rfc3339_seconds(std::chrono::system_clock::now() + 1h);
+  g.store->poke(
+      "group/leader.json",
+      std::string(R"({"leaderID":"go-node","leaderAddr":"10.0.0.1:8443","lastUpdated":")") + stamp +
+          "\"}",
+      g.store->now() - 60s);
+  const auto start = steady::now();
+  g.start_all();
+  ASSERT_TRUE(g.run_until([&] { return g.electors[0]->is_leader(); }));
+  EXPECT_LT(steady::now() - start, 300ms) << "rule (c) should not wait for a lease";
+  EXPECT_EQ(g.record()->leader_id, "node-0");
+  EXPECT_EQ(g.record()->term, 1u);
+}
+
+TEST(Elector, AFreshGoRecordWithAnAncientStampWaitsForTheLease) {
+  group g(1);
+  // The Go node's clock is an hour behind: its lastUpdated looks an hour old, but the store
+  // wrote the record just now. Taking it at once would make two leaders.
+  const auto stamp = format_rfc3339_seconds(std::chrono::system_clock::now() - 1h);
   g.store->poke(
       "group/leader.json",
       std::string(R"({"leaderID":"go-node","leaderAddr":"10.0.0.1:8443","lastUpdated":")") + stamp +
@@ -374,9 +398,8 @@ TEST(Elector, TakesOverAStaleGoRecordByTheWallClockRule) {
   const auto start = steady::now();
   g.start_all();
   ASSERT_TRUE(g.run_until([&] { return g.electors[0]->is_leader(); }));
-  EXPECT_LT(steady::now() - start, 300ms) << "rule (c) should not wait for a lease";
-  EXPECT_EQ(g.record()->leader_id, "node-0");
-  EXPECT_EQ(g.record()->term, 1u);
+  EXPECT_GE(steady::now() - start, fast_config("x").lease)
+      << "rule (b): a whole lease after first sight";
 }
 
 TEST(Elector, UpdateConfigRefusesANewKeyAndAppliesNewIntervals) {
