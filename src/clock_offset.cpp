@@ -119,3 +119,20 @@ std::optional<boot_clock::time_point> clock_offset_estimator::next_probe_time(
 }
 
 }  // namespace s3lect::detail
+
+namespace s3lect {
+
+std::optional<store_clock_offset> clock_offset_of(const response_info& answer,
+                                                  std::chrono::system_clock::time_point received) {
+  if (!answer.server_date) return std::nullopt;
+  // One sample on a time line of its own: the answer arrived at boot time `received` there.
+  detail::clock_offset_estimator estimator;
+  const detail::boot_clock::time_point at{received.time_since_epoch()};
+  const auto round_trip = std::max(answer.round_trip, std::chrono::microseconds{0});
+  estimator.add_sample(at - round_trip, at, *answer.server_date);
+  const auto estimate = estimator.estimate(at, received);
+  if (!estimate) return std::nullopt;
+  return store_clock_offset{estimate->offset, estimate->error_bound};
+}
+
+}  // namespace s3lect

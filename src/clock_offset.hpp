@@ -37,6 +37,8 @@
 
 #include "boot_clock.hpp"
 
+#include <s3lect/storage.hpp>
+
 #include <chrono>
 #include <cstddef>
 #include <cstdint>

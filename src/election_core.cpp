@@ -50,6 +50,8 @@ const char* to_string(loss_reason reason) {
   switch (reason) {
     case loss_reason::renew_deadline:
       return "renew_deadline";
+    case loss_reason::clock_refused:
+      return "clock_refused";
     case loss_reason::superseded:
       return "superseded";
     case loss_reason::resigned:
@@ -117,6 +119,7 @@ step election_core::on_read_done(const instant& now, const boost::system::error_
   if (ec) {
     note_failure(ec, result.info.message);
     log(log_level::warning, "read failed error=" + last_error_);
+    step_down_if_clock_refused(ec, out);
     if (mode_ == poll_mode::stable)
       log(log_level::info, "back to frequent mode reason=read_failed");
     mode_ = poll_mode::frequent;
@@ -182,6 +185,7 @@ step election_core::on_write_done(const instant& now, const boost::system::error
   }
 
   if (!cancelled) note_failure(ec, result.info.message);
+  step_down_if_clock_refused(ec, out);
   if (what == purpose::release) {
     log(log_level::warning, "release failed error=" + last_error_);
     finish_release(now, false, {}, out);
@@ -591,7 +595,8 @@ void election_core::become_holder(const instant& now, const own_write& own, cons
 void election_core::demote(loss_reason reason, step& out) {
   if (!holding_) return;
   report_loss(reason, out);
-  log(reason == loss_reason::renew_deadline ? log_level::warning : log_level::info,
+  const bool forced = reason == loss_reason::renew_deadline || reason == loss_reason::clock_refused;
+  log(forced ? log_level::warning : log_level::info,
       "lock given up reason=" + std::string(to_string(reason)) +
           " term=" + std::to_string(holding_->term));
   // After a demotion the next acquisition is a new term, even of a record we wrote.
@@ -604,6 +609,12 @@ void election_core::demote(loss_reason reason, step& out) {
     out.cancel_operation = true;
     cancel_sent_ = true;
   }
+}
+
+void election_core::step_down_if_clock_refused(const boost::system::error_code& ec, step& out) {
+  // No request signed with this clock will succeed (S3 allows 15 minutes): waiting for S + D
+  // would only keep leader work running on a lease that cannot be renewed.
+  if (ec == errc::clock_skewed) demote(loss_reason::clock_refused, out);
 }
 
 void election_core::report_loss(loss_reason reason, step& out) {

@@ -75,6 +75,7 @@ enum class core_role {
 /// Why a reported leadership ended.
 enum class loss_reason {
   renew_deadline,  ///< No renewal succeeded by S + D: self-demotion.
+  clock_refused,   ///< The store refused our requests as signed too far from its clock.
   superseded,      ///< 412 on renewal, or the record turned out to be someone else's.
   resigned,        ///< resign() was called.
   stopped,         ///< stop() was called.
@@ -273,6 +274,7 @@ class election_core {
 
   void become_holder(const instant& now, const own_write& own, const std::string& etag, step& out);
   void demote(loss_reason reason, step& out);
+  void step_down_if_clock_refused(const boost::system::error_code& ec, step& out);
   void report_loss(loss_reason reason, step& out);
   void finish_release(const instant& now, bool released, const std::string& etag, step& out);
 

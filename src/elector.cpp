@@ -3,6 +3,7 @@
 // and hooks, and keeps a snapshot for thread-safe reads. All decisions live in the core.
 #include "s3lect/elector.hpp"
 
+#include "clock_offset.hpp"
 #include "election_core.hpp"
 #include "peer_client.hpp"
 #include "waiter_list.hpp"
@@ -26,6 +27,7 @@
 #include <boost/asio/this_coro.hpp>
 #include <boost/asio/use_awaitable.hpp>
 
+#include <cstdio>
 #include <deque>
 #include <exception>
 #include <mutex>
@@ -40,10 +42,6 @@ using detail::steady_time;
 using std::chrono::milliseconds;
 
 namespace {
-
-instant now() {
-  return {detail::boot_clock::now(), std::chrono::system_clock::now()};
-}
 
 /// Storage errors after which a conditional PUT certainly did not happen, so sending it again
 /// is safe. Everything else ambiguous (timeouts, lost connections, 5xx) is resolved by the core
@@ -183,6 +181,9 @@ struct elector::impl : std::enable_shared_from_this<impl> {
   leadership_snapshot health;
   detail::waiter_list<std::uint64_t> health_waiters;
   bool release_pending = false;  // Lost by stop/resign: the health change waits for the release.
+  // The store's clock, from the Date of its answers: written on the strand, read by status().
+  detail::clock_offset_estimator store_clock;
+  bool offset_warned = false;  // Strand: the offset is past half of max_clock_skew, and was said.
   std::optional<steady_time> last_renewal_seen;  // Strand: detects successful writes.
   std::uint64_t renewal_period_seen = 0;         // The leadership period of the write seen last.
 
@@ -190,6 +191,72 @@ struct elector::impl : std::enable_shared_from_this<impl> {
   /// to the mutex, and update_config() replaces it from any thread.
   void log(log_level level, const std::string& line) const {
     core.config().log.log(level, line + " id=" + core.config().server_id);
+  }
+
+  /// "Now" for the core: the boot clock, and the store's time as best known (the local wall
+  /// clock corrected by the measured offset), which stamps lastUpdated so readers see true time.
+  instant now() const {
+    const auto boot = detail::boot_clock::now();
+    std::optional<std::chrono::system_clock::time_point> store_time;
+    {
+      std::lock_guard lock(mutex);
+      store_time = store_clock.store_time(boot);
+    }
+    return {boot, store_time.value_or(std::chrono::system_clock::now())};
+  }
+
+  /// The store's Date of an answer to a request sent at `sent`: a sample for the offset
+  /// estimate, a log line when the store's clock stepped, a warning when this node's clock is
+  /// off by more than half of max_clock_skew. Strand only.
+  void note_store_date(detail::boot_clock::time_point sent,
+                       const std::optional<std::chrono::system_clock::time_point>& date) {
+    if (!date) return;
+    const auto received = detail::boot_clock::now();
+    std::optional<detail::clock_offset_estimate> estimate;
+    detail::clock_sample_outcome outcome;
+    {
+      std::lock_guard lock(mutex);
+      outcome = store_clock.add_sample(sent, received, *date);
+      estimate = store_clock.estimate(received, std::chrono::system_clock::now());
+    }
+    if (!estimate) return;
+    if (outcome == detail::clock_sample_outcome::contradicted_older) {
+      log(log_level::warning,
+          "store clock estimate restarted: an answer's Date disagreed with "
+          "the earlier ones (a clock stepped) " +
+              describe_offset(*estimate));
+    }
+    const auto& skew = core.config().max_clock_skew;
+    if (!skew) return;
+    const bool far = std::chrono::abs(estimate->offset) > *skew / 2;
+    if (far && !offset_warned) {
+      log(log_level::warning,
+          "system clock is off the store's clock by more than half of "
+          "max_clock_skew " +
+              describe_offset(*estimate));
+    } else if (!far && offset_warned) {
+      log(log_level::info,
+          "system clock agrees with the store's again " + describe_offset(*estimate));
+    }
+    offset_warned = far;
+  }
+
+  /// "offset=-300.012s bound=0.004s": the store's clock minus ours, and its error bound.
+  static std::string describe_offset(const detail::clock_offset_estimate& estimate) {
+    const auto seconds = [](std::chrono::microseconds us) {
+      char text[32];
+      std::snprintf(text, sizeof text, "%.3fs", static_cast<double>(us.count()) / 1e6);
+      return std::string(text);
+    };
+    return "offset=" + seconds(estimate.offset) + " bound=" + seconds(estimate.error_bound);
+  }
+
+  /// The current offset estimate, for the error that names it. Strand only.
+  std::string current_offset() const {
+    std::lock_guard lock(mutex);
+    const auto estimate =
+        store_clock.estimate(detail::boot_clock::now(), std::chrono::system_clock::now());
+    return estimate ? describe_offset(*estimate) : "offset=unknown";
   }
 
   /// Queues an event for the loop and wakes it. Strand only.
@@ -202,7 +269,7 @@ struct elector::impl : std::enable_shared_from_this<impl> {
   // The loop.
 
   static asio::awaitable<void> run_loop(std::shared_ptr<impl> self) {
-    self->apply(self->core.start(now()));
+    self->apply(self->core.start(self->now()));
     while (!self->shutting_down) {
       if (!self->events.empty()) {
         loop_event event = std::move(self->events.front());
@@ -213,7 +280,7 @@ struct elector::impl : std::enable_shared_from_this<impl> {
       if (!self->loop_running) break;
       if (self->core_wake_at && detail::boot_clock::now() >= *self->core_wake_at) {
         self->core_wake_at.reset();
-        self->apply(self->core.on_timer(now()));
+        self->apply(self->core.on_timer(self->now()));
         continue;
       }
       self->wake_timer.expires_at(self->core_wake_at.value_or(steady_time::max()));
@@ -325,10 +392,13 @@ struct elector::impl : std::enable_shared_from_this<impl> {
     using namespace asio::experimental::awaitable_operators;
     asio::steady_timer timer(self->strand);
     timer.expires_after(timeout);
+    const auto sent = detail::boot_clock::now();
     auto outcome = co_await (guarded_get(self, std::move(key)) ||
                              timer.async_wait(asio::as_tuple(asio::use_awaitable)));
     if (outcome.index() == 0) {
       const auto& [ec, result] = std::get<0>(outcome);
+      self->note_store_date(sent, result.info.server_date);
+      self->note_refused_clock(ec);
       self->count_get(ec, result.found.has_value());
       co_return std::get<0>(std::move(outcome));
     }
@@ -344,11 +414,15 @@ struct elector::impl : std::enable_shared_from_this<impl> {
     using namespace asio::experimental::awaitable_operators;
     asio::steady_timer timer(self->strand);
     timer.expires_after(timeout);
+    const auto sent = detail::boot_clock::now();
     auto outcome =
         co_await (guarded_put(self, std::move(key), std::move(body), std::move(condition)) ||
                   timer.async_wait(asio::as_tuple(asio::use_awaitable)));
     if (outcome.index() == 0) {
-      self->count_put(std::get<0>(std::get<0>(outcome)));
+      const auto& [ec, result] = std::get<0>(outcome);
+      self->note_store_date(sent, result.info.server_date);
+      self->note_refused_clock(ec);
+      self->count_put(ec);
       co_return std::get<0>(std::move(outcome));
     }
     self->count_put(errc::outcome_unknown);
@@ -356,6 +430,16 @@ struct elector::impl : std::enable_shared_from_this<impl> {
     put_result timed_out;
     timed_out.info.message = "no answer within request_timeout";
     co_return std::tuple<error_code, put_result>{errc::outcome_unknown, std::move(timed_out)};
+  }
+
+  /// The store refused a request as signed too far from its clock (S3 allows 15 minutes): name
+  /// the clock and the offset measured, since no request will succeed until the clock is fixed.
+  void note_refused_clock(const error_code& ec) const {
+    if (ec != errc::clock_skewed) return;
+    log(log_level::error,
+        "the store refuses our requests: this system clock is too far from the store's "
+        "(RequestTimeTooSkewed) " +
+            current_offset());
   }
 
   void count_get(const error_code& ec, bool found) {
@@ -648,7 +732,10 @@ struct elector::impl : std::enable_shared_from_this<impl> {
       snapshot.is_leader = false;
       bump_version_locked();
       ++counters.losses;
-      if (reason == detail::loss_reason::renew_deadline) ++counters.demotions;
+      if (reason == detail::loss_reason::renew_deadline ||
+          reason == detail::loss_reason::clock_refused) {
+        ++counters.demotions;
+      }
       health.is_leader = false;
       health.record_json.clear();
       health.lease_remaining = milliseconds{0};
@@ -910,6 +997,10 @@ leadership_status elector::status() const {
   std::lock_guard lock(impl_->mutex);
   leadership_status status = impl_->snapshot;
   status.is_leader = impl_->leading_locked();
+  if (const auto estimate = impl_->store_clock.estimate(detail::boot_clock::now(),
+                                                        std::chrono::system_clock::now())) {
+    status.clock_offset = store_clock_offset{estimate->offset, estimate->error_bound};
+  }
   return status;
 }
 
@@ -999,7 +1090,7 @@ std::optional<std::string> elector::update_config(elector_config config) {
       self->push(config_request{std::move(latest)});
     } else {
       // Stopped (or never started): the core keeps its state, e.g. the writes it remembers.
-      self->core.update_config(now(), std::move(latest));
+      self->core.update_config(self->now(), std::move(latest));
     }
   });
   return std::nullopt;

@@ -111,6 +111,14 @@ std::string fixed_point(std::uint64_t value, int decimals) {
   return text;
 }
 
+/// `us` microseconds in seconds, with a sign when negative.
+std::string seconds_of(std::chrono::microseconds us) {
+  const std::int64_t count = us.count();
+  const std::uint64_t magnitude =
+      count < 0 ? 0 - static_cast<std::uint64_t>(count) : static_cast<std::uint64_t>(count);
+  return (count < 0 ? "-" : "") + fixed_point(magnitude, 6);
+}
+
 /// Writes the families one after another; every sample carries its elector's labels first.
 class exposition {
  public:
@@ -215,6 +223,7 @@ elector_metrics collect_metrics(const elector& election, std::vector<metric_labe
   metrics.is_leader = status.is_leader;
   metrics.term = status.term;
   metrics.consecutive_failures = status.consecutive_failures;
+  metrics.clock_offset = status.clock_offset;
   return metrics;
 }
 
@@ -245,6 +254,22 @@ std::string prometheus_text(const std::vector<elector_metrics>& electors) {
     for (const elector_metrics& elector : electors) {
       out.sample(series.name, elector, {}, series.value(elector));
     }
+  }
+  // Unknown before the store's first answer: no sample rather than a made-up zero.
+  out.family("s3lect_clock_offset_seconds", "gauge",
+             "The store's clock minus this node's wall clock, from the Date of the store's "
+             "answers.");
+  for (const elector_metrics& elector : electors) {
+    if (!elector.clock_offset) continue;
+    out.sample("s3lect_clock_offset_seconds", elector, {},
+               seconds_of(elector.clock_offset->offset));
+  }
+  out.family("s3lect_clock_offset_error_bound_seconds", "gauge",
+             "The true clock offset lies within s3lect_clock_offset_seconds plus or minus this.");
+  for (const elector_metrics& elector : electors) {
+    if (!elector.clock_offset) continue;
+    out.sample("s3lect_clock_offset_error_bound_seconds", elector, {},
+               seconds_of(elector.clock_offset->error_bound));
   }
   out.family("s3lect_renewal_latency_seconds", "histogram",
              "Time from sending a renewal's first attempt to its success.");

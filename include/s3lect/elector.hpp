@@ -46,7 +46,9 @@ struct leadership_status {
   /// When the last election cycle (a read or write and its decision) completed.
   std::optional<std::chrono::system_clock::time_point> last_election_time;
   unsigned consecutive_failures = 0;
-  std::string last_error;     ///< The last storage or record error, for diagnostics.
+  std::string last_error;  ///< The last storage or record error, for diagnostics.
+  /// This node's wall clock against the store's; unset before the first answer with a `Date`.
+  std::optional<store_clock_offset> clock_offset;
   std::uint64_t version = 0;  ///< Increases on every change of leader, term or is_leader.
 };
 

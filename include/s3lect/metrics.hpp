@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -29,6 +30,7 @@ struct elector_metrics {
   bool is_leader = false;
   std::uint64_t term = 0;
   unsigned consecutive_failures = 0;
+  std::optional<store_clock_offset> clock_offset;  ///< Unset before the store's first answer.
 };
 
 /// Reads `election`'s counters and status, labelled lock=<lock_key>, id=<server_id> and then
@@ -42,7 +44,8 @@ elector_metrics collect_metrics(const elector& election,
 /// sample per elector (a histogram: _bucket for every bound and +Inf, _sum, _count). Series:
 /// s3lect_s3_requests_total{operation,outcome}, s3lect_peer_checks_total{outcome},
 /// s3lect_acquisitions_total, s3lect_renewals_total, s3lect_losses_total,
-/// s3lect_demotions_total, s3lect_is_leader, s3lect_term, s3lect_consecutive_failures and the
+/// s3lect_demotions_total, s3lect_is_leader, s3lect_term, s3lect_consecutive_failures,
+/// s3lect_clock_offset_seconds, s3lect_clock_offset_error_bound_seconds (once measured) and the
 /// s3lect_renewal_latency_seconds histogram. docs/metrics.md describes each.
 std::string prometheus_text(const std::vector<elector_metrics>& electors);
 

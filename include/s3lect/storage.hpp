@@ -57,6 +57,24 @@ struct response_info {
   std::chrono::microseconds round_trip{0};  ///< Time from sending to the complete answer.
 };
 
+/// This node's wall clock against the store's, measured from the `Date` of the store's answers.
+/// Informational: no election decision depends on any node's wall clock.
+struct store_clock_offset {
+  /// The store's clock minus this node's wall clock: −300 s for a node whose clock is five
+  /// minutes ahead of the store's.
+  std::chrono::microseconds offset{0};
+  /// The true offset lies within offset ± error_bound (for a store whose Date is truncated
+  /// to the second, as HTTP dates are).
+  std::chrono::microseconds error_bound{0};
+};
+
+/// This machine's wall clock against the store's from one answer whose last byte arrived at
+/// `received` (this machine's clock): nullopt when it has no `Date`. With `Date` in whole
+/// seconds the bound is half a second plus half the round trip; an elector refines it over many
+/// answers (leadership_status::clock_offset).
+std::optional<store_clock_offset> clock_offset_of(const response_info& answer,
+                                                  std::chrono::system_clock::time_point received);
+
 /// Result of a GET: the object, or nullopt when no object exists at the key (not an error).
 struct get_result {
   std::optional<object> found;

@@ -24,6 +24,21 @@ constexpr const char* go_zero_time = "0001-01-01T00:00:00Z";
 /// Raw bodies of malformed records are shown up to this size.
 constexpr std::size_t max_shown_body = 4096;
 
+/// The record's age on the store's clock, and this machine's clock offset to the store's.
+store_timing timing_of(const lock_read& read) {
+  using std::chrono::milliseconds;
+  store_timing timing;
+  if (const auto offset = clock_offset_of(read.info, system_clock::now())) {
+    timing.clock_offset = std::chrono::round<milliseconds>(offset->offset);
+    timing.clock_offset_bound = std::chrono::ceil<milliseconds>(offset->error_bound);
+  }
+  if (read.found && read.found->last_modified && read.info.server_date) {
+    timing.store_age =
+        std::chrono::floor<milliseconds>(*read.info.server_date - *read.found->last_modified);
+  }
+  return timing;
+}
+
 }  // namespace
 
 std::string status_help() {
@@ -34,11 +49,16 @@ std::string status_help() {
              "\"10.0.1.42:8443\",\n"
              "   \"lastUpdated\":\"2026-11-21T10:30:45.123Z\",\"term\":42,\"leaseMs\":15000,\n"
              "   "
-             "\"released\":false,\"nonce\":\"9f1c2a7e5b3d4c11\",\"ageMs\":1234,\"expired\":false}\n"
+             "\"released\":false,\"nonce\":\"9f1c2a7e5b3d4c11\",\"ageMs\":1234,\"expired\":false,\n"
+             "   \"storeAgeMs\":1000,\"clockOffsetMs\":-3,\"clockOffsetBoundMs\":502}\n"
              "leaseMs is null for records of Go writers. ageMs is this machine's clock minus\n"
              "lastUpdated (null when lastUpdated is Go's zero time, which marks a release).\n"
-             "expired is true when the record is released or ageMs >= leaseMs, by this\n"
-             "machine's clock, with no allowance for clock skew.\n"
+             "storeAgeMs is the record's age on the store's clock (the answer's Date minus the\n"
+             "object's Last-Modified, whole seconds). expired is true when the record is\n"
+             "released or its age >= leaseMs: by storeAgeMs when the store dates its answers,\n"
+             "else by ageMs, with no allowance for clock skew. clockOffsetMs is the store's\n"
+             "clock minus this machine's (true within +-clockOffsetBoundMs): a wrong clock\n"
+             "here shows as a wrong ageMs, never in the election, which trusts no node's clock.\n"
              "\n"
              "options:\n") +
          store_options_help() +
@@ -54,7 +74,8 @@ std::string status_help() {
 }
 
 std::string status_json(const std::string& lock_url, const std::string& etag,
-                        const lock_record& record, system_clock::time_point now) {
+                        const lock_record& record, system_clock::time_point now,
+                        const store_timing& store) {
   json_object out;
   out.add_string("lock", lock_url).add_string("etag", etag);
   out.add_string("leaderID", record.leader_id).add_string("leaderAddr", record.leader_addr);
@@ -75,13 +96,25 @@ std::string status_json(const std::string& lock_url, const std::string& etag,
   } else {
     out.add_null("ageMs");
   }
+  const std::optional<std::int64_t> judged_age =
+      store.store_age ? std::optional<std::int64_t>(store.store_age->count()) : age_ms;
   if (record.released) {
     out.add_bool("expired", true);
-  } else if (record.lease && age_ms) {
-    out.add_bool("expired", *age_ms >= record.lease->count());
+  } else if (record.lease && judged_age) {
+    out.add_bool("expired", *judged_age >= record.lease->count());
   } else {
     out.add_null("expired");
   }
+  const auto add_ms = [&out](const char* name, const std::optional<std::chrono::milliseconds>& v) {
+    if (v) {
+      out.add_number(name, v->count());
+    } else {
+      out.add_null(name);
+    }
+  };
+  add_ms("storeAgeMs", store.store_age);
+  add_ms("clockOffsetMs", store.clock_offset);
+  add_ms("clockOffsetBoundMs", store.clock_offset_bound);
   return out.str();
 }
 
@@ -142,7 +175,9 @@ int run_status(const std::vector<std::string>& args) {
     print_err("s3lect status: " + url + ": " + problem + "\n");
     return exit_malformed_record;
   }
-  print_out(status_json(url, read.found->etag, *read.decoded.record, system_clock::now()) + "\n");
+  print_out(status_json(url, read.found->etag, *read.decoded.record, system_clock::now(),
+                        timing_of(read)) +
+            "\n");
   return exit_ok;
 }
 

@@ -4,6 +4,7 @@
 #include <s3lect/record.hpp>
 
 #include <chrono>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -15,9 +16,21 @@ int run_status(const std::vector<std::string>& args);
 /// Help text of `s3lect status`.
 std::string status_help();
 
+/// What the store's answer tells about time; each part unknown when the store omitted the
+/// headers it comes from.
+struct store_timing {
+  /// The record's age on the store's clock: the answer's Date minus the object's Last-Modified.
+  std::optional<std::chrono::milliseconds> store_age;
+  /// The store's clock minus this machine's, from the answer's Date and the request's timing,
+  /// and the bound of its error.
+  std::optional<std::chrono::milliseconds> clock_offset;
+  std::optional<std::chrono::milliseconds> clock_offset_bound;
+};
+
 /// The JSON object `s3lect status` prints for `record` with ETag `etag`, read at `now`.
 std::string status_json(const std::string& lock_url, const std::string& etag,
-                        const lock_record& record, std::chrono::system_clock::time_point now);
+                        const lock_record& record, std::chrono::system_clock::time_point now,
+                        const store_timing& store = {});
 
 /// The JSON object printed for a record that could not be parsed.
 std::string malformed_status_json(const std::string& lock_url, const std::string& etag,

@@ -2,6 +2,8 @@
 #include "cli/release.hpp"
 #include "cli/status.hpp"
 
+#include <s3lect/storage.hpp>
+
 #include <gtest/gtest.h>
 
 using namespace std::chrono_literals;
@@ -31,7 +33,39 @@ TEST(StatusJson, PrintsTheRecordAndItsAgeByTheLocalClock) {
             "{\"lock\":\"s3://b/k\",\"etag\":\"abc\",\"leaderID\":\"api-7\",\"leaderAddr\":"
             "\"10.0.1.42:8443\",\"lastUpdated\":\"2026-11-21T10:30:45.123Z\",\"term\":42,"
             "\"leaseMs\":15000,\"released\":false,\"nonce\":\"9f1c2a7e5b3d4c11\",\"ageMs\":1234,"
-            "\"expired\":false}");
+            "\"expired\":false,\"storeAgeMs\":null,\"clockOffsetMs\":null,"
+            "\"clockOffsetBoundMs\":null}");
+}
+
+TEST(StatusJson, JudgesExpiryOnTheStoresClockWhenTheStoreDatesIt) {
+  // This machine's clock is 5 minutes ahead: by lastUpdated the record looks long expired, but
+  // the store wrote it 3 s ago.
+  s3lect::cli::store_timing store;
+  store.store_age = 3000ms;
+  store.clock_offset = -300'000ms;
+  store.clock_offset_bound = 502ms;
+  const std::string json =
+      status_json("s3://b/k", "abc", held_record(), written + 5min + 3s, store);
+  EXPECT_NE(json.find("\"ageMs\":303000,\"expired\":false,\"storeAgeMs\":3000,"
+                      "\"clockOffsetMs\":-300000,\"clockOffsetBoundMs\":502}"),
+            std::string::npos)
+      << json;
+  store.store_age = 15000ms;
+  EXPECT_NE(status_json("s3://b/k", "abc", held_record(), written, store).find("\"expired\":true"),
+            std::string::npos);
+}
+
+TEST(ClockOffsetOf, OneAnswerGivesTheOffsetWithinHalfASecondAndHalfTheRoundTrip) {
+  s3lect::response_info answer;
+  EXPECT_FALSE(s3lect::clock_offset_of(answer, written)) << "no Date, no offset";
+  // The store's clock is 300.25 s behind ours; the answer took 10 ms.
+  answer.server_date = std::chrono::floor<std::chrono::seconds>(written - 300s - 250ms - 5ms);
+  answer.round_trip = 10ms;
+  const auto offset = s3lect::clock_offset_of(answer, written);
+  ASSERT_TRUE(offset);
+  EXPECT_LE(offset->error_bound, 506ms);
+  EXPECT_GE(offset->error_bound, 505ms);
+  EXPECT_LE(std::chrono::abs(offset->offset - -300'250ms), offset->error_bound);
 }
 
 TEST(StatusJson, CallsARecordOlderThanItsLeaseExpired) {

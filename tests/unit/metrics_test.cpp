@@ -382,6 +382,7 @@ elector_metrics sample_metrics(std::vector<metric_label> labels) {
   metrics.counters.renewal_latency.observe(40s);
   metrics.is_leader = true;
   metrics.term = 42;
+  metrics.clock_offset = store_clock_offset{-300'012'345us, 4'500us};
   return metrics;
 }
 
@@ -399,6 +400,8 @@ TEST(PrometheusText, EverySeriesWithHelpTypeAndItsValue) {
       {"s3lect_is_leader", "gauge"},
       {"s3lect_term", "gauge"},
       {"s3lect_consecutive_failures", "gauge"},
+      {"s3lect_clock_offset_seconds", "gauge"},
+      {"s3lect_clock_offset_error_bound_seconds", "gauge"},
       {"s3lect_renewal_latency_seconds", "histogram"},
   };
   EXPECT_EQ(parsed.types, expected_types);
@@ -429,6 +432,8 @@ TEST(PrometheusText, EverySeriesWithHelpTypeAndItsValue) {
   EXPECT_EQ(parsed.value("s3lect_losses_total", base), 0);
   EXPECT_EQ(parsed.value("s3lect_is_leader", base), 1);
   EXPECT_EQ(parsed.value("s3lect_term", base), 42);
+  EXPECT_DOUBLE_EQ(parsed.value("s3lect_clock_offset_seconds", base), -300.012345);
+  EXPECT_DOUBLE_EQ(parsed.value("s3lect_clock_offset_error_bound_seconds", base), 0.0045);
   // Buckets in seconds: 3 ms ≤ 0.005, 7 ms twice ≤ 0.01, 40 s only in +Inf.
   EXPECT_EQ(parsed.value("s3lect_renewal_latency_seconds_bucket", with({{"le", "0.005"}})), 1);
   EXPECT_EQ(parsed.value("s3lect_renewal_latency_seconds_bucket", with({{"le", "0.01"}})), 3);
@@ -457,6 +462,15 @@ TEST(PrometheusText, SeveralElectorsShareEachFamilyGroup) {
   ASSERT_TRUE(parsed.errors.empty()) << errors_of(parsed) << text;
   EXPECT_EQ(parsed.series("s3lect_term").size(), 2u);
   EXPECT_EQ(parsed.series("s3lect_renewal_latency_seconds_count").size(), 2u);
+}
+
+TEST(PrometheusText, AnOffsetNotMeasuredYetHasNoSample) {
+  elector_metrics metrics = sample_metrics({{"lock", "k"}, {"id", "a"}});
+  metrics.clock_offset.reset();
+  const exposition parsed = parse_exposition(prometheus_text({metrics}));
+  ASSERT_TRUE(parsed.errors.empty()) << errors_of(parsed);
+  EXPECT_TRUE(parsed.series("s3lect_clock_offset_seconds").empty());
+  EXPECT_TRUE(parsed.series("s3lect_clock_offset_error_bound_seconds").empty());
 }
 
 TEST(PrometheusText, NoElectorsIsStillValid) {
