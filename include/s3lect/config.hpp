@@ -61,8 +61,10 @@ struct elector_config {
   std::chrono::milliseconds frequent_interval{std::chrono::seconds{5}};
   /// I: followers in stable mode read (or check the leader's health) this often.
   std::chrono::milliseconds infrequent_interval{std::chrono::seconds{30}};
-  /// Expiry rule (c): a follower may take over when lastUpdated + L + max_clock_skew has passed
-  /// on its wall clock. nullopt disables rule (c): only the follower's own monotonic clock counts.
+  /// Expiry rule (c), on the store's clock: how far the store's front ends' clocks may disagree.
+  /// A follower may take over L after the moment the store dates the record to (the GET answer's
+  /// Date − Last-Modified − 2 s − max_clock_skew before the read). No node's wall clock is used.
+  /// nullopt disables rule (c): only the follower's own monotonic clock counts.
   std::optional<std::chrono::milliseconds> max_clock_skew{std::chrono::seconds{2}};
   /// After taking over an expired (not released) record, hold and renew it for this long
   /// before reporting leadership: a margin against an old leader that does not know it lost.
