@@ -192,6 +192,12 @@ class election_core {
   step resign(const instant& now, std::chrono::milliseconds hold_off);
   /// Applies a new configuration that validate_update() accepted; takes effect at once.
   step update_config(const instant& now, elector_config config);
+  /// Asks for requests sent at `at` + n seconds (whole n), where the store's Date is expected to
+  /// tick over while it handles them, so that their answers measure the store's clock finely
+  /// (clock_offset_estimator::next_probe_time); nullopt: no such wish. A renewal or a read due
+  /// within a tenth of its interval (at most 1 s) after such a moment is sent then instead.
+  /// Takes effect from the next step.
+  void set_clock_probe(std::optional<steady_time> at);
 
   /// The configuration in force.
   const elector_config& config() const noexcept { return config_; }
@@ -293,6 +299,7 @@ class election_core {
   bool takeover_allowed(const instant& now) const;
   steady_time read_due(const instant& now) const;
   steady_time renew_due() const;
+  steady_time on_clock_probe(steady_time due, std::chrono::milliseconds interval) const;
   std::chrono::milliseconds renew_retry_pause() const;
   std::chrono::milliseconds deadline_of(std::chrono::milliseconds sent_with) const;
 
@@ -329,6 +336,8 @@ class election_core {
   bool peer_introduced_ = false;  // a plain check has told us the leader's serial (or none)
   bool peer_watching_ = false;    // the check in flight is a watch
   bool peer_view_stale_ = false;  // back from peer checks: read before deciding a takeover
+
+  std::optional<steady_time> clock_probe_;  // set_clock_probe()
 
   std::uint64_t max_term_seen_ = 0;
   std::deque<own_write> own_writes_;

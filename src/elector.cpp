@@ -193,6 +193,9 @@ struct elector::impl : std::enable_shared_from_this<impl> {
     core.config().log.log(level, line + " id=" + core.config().server_id);
   }
 
+  /// The offset's error bound below which requests are no longer timed to measure the clock.
+  static constexpr std::chrono::milliseconds fine_clock_bound{50};
+
   /// "Now" for the core: the boot clock, and the store's time as best known (the local wall
   /// clock corrected by the measured offset), which stamps lastUpdated so readers see true time.
   instant now() const {
@@ -220,6 +223,14 @@ struct elector::impl : std::enable_shared_from_this<impl> {
       estimate = store_clock.estimate(received, std::chrono::system_clock::now());
     }
     if (!estimate) return;
+    // Until the bound is fine, ask for renewals and reads timed to catch the store's second
+    // ticking over: each such answer halves the uncertainty. Past that, every F as usual.
+    std::optional<detail::boot_clock::time_point> probe;
+    if (estimate->error_bound > fine_clock_bound) {
+      std::lock_guard lock(mutex);
+      probe = store_clock.next_probe_time(received);
+    }
+    core.set_clock_probe(probe);
     if (outcome == detail::clock_sample_outcome::contradicted_older) {
       log(log_level::warning,
           "store clock estimate restarted: an answer's Date disagreed with "

@@ -38,6 +38,36 @@ TEST(ElectionCoreLeader, RenewsEveryFWithIfMatchAndNoRead) {
   EXPECT_EQ(d.core.status().last_renewal, sent);
 }
 
+TEST(ElectionCoreLeader, ARenewalGoesEarlyToAClockProbeWithinATenthOfF) {
+  core_driver d(core_config("a"));
+  d.start();
+  d.read_absent();
+  const steady_time sent = d.now.steady;
+  d.write_ok("e1");
+  // The store's second ticks over at sent + 0.8 s + n s: the renewal due at sent + 5 s goes at
+  // sent + 4.8 s, 200 ms early (a tenth of F is 500 ms).
+  d.core.set_clock_probe(sent + 800ms);
+  d.timer();
+  d.wake();
+  ASSERT_TRUE(d.writing());
+  EXPECT_EQ(d.now.steady, sent + 4800ms);
+  const steady_time second = d.now.steady;
+  d.write_ok("e2");
+  // Now the nearest tick before the due time is 700 ms early: more than a tenth of F, so the
+  // renewal keeps its time.
+  d.core.set_clock_probe(second + 300ms);
+  d.timer();
+  d.wake();
+  ASSERT_TRUE(d.writing());
+  EXPECT_EQ(d.now.steady, second + 5s);
+  d.write_ok("e3");
+  d.core.set_clock_probe(std::nullopt);
+  const steady_time third = d.now.steady;
+  d.timer();
+  d.wake();
+  EXPECT_EQ(d.now.steady, third + 5s) << "no probe wanted: every F";
+}
+
 TEST(ElectionCoreLeader, PreconditionFailedOnRenewalDemotesAtOnce) {
   core_driver d(core_config("a"));
   d.become_leader();
