@@ -162,6 +162,33 @@ TEST_P(S3ClientIntegration, IfMatchWinsOnlyWithTheCurrentEtag) {
   EXPECT_EQ(client.stats().connections, 1u);
 }
 
+// Expiry rule (c) dates a record by the store's clock: the GET answer's Date minus the object's
+// Last-Modified. The store must send both, and stamp Last-Modified anew on every write.
+TEST_P(S3ClientIntegration, AGetIsDatedByTheStoresClockAndEveryWriteRestampsIt) {
+  s3_client client(io.get_executor(), config());
+  const std::string key = "it/dated-" + test::unique_suffix();
+  auto [created_ec, created] = put(client, key, R"({"v":1})", put_condition::absent());
+  ASSERT_FALSE(created_ec) << created_ec.message();
+  auto [first_ec, first] = get(client, key);
+  ASSERT_FALSE(first_ec) << first_ec.message();
+  ASSERT_TRUE(first.found);
+  ASSERT_TRUE(first.found->last_modified) << "no Last-Modified: rule (c) would be off";
+  ASSERT_TRUE(first.info.server_date);
+  const auto age = *first.info.server_date - *first.found->last_modified;
+  EXPECT_GE(age, 0s);
+  EXPECT_LE(age, 2s) << "written just now, by the store's own clock";
+  // Over a second of the store's clock later (real time must pass: no fake clock in a real
+  // store), a conditional overwrite: Last-Modified moves on.
+  std::this_thread::sleep_for(1100ms);
+  auto [renew_ec, renewed] = put(client, key, R"({"v":2})", put_condition::matches(created.etag));
+  ASSERT_FALSE(renew_ec) << renew_ec.message();
+  auto [second_ec, second] = get(client, key);
+  ASSERT_FALSE(second_ec) << second_ec.message();
+  ASSERT_TRUE(second.found && second.found->last_modified);
+  EXPECT_GT(*second.found->last_modified, *first.found->last_modified);
+  EXPECT_FALSE(remove(client, key).first);
+}
+
 TEST_P(S3ClientIntegration, IfMatchOnMissingKeyIsPreconditionFailed) {
   s3_client client(io.get_executor(), config());
   const std::string key = "it/missing-" + test::unique_suffix();
