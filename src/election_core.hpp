@@ -195,7 +195,7 @@ class election_core {
   /// Asks for requests sent at `at` + n seconds (whole n), where the store's Date is expected to
   /// tick over while it handles them, so that their answers measure the store's clock finely
   /// (clock_offset_estimator::next_probe_time); nullopt: no such wish. A renewal or a read due
-  /// within a tenth of its interval (at most 1 s) after such a moment is sent then instead.
+  /// within a quarter of its interval (at most 1 s) after such a moment is sent then instead.
   /// Takes effect from the next step.
   void set_clock_probe(std::optional<steady_time> at);
 

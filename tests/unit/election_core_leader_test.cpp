@@ -38,34 +38,49 @@ TEST(ElectionCoreLeader, RenewsEveryFWithIfMatchAndNoRead) {
   EXPECT_EQ(d.core.status().last_renewal, sent);
 }
 
-TEST(ElectionCoreLeader, ARenewalGoesEarlyToAClockProbeWithinATenthOfF) {
-  core_driver d(core_config("a"));
+TEST(ElectionCoreLeader, ARenewalGoesEarlyToAClockProbeWithinAQuarterOfF) {
+  elector_config config = core_config("a");
+  config.frequent_interval = 2s;  // a quarter: 500 ms
+  core_driver d(config);
   d.start();
   d.read_absent();
   const steady_time sent = d.now.steady;
   d.write_ok("e1");
-  // The store's second ticks over at sent + 0.8 s + n s: the renewal due at sent + 5 s goes at
-  // sent + 4.8 s, 200 ms early (a tenth of F is 500 ms).
+  // The store's second ticks over at sent + 0.8 s + n s: the renewal due at sent + 2 s goes at
+  // sent + 1.8 s, 200 ms early.
   d.core.set_clock_probe(sent + 800ms);
   d.timer();
   d.wake();
   ASSERT_TRUE(d.writing());
-  EXPECT_EQ(d.now.steady, sent + 4800ms);
+  EXPECT_EQ(d.now.steady, sent + 1800ms);
   const steady_time second = d.now.steady;
   d.write_ok("e2");
-  // Now the nearest tick before the due time is 700 ms early: more than a tenth of F, so the
-  // renewal keeps its time.
+  // Now the nearest such moment before the due time is 700 ms early: more than a quarter of F,
+  // so the renewal keeps its time.
   d.core.set_clock_probe(second + 300ms);
   d.timer();
   d.wake();
   ASSERT_TRUE(d.writing());
-  EXPECT_EQ(d.now.steady, second + 5s);
+  EXPECT_EQ(d.now.steady, second + 2s);
   d.write_ok("e3");
   d.core.set_clock_probe(std::nullopt);
   const steady_time third = d.now.steady;
   d.timer();
   d.wake();
-  EXPECT_EQ(d.now.steady, third + 5s) << "no probe wanted: every F";
+  EXPECT_EQ(d.now.steady, third + 2s) << "no probe wanted: every F";
+}
+
+TEST(ElectionCoreLeader, WithFOfFourSecondsOrMoreEveryRenewalCanProbe) {
+  core_driver d(core_config("a"));  // F = 5 s: up to 1 s early
+  d.start();
+  d.read_absent();
+  const steady_time sent = d.now.steady;
+  d.write_ok("e1");
+  d.core.set_clock_probe(sent + 5s + 1ms);  // just after the due time: 999 ms early
+  d.timer();
+  d.wake();
+  ASSERT_TRUE(d.writing());
+  EXPECT_EQ(d.now.steady, sent + 4s + 1ms);
 }
 
 TEST(ElectionCoreLeader, PreconditionFailedOnRenewalDemotesAtOnce) {
