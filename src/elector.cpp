@@ -3,6 +3,7 @@
 // and hooks, and keeps a snapshot for thread-safe reads. All decisions live in the core.
 #include "s3lect/elector.hpp"
 
+#include "boot_timer.hpp"
 #include "clock_offset.hpp"
 #include "election_core.hpp"
 #include "peer_client.hpp"
@@ -14,7 +15,6 @@
 
 #include <boost/asio/append.hpp>
 #include <boost/asio/as_tuple.hpp>
-#include <boost/asio/basic_waitable_timer.hpp>
 #include <boost/asio/bind_cancellation_slot.hpp>
 #include <boost/asio/cancellation_signal.hpp>
 #include <boost/asio/co_spawn.hpp>
@@ -146,9 +146,10 @@ struct elector::impl : std::enable_shared_from_this<impl> {
   // ---- Strand only.
   std::shared_ptr<detail::peer_client> peer;  // Peer mode only.
   detail::election_core core;
-  // On the core's clock, which counts a suspend. Doubles as the loop's condition variable:
-  // cancel() wakes it.
-  asio::basic_waitable_timer<detail::boot_clock> wake_timer;
+  // On the core's clock, which counts a suspend, with a timerfd of its own so that it fires as
+  // soon as the machine wakes (Asio's timers share a CLOCK_MONOTONIC one, which does not count
+  // the suspend). Doubles as the loop's condition variable: cancel() wakes it.
+  detail::boot_timer wake_timer;
   std::optional<steady_time> core_wake_at;
   std::deque<loop_event> events;
   bool loop_running = false;

@@ -1,0 +1,169 @@
+// boot_timer: a CLOCK_BOOTTIME timerfd watched by the reactor through a stream_descriptor.
+#include "boot_timer.hpp"
+
+#include <boost/asio/cancellation_type.hpp>
+#include <boost/asio/compose.hpp>
+#include <boost/asio/error.hpp>
+#include <boost/asio/posix/stream_descriptor.hpp>
+#include <boost/system/system_error.hpp>
+
+#include <sys/timerfd.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdint>
+
+namespace s3lect::detail {
+
+namespace asio = boost::asio;
+using boost::system::error_code;
+
+namespace {
+
+/// Arms `fd` for the absolute boot_clock time `expiry`; time_point::max() disarms it.
+error_code arm(int fd, boot_clock::time_point expiry) {
+  itimerspec setting{};  // All zero: disarmed.
+  if (expiry != boot_clock::time_point::max()) {
+    // An it_value of zero would disarm, and a negative one is invalid: a time at or before boot
+    // is due, like any other passed time, so 1 ns stands for it.
+    const std::int64_t ns = std::max<std::int64_t>(
+        std::chrono::duration_cast<std::chrono::nanoseconds>(expiry.time_since_epoch()).count(), 1);
+    setting.it_value.tv_sec = ns / 1'000'000'000;
+    setting.it_value.tv_nsec = ns % 1'000'000'000;
+  }
+  if (::timerfd_settime(fd, TFD_TIMER_ABSTIME, &setting, nullptr) != 0) {
+    return error_code(errno, boost::system::system_category());
+  }
+  return {};
+}
+
+}  // namespace
+
+struct boot_timer_state {
+  explicit boot_timer_state(asio::any_io_executor executor) : descriptor(std::move(executor)) {}
+
+  bool due() const { return boot_clock::now() >= expiry; }
+
+  /// Clears the fd's readiness. The count itself is of no use: whether the expiry is reached
+  /// is the clock's to say. Fails with EAGAIN when a re-arm, or another wait, cleared it first.
+  void consume_expirations() {
+    std::uint64_t expirations = 0;
+    [[maybe_unused]] const ssize_t ignored =
+        ::read(descriptor.native_handle(), &expirations, sizeof expirations);
+  }
+
+  /// Sets the fd to the expiry again: a passed expiry fires anew at once. Cannot fail: only
+  /// waits call it, while the timer and its fd are alive, and arm() keeps the setting valid.
+  void rearm() { (void)arm(descriptor.native_handle(), expiry); }
+
+  /// Aborts every wait started before: they see a generation other than their own.
+  void abort_waits() {
+    ++generation;
+    error_code ignored;
+    descriptor.cancel(ignored);  // Wakes the waits still in the reactor.
+  }
+
+  asio::posix::stream_descriptor descriptor;
+  boot_clock::time_point expiry{};
+  std::uint64_t generation = 0;
+};
+
+namespace {
+
+/// One async_wait: waits for the fd to be readable until the clock reaches the expiry.
+struct wait_op {
+  std::shared_ptr<boot_timer_state> state;
+  std::uint64_t generation;
+  bool started = false;
+
+  template <class Self>
+  void operator()(Self& self, error_code ec = {}) {
+    if (!started) {
+      started = true;
+      self.reset_cancellation_state(asio::enable_total_cancellation());
+      return wait(self);
+    }
+    // Checked first: after the destructor the fd is closed and must not be read.
+    if (state->generation != generation) return self.complete(asio::error::operation_aborted);
+    if (ec) return self.complete(ec);
+    if (self.cancelled() != asio::cancellation_type::none) {
+      return self.complete(asio::error::operation_aborted);
+    }
+    state->consume_expirations();
+    if (state->due()) return self.complete(error_code{});
+    // Woken before the expiry (the kernel fires on this same clock, so not expected): set the
+    // fd again, as this wake-up may have spent its firing, and wait on.
+    state->rearm();
+    wait(self);
+  }
+
+  template <class Self>
+  void wait(Self& self) {
+    // `self` owns this object: keep the state through the move. Nothing else runs on the timer
+    // before we return (one strand), so reading it after the move is safe.
+    const std::shared_ptr<boot_timer_state> timer = state;
+    timer->descriptor.async_wait(asio::posix::descriptor_base::wait_read, std::move(self));
+    // The reactor watches the fd edge-triggered and a wait only queues itself: an expiry that
+    // fired before the wait was queued (with no wait pending, or seen by another thread's
+    // reactor in between) has spent its edge. Firing again gives the queued wait one; a wait
+    // on a due timer thus also completes through the reactor, never inside async_wait.
+    if (timer->due()) timer->rearm();
+  }
+};
+
+}  // namespace
+
+boot_timer::boot_timer(executor_type executor)
+    : state_(std::make_shared<boot_timer_state>(std::move(executor))) {
+  const int fd = ::timerfd_create(CLOCK_BOOTTIME, TFD_NONBLOCK | TFD_CLOEXEC);
+  if (fd < 0) {
+    throw boost::system::system_error(error_code(errno, boost::system::system_category()),
+                                      "boot_timer: timerfd_create(CLOCK_BOOTTIME)");
+  }
+  error_code ec;
+  state_->descriptor.assign(fd, ec);
+  if (ec) {
+    ::close(fd);  // Not owned by the descriptor when assign fails.
+    throw boost::system::system_error(ec, "boot_timer: registering the timerfd with the reactor");
+  }
+}
+
+boot_timer::~boot_timer() {
+  state_->abort_waits();
+  error_code ignored;
+  state_->descriptor.close(ignored);
+}
+
+boot_timer::executor_type boot_timer::get_executor() const noexcept {
+  return state_->descriptor.get_executor();
+}
+
+boot_timer::time_point boot_timer::expiry() const noexcept {
+  return state_->expiry;
+}
+
+void boot_timer::expires_at(time_point expiry_time) {
+  state_->abort_waits();
+  if (const error_code ec = arm(state_->descriptor.native_handle(), expiry_time)) {
+    throw boost::system::system_error(ec, "boot_timer: timerfd_settime");
+  }
+  state_->expiry = expiry_time;
+}
+
+void boot_timer::expires_after(duration delay) {
+  // now is after boot (>= 0), so only the sum's upper end can overflow.
+  const time_point now = boot_clock::now();
+  expires_at(delay >= time_point::max() - now ? time_point::max() : now + delay);
+}
+
+void boot_timer::cancel() {
+  state_->abort_waits();
+}
+
+void boot_timer::wait_impl(asio::any_completion_handler<wait_signature> handler) {
+  asio::async_compose<asio::any_completion_handler<wait_signature>, wait_signature>(
+      wait_op{state_, state_->generation}, handler, state_->descriptor);
+}
+
+}  // namespace s3lect::detail
