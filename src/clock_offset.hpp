@@ -77,6 +77,8 @@ class clock_offset_estimator {
   static constexpr std::chrono::seconds max_round_trip{60};
   /// Assumed worst relative drift between the store's clock and boot_clock.
   static constexpr std::int64_t max_drift_ppm = 100;
+  /// How far a store's Date may lag its clock (a coarse clock: a kernel tick at HZ = 100).
+  static constexpr std::chrono::milliseconds max_date_lag{10};
 
   /// Records one answer: `sent` just before the request started, `received` when the answer was
   /// processed, `date` its Date header (whole seconds; a fraction is ignored). Drops the samples

@@ -63,8 +63,9 @@ TEST(ClockOffsetOf, OneAnswerGivesTheOffsetWithinHalfASecondAndHalfTheRoundTrip)
   answer.round_trip = 10ms;
   const auto offset = s3lect::clock_offset_of(answer, written);
   ASSERT_TRUE(offset);
-  EXPECT_LE(offset->error_bound, 506ms);
-  EXPECT_GE(offset->error_bound, 505ms);
+  // Half a second, half the round trip, and half of a lag a coarse store clock may add.
+  EXPECT_LE(offset->error_bound, 511ms);
+  EXPECT_GE(offset->error_bound, 510ms);
   EXPECT_LE(std::chrono::abs(offset->offset - -300'250ms), offset->error_bound);
 }
 

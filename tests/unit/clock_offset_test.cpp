@@ -32,6 +32,7 @@ struct simulated_store {
   nanoseconds offset = store_minus_boot;
   std::int64_t drift_ppb = 0;  // how much faster than boot_clock, parts per billion
   bool rounds_date = false;
+  nanoseconds date_lag{0};  // a coarse clock: Date shows the time this much earlier
 
   nanoseconds time_at(boot_clock::time_point t) const {
     const nanoseconds since_start = t - boot_start;
@@ -39,7 +40,7 @@ struct simulated_store {
            nanoseconds{since_start.count() * drift_ppb / 1'000'000'000};
   }
   system_clock::time_point date_at(boot_clock::time_point t) const {
-    const nanoseconds store_time = time_at(t) + (rounds_date ? nanoseconds{500ms} : 0ns);
+    const nanoseconds store_time = time_at(t) + (rounds_date ? nanoseconds{500ms} : 0ns) - date_lag;
     return system_clock::time_point{std::chrono::floor<std::chrono::seconds>(store_time)};
   }
 };
@@ -111,9 +112,11 @@ TEST(ClockOffset, OneSampleBoundsTheOffsetToHalfASecondPlusHalfTheRoundTrip) {
     EXPECT_EQ(requests.send(estimator, store, sent, 2ms), clock_sample_outcome::consistent);
     const clock_offset_estimate estimate = expect_truth_inside(estimator, store, node, sent + 2ms);
     EXPECT_EQ(estimate.samples, 1u);
-    // 0.5 s + 1 ms, plus the drift allowance over the round trip and rounding: well under 2 us.
-    EXPECT_GE(estimate.error_bound, 501ms);
-    EXPECT_LE(estimate.error_bound, 501ms + 2us);
+    // 0.5 s + 1 ms + half the allowed Date lag, plus the drift allowance over the round trip
+    // and rounding: well under 2 us.
+    const auto expected = 501ms + clock_offset_estimator::max_date_lag / 2;
+    EXPECT_GE(estimate.error_bound, expected);
+    EXPECT_LE(estimate.error_bound, expected + 2us);
   }
 }
 
@@ -157,7 +160,32 @@ TEST(ClockOffset, ProbingAtNextProbeTimeReachesAFewRoundTrips) {
       now += 2ms;
       expect_truth_inside(estimator, store, node, now);
     }
-    EXPECT_LT(expect_truth_inside(estimator, store, node, now).error_bound, 3ms) << "seed " << seed;
+    EXPECT_LT(expect_truth_inside(estimator, store, node, now).error_bound,
+              3ms + clock_offset_estimator::max_date_lag)
+        << "seed " << seed;
+  }
+}
+
+TEST(ClockOffset, AStoreWhoseDateLagsByAKernelTickStaysInsideTheBound) {
+  // The local radosgw: Date up to 3 ms behind its clock (a coarse clock). Probing pins the tick
+  // to within a round trip, so without the allowance the truth would fall outside the bound.
+  for (unsigned seed = 1; seed <= 20; ++seed) {
+    simulated_store store;
+    store.date_lag = 4ms;
+    const simulated_node node;
+    simulated_requests requests(seed);
+    clock_offset_estimator estimator;
+    boot_clock::time_point now = boot_start + requests.random_between(0ns, 1s);
+    requests.send(estimator, store, now, 2ms);
+    for (int probe = 0; probe < 16; ++probe) {
+      const std::optional<boot_clock::time_point> send_at =
+          estimator.next_probe_time(now + requests.random_between(300ms, 1500ms));
+      ASSERT_TRUE(send_at);
+      now = *send_at;
+      requests.send(estimator, store, now, 2ms);
+      now += 2ms;
+      expect_truth_inside(estimator, store, node, now);
+    }
   }
 }
 
@@ -336,7 +364,7 @@ TEST(ClockOffset, FrontEndsThatDisagreeKeepTheBoundFinite) {
     const std::optional<clock_offset_estimate> estimate =
         estimator.estimate(now + 2ms, node.wall_at(now + 2ms));
     ASSERT_TRUE(estimate);
-    EXPECT_LE(estimate->error_bound, 502ms);
+    EXPECT_LE(estimate->error_bound, 502ms + clock_offset_estimator::max_date_lag / 2);
     // Whichever front end the kept samples came from, the estimate is within 0.5 s + bound.
     EXPECT_LE(std::chrono::abs(estimate->offset), estimate->error_bound + 500ms);
   }
