@@ -4,9 +4,9 @@
 #include "s3lect/elector.hpp"
 
 #include "boot_timer.hpp"
-#include "clock_offset.hpp"
 #include "election_core.hpp"
 #include "peer_client.hpp"
+#include "store_clock.hpp"
 #include "waiter_list.hpp"
 
 #include <s3lect/error.hpp>
@@ -27,7 +27,6 @@
 #include <boost/asio/this_coro.hpp>
 #include <boost/asio/use_awaitable.hpp>
 
-#include <cstdio>
 #include <deque>
 #include <exception>
 #include <mutex>
@@ -181,10 +180,8 @@ struct elector::impl : std::enable_shared_from_this<impl> {
   // (see elector::snapshot()), so it has its own waiters.
   leadership_snapshot health;
   detail::waiter_list<std::uint64_t> health_waiters;
-  bool release_pending = false;  // Lost by stop/resign: the health change waits for the release.
-  // The store's clock, from the Date of its answers: written on the strand, read by status().
-  detail::clock_offset_estimator store_clock;
-  bool offset_warned = false;  // Strand: the offset is past half of max_clock_skew, and was said.
+  bool release_pending = false;     // Lost by stop/resign: the health change waits for the release.
+  detail::store_clock store_clock;  // From the Date of the store's answers; thread-safe.
   std::optional<steady_time> last_renewal_seen;  // Strand: detects successful writes.
   std::uint64_t renewal_period_seen = 0;         // The leadership period of the write seen last.
 
@@ -194,81 +191,21 @@ struct elector::impl : std::enable_shared_from_this<impl> {
     core.config().log.log(level, line + " id=" + core.config().server_id);
   }
 
-  /// The offset's error bound below which requests are no longer timed to measure the clock.
-  static constexpr std::chrono::milliseconds fine_clock_bound{50};
-
   /// "Now" for the core: the boot clock, and the store's time as best known (the local wall
   /// clock corrected by the measured offset), which stamps lastUpdated so readers see true time.
   instant now() const {
     const auto boot = detail::boot_clock::now();
-    std::optional<std::chrono::system_clock::time_point> store_time;
-    {
-      std::lock_guard lock(mutex);
-      store_time = store_clock.store_time(boot);
-    }
-    return {boot, store_time.value_or(std::chrono::system_clock::now())};
+    return {boot, store_clock.store_now(boot)};
   }
 
-  /// The store's Date of an answer to a request sent at `sent`: a sample for the offset
-  /// estimate, a log line when the store's clock stepped, a warning when this node's clock is
-  /// off by more than half of max_clock_skew. Strand only.
+  /// The Date of an answer to a request sent at `sent`: a sample of the store's clock. Strand
+  /// only.
   void note_store_date(detail::boot_clock::time_point sent,
                        const std::optional<std::chrono::system_clock::time_point>& date) {
     if (!date) return;
-    const auto received = detail::boot_clock::now();
-    std::optional<detail::clock_offset_estimate> estimate;
-    detail::clock_sample_outcome outcome;
-    {
-      std::lock_guard lock(mutex);
-      outcome = store_clock.add_sample(sent, received, *date);
-      estimate = store_clock.estimate(received, std::chrono::system_clock::now());
-    }
-    if (!estimate) return;
-    // Until the bound is fine, ask for renewals and reads timed to catch the store's second
-    // ticking over: each such answer halves the uncertainty. Past that, every F as usual.
-    std::optional<detail::boot_clock::time_point> probe;
-    if (estimate->error_bound > fine_clock_bound) {
-      std::lock_guard lock(mutex);
-      probe = store_clock.next_probe_time(received);
-    }
-    core.set_clock_probe(probe);
-    if (outcome == detail::clock_sample_outcome::contradicted_older) {
-      log(log_level::warning,
-          "store clock estimate restarted: an answer's Date disagreed with "
-          "the earlier ones (a clock stepped) " +
-              describe_offset(*estimate));
-    }
-    const auto& skew = core.config().max_clock_skew;
-    if (!skew) return;
-    const bool far = std::chrono::abs(estimate->offset) > *skew / 2;
-    if (far && !offset_warned) {
-      log(log_level::warning,
-          "system clock is off the store's clock by more than half of "
-          "max_clock_skew " +
-              describe_offset(*estimate));
-    } else if (!far && offset_warned) {
-      log(log_level::info,
-          "system clock agrees with the store's again " + describe_offset(*estimate));
-    }
-    offset_warned = far;
-  }
-
-  /// "offset=-300.012s bound=0.004s": the store's clock minus ours, and its error bound.
-  static std::string describe_offset(const detail::clock_offset_estimate& estimate) {
-    const auto seconds = [](std::chrono::microseconds us) {
-      char text[32];
-      std::snprintf(text, sizeof text, "%.3fs", static_cast<double>(us.count()) / 1e6);
-      return std::string(text);
-    };
-    return "offset=" + seconds(estimate.offset) + " bound=" + seconds(estimate.error_bound);
-  }
-
-  /// The current offset estimate, for the error that names it. Strand only.
-  std::string current_offset() const {
-    std::lock_guard lock(mutex);
-    const auto estimate =
-        store_clock.estimate(detail::boot_clock::now(), std::chrono::system_clock::now());
-    return estimate ? describe_offset(*estimate) : "offset=unknown";
+    auto noted = store_clock.note_date(sent, *date, core.config().max_clock_skew);
+    core.set_clock_probe(noted.probe);
+    for (const auto& [level, line] : noted.lines) log(level, line);
   }
 
   /// Queues an event for the loop and wakes it. Strand only.
@@ -451,7 +388,7 @@ struct elector::impl : std::enable_shared_from_this<impl> {
     log(log_level::error,
         "the store refuses our requests: this system clock is too far from the store's "
         "(RequestTimeTooSkewed) " +
-            current_offset());
+            store_clock.describe());
   }
 
   void count_get(const error_code& ec, bool found) {
@@ -1009,10 +946,7 @@ leadership_status elector::status() const {
   std::lock_guard lock(impl_->mutex);
   leadership_status status = impl_->snapshot;
   status.is_leader = impl_->leading_locked();
-  if (const auto estimate = impl_->store_clock.estimate(detail::boot_clock::now(),
-                                                        std::chrono::system_clock::now())) {
-    status.clock_offset = store_clock_offset{estimate->offset, estimate->error_bound};
-  }
+  status.clock_offset = impl_->store_clock.offset();
   return status;
 }
 
