@@ -144,8 +144,7 @@ int main() {
 
   // The lock must have been handed back: a released record at the key.
   const auto object = bucket->peek(config.lock_key);
-  const auto record = object ? s3lect::decode_record(object->body, std::chrono::system_clock::now())
-                             : s3lect::record_decoding{};
+  const auto record = object ? s3lect::decode_record(object->body) : s3lect::record_decoding{};
   const bool released = record.record && record.record->released;
 
   const bool ok = app.leaderships == 1 && app.ticks == ticks_wanted && app.loss_seen &&

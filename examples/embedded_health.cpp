@@ -174,7 +174,7 @@ struct checker {
 /// The leader id in a /health/leadership answer, which is the leader's lock record (plus
 /// "leaseRemainingMs" and "serial"); empty if it does not parse as one.
 std::string leader_id_of(const std::string& body) {
-  const auto decoded = s3lect::decode_record(body, std::chrono::system_clock::now());
+  const auto decoded = s3lect::decode_record(body);
   return decoded.record ? decoded.record->leader_id : std::string();
 }
 

@@ -603,9 +603,8 @@ asio::awaitable<void> run_check(operation_ptr op) {
       co_return;
     }
 
-    peer_parsing parsing =
-        parse_peer_response(outcome.status, outcome.watch_header, outcome.body,
-                            client.config.max_body_bytes, std::chrono::system_clock::now());
+    peer_parsing parsing = parse_peer_response(outcome.status, outcome.watch_header, outcome.body,
+                                               client.config.max_body_bytes);
     if (outcome.keep_alive) client.give_back(std::move(connection));
     op->finish(parsing.error, std::move(parsing.answer));
     co_return;

@@ -64,7 +64,7 @@ std::optional<std::uint64_t> non_negative_integer(const json::value& value) {
   return std::nullopt;
 }
 
-peer_parsing parse_leader(std::string_view body, std::chrono::system_clock::time_point now) {
+peer_parsing parse_leader(std::string_view body) {
   constexpr unsigned status = 200;
   std::string json_error;
   const std::optional<json::value> value = parse_json(body, json_error);
@@ -117,7 +117,7 @@ peer_parsing parse_leader(std::string_view body, std::chrono::system_clock::time
 
   // decode_record parses the body again: at most 64 KiB, once per check, and it keeps one
   // definition of what a valid record is.
-  record_decoding decoding = decode_record(body, now);
+  record_decoding decoding = decode_record(body);
   if (!decoding.record) {
     return failure(errc::protocol_error, status, "leader record: " + decoding.message);
   }
@@ -175,8 +175,7 @@ peer_watch_outcome parse_watch_outcome(std::string_view header) noexcept {
 }
 
 peer_parsing parse_peer_response(unsigned status, std::string_view watch_header,
-                                 std::string_view body, std::size_t max_body_bytes,
-                                 std::chrono::system_clock::time_point now) {
+                                 std::string_view body, std::size_t max_body_bytes) {
   if (body.size() > max_body_bytes) {
     return failure(errc::body_too_large, status,
                    "answer body of " + std::to_string(body.size()) + " bytes exceeds " +
@@ -184,7 +183,7 @@ peer_parsing parse_peer_response(unsigned status, std::string_view watch_header,
   }
   peer_parsing parsing;
   if (status == 200) {
-    parsing = parse_leader(body, now);
+    parsing = parse_leader(body);
   } else if (status == 404) {
     parsing = parse_follower(body);
   } else {

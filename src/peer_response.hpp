@@ -69,8 +69,7 @@ struct peer_parsing {
 /// Longest leaseRemainingMs accepted: no lease lasts longer than a record's leaseMs may.
 inline constexpr std::chrono::milliseconds max_lease_remaining = max_record_lease;
 
-/// Interprets one answer of a health endpoint, `now` being the reader's wall clock (for
-/// decode_record). Never throws.
+/// Interprets one answer of a health endpoint. Never throws.
 /// - 200: the record (decode_record), its "term", and "leaseRemainingMs" (optional; a
 ///   non-negative integer up to max_lease_remaining). A body that is not such a record, or a
 ///   field of the wrong type, is errc::protocol_error naming the field.
@@ -80,7 +79,6 @@ inline constexpr std::chrono::milliseconds max_lease_remaining = max_record_leas
 ///   Other 4xx: errc::bad_request. Anything else (1xx, 2xx but 200, 3xx): errc::protocol_error.
 /// - A body over `max_body_bytes`, whatever the status: errc::body_too_large.
 peer_parsing parse_peer_response(unsigned status, std::string_view watch_header,
-                                 std::string_view body, std::size_t max_body_bytes,
-                                 std::chrono::system_clock::time_point now);
+                                 std::string_view body, std::size_t max_body_bytes);
 
 }  // namespace s3lect::detail

@@ -59,7 +59,7 @@ std::optional<std::uint64_t> integer_field(const json::object& obj, std::string_
 }
 
 // Decodes a parsed JSON value; the caller has checked size and syntax.
-record_decoding decode_value(const json::value& value, system_clock::time_point now) {
+record_decoding decode_value(const json::value& value) {
   const json::object* obj = value.if_object();
   if (!obj) return malformed("record: must be a JSON object");
   std::string error;
@@ -109,9 +109,9 @@ record_decoding decode_value(const json::value& value, system_clock::time_point 
     // (the round trip tests/fuzz/record_fuzz.cpp checks).
     const std::int64_t written_seconds =
         instant->unix_seconds + (instant->nanoseconds > 999'000'000 ? 1 : 0);
-    const auto limit = floor<seconds>(now + max_record_future).time_since_epoch().count();
-    if (written_seconds > limit) {
-      return malformed("lastUpdated: more than a year after the reader's clock");
+    const auto limit = sys_seconds{max_record_time}.time_since_epoch().count();
+    if (written_seconds >= limit) {
+      return malformed("lastUpdated: in the year 2200 or later, past what a reader can represent");
     }
     record.last_updated = system_clock::time_point{duration_cast<system_clock::duration>(
         seconds{instant->unix_seconds} + nanoseconds{instant->nanoseconds})};
@@ -138,7 +138,7 @@ std::string encode_record(const lock_record& record) {
   return json::serialize(obj);
 }
 
-record_decoding decode_record(std::string_view body, system_clock::time_point now) {
+record_decoding decode_record(std::string_view body) {
   if (body.size() > max_record_bytes) {
     return malformed("record: " + std::to_string(body.size()) + " bytes, more than the " +
                      std::to_string(max_record_bytes) + "-byte limit");
@@ -147,7 +147,7 @@ record_decoding decode_record(std::string_view body, system_clock::time_point no
     boost::system::error_code ec;
     const json::value value = json::parse(body, ec);
     if (ec) return malformed("record: not JSON (" + ec.message() + ")");
-    return decode_value(value, now);
+    return decode_value(value);
   } catch (const std::exception& e) {
     // Only allocation failure can get here; a reader must not die of a record.
     return malformed(std::string("record: ") + e.what());

@@ -19,9 +19,11 @@ inline constexpr std::size_t max_record_bytes = 64 * 1024;
 inline constexpr std::uint64_t max_record_term = std::uint64_t{1} << 53;
 /// Larger leaseMs values are refused: a writer that claims a lease of days is broken.
 inline constexpr std::chrono::milliseconds max_record_lease{std::chrono::hours{24}};
-/// A lastUpdated further ahead of the reader's clock than this is refused: that writer's clock
-/// is broken, and trusting it would let it hold a record forever under rule (c).
-inline constexpr std::chrono::hours max_record_future{24 * 366};
+/// A lastUpdated at or after this instant is refused: std::chrono::system_clock counts
+/// nanoseconds in 64 bits and ends in 2262. A fixed limit, not one relative to the reader's
+/// clock: a reader with a wrong clock must not find a healthy record unreadable, which would hide
+/// its term and lease from it (no decision reads lastUpdated).
+inline constexpr std::chrono::sys_days max_record_time{std::chrono::year{2200} / 1 / 1};
 
 /// One lock record. Records of Go writers have no term, lease, released flag or nonce.
 struct lock_record {
@@ -55,13 +57,12 @@ struct record_decoding {
   std::string message;                ///< Why, naming the field: "term: must be at most 2^53".
 };
 
-/// Parses a lock record written by s3lect (C++ or Go), given the reader's wall clock `now`.
-/// Ignores unknown fields. Refuses, with a message: bodies over max_record_bytes, anything but
-/// a JSON object, fields of the wrong type, a missing or empty leaderID (unless released), a
-/// missing or unparsable lastUpdated, one before 1970 (other than Go's zero time) or more than
-/// max_record_future after `now`, a negative, fractional or > 2^53 term, a leaseMs outside
-/// 1 ms .. 24 h. Never throws.
-record_decoding decode_record(std::string_view body, std::chrono::system_clock::time_point now);
+/// Parses a lock record written by s3lect (C++ or Go). Ignores unknown fields. Refuses, with a
+/// message: bodies over max_record_bytes, anything but a JSON object, fields of the wrong type,
+/// a missing or empty leaderID (unless released), a missing or unparsable lastUpdated, one
+/// before 1970 (other than Go's zero time) or at or after max_record_time, a negative,
+/// fractional or > 2^53 term, a leaseMs outside 1 ms .. 24 h. No clock is read. Never throws.
+record_decoding decode_record(std::string_view body);
 
 /// A fresh nonce: 16 lowercase hex digits (64 bits) from std::random_device, which holds no
 /// state a fork could duplicate.

@@ -34,7 +34,6 @@ using namespace std::chrono;
 using namespace s3lect;
 using namespace s3lect::detail;
 
-constexpr sys_seconds reader_now = sys_days{year{2026} / January / 1};
 constexpr std::size_t default_body_limit = 64 * 1024;
 
 std::string_view next_field(std::string_view& input, bool last = false) {
@@ -103,7 +102,7 @@ void check_parsing(const peer_parsing& parsing, unsigned status, std::string_vie
     return;
   }
   S3LECT_FUZZ_CHECK(answer.leader);
-  const record_decoding decoding = decode_record(body, reader_now);
+  const record_decoding decoding = decode_record(body);
   S3LECT_FUZZ_CHECK(decoding.record && *decoding.record == answer.record);
   S3LECT_FUZZ_CHECK(answer.term == answer.record.term);
   S3LECT_FUZZ_CHECK(answer.leader_id == answer.record.leader_id);
@@ -125,8 +124,7 @@ void check_endpoint_round_trip(const lock_record& record, milliseconds lease_rem
   snapshot.serial = record.term * 3 + 1;
   const std::string body = leader_body(snapshot);
   if (body.size() > default_body_limit) return;
-  const peer_parsing leader =
-      parse_peer_response(200, "timeout", body, default_body_limit, reader_now);
+  const peer_parsing leader = parse_peer_response(200, "timeout", body, default_body_limit);
   if (leader.error) std::fprintf(stderr, "%s\n%s\n", leader.answer.message.c_str(), body.c_str());
   S3LECT_FUZZ_CHECK(!leader.error);
   S3LECT_FUZZ_CHECK(leader.answer.leader);
@@ -139,7 +137,7 @@ void check_endpoint_round_trip(const lock_record& record, milliseconds lease_rem
   follower.term = record.term;
   follower.leader_id = record.leader_id;
   const peer_parsing read =
-      parse_peer_response(404, "changed", follower_body(follower), default_body_limit, reader_now);
+      parse_peer_response(404, "changed", follower_body(follower), default_body_limit);
   S3LECT_FUZZ_CHECK(!read.error && !read.answer.leader);
   S3LECT_FUZZ_CHECK(read.answer.leader_id == record.leader_id);
   S3LECT_FUZZ_CHECK(read.answer.term == record.term);
@@ -156,12 +154,11 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   const unsigned status = next_number<unsigned>(status_line, 200);
   const std::size_t body_limit = next_number<std::size_t>(status_line, default_body_limit);
 
-  const peer_parsing parsing =
-      parse_peer_response(status, watch_header, body, body_limit, reader_now);
+  const peer_parsing parsing = parse_peer_response(status, watch_header, body, body_limit);
   check_parsing(parsing, status, watch_header, body, body_limit);
 
   // Any record that decodes, served by a leader with a lease the input picks.
-  const record_decoding decoding = decode_record(body, reader_now);
+  const record_decoding decoding = decode_record(body);
   if (decoding.record) {
     const auto lease_remaining =
         milliseconds{static_cast<std::int64_t>(status) % (max_lease_remaining.count() + 2) - 1};

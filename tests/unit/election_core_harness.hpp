@@ -146,7 +146,7 @@ class core_driver {
     detail::peer_answer answer;
     answer.leader = true;
     answer.write_age = write_age;
-    const record_decoding decoded = decode_record(body, now.wall);
+    const record_decoding decoded = decode_record(body);
     EXPECT_TRUE(decoded.record.has_value()) << decoded.message;
     answer.record = decoded.record.value_or(lock_record{});
     answer.term = answer.record.term;
@@ -186,7 +186,7 @@ class core_driver {
   lock_record written() const {
     EXPECT_TRUE(writing());
     if (!writing()) return {};
-    const record_decoding decoded = decode_record(last.operation->body, now.wall);
+    const record_decoding decoded = decode_record(last.operation->body);
     EXPECT_TRUE(decoded.record.has_value()) << decoded.message;
     return decoded.record.value_or(lock_record{});
   }

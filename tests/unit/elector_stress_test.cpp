@@ -460,7 +460,7 @@ struct harness {
     if (leaders != 1) return false;
     const auto found = store->peek(lock_key);
     if (!found) return false;
-    const auto record = s3lect::decode_record(found->body, std::chrono::system_clock::now()).record;
+    const auto record = s3lect::decode_record(found->body).record;
     const std::string id = "node-" + std::to_string(leader);
     if (!record || record->released || record->leader_id != id) return false;
     for (const auto& n : nodes) {

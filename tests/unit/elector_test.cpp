@@ -113,7 +113,7 @@ struct group {
   std::optional<s3lect::lock_record> record(const std::string& key = "group/leader.json") {
     auto found = store->peek(key);
     if (!found) return std::nullopt;
-    return s3lect::decode_record(found->body, std::chrono::system_clock::now()).record;
+    return s3lect::decode_record(found->body).record;
   }
 
   asio::io_context io;
@@ -779,7 +779,7 @@ TEST(Elector, TheLossReachesItsWaitersBeforeTheReleasedRecordIsWritten) {
     bool lost = false;
     std::optional<bool> lost_when_released;
     view.on_put = [&](const std::string& body) {
-      const auto record = s3lect::decode_record(body, std::chrono::system_clock::now()).record;
+      const auto record = s3lect::decode_record(body).record;
       if (record && record->released && !lost_when_released) lost_when_released = lost;
     };
     e.start();
