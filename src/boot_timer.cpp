@@ -21,18 +21,27 @@ using boost::system::error_code;
 
 namespace {
 
-/// Arms `fd` for the absolute boot_clock time `expiry`; time_point::max() disarms it.
+/// Arms `fd` to expire at the boot_clock time `expiry`; time_point::max() disarms it.
+///
+/// Armed with the time left, not with TFD_TIMER_ABSTIME: a relative CLOCK_BOOTTIME timer counts
+/// a suspend just the same, and it means the same thing to any process. libfaketime (which the
+/// chaos harness and users' own clock tests preload to put a wall clock off) shifts *absolute*
+/// timer deadlines by its offset on every clock, even when it leaves the clock itself alone:
+/// armed absolute, this timer fired 5 minutes late, or at once over and over, under it.
 error_code arm(int fd, boot_clock::time_point expiry) {
   itimerspec setting{};  // All zero: disarmed.
   if (expiry != boot_clock::time_point::max()) {
-    // An it_value of zero would disarm, and a negative one is invalid: a time at or before boot
-    // is due, like any other passed time, so 1 ns stands for it.
-    const std::int64_t ns = std::max<std::int64_t>(
-        std::chrono::duration_cast<std::chrono::nanoseconds>(expiry.time_since_epoch()).count(), 1);
+    // An it_value of zero would disarm: a time already passed (min() too, without computing
+    // an overflowing difference) is due at once, so 1 ns.
+    const boot_clock::time_point now = boot_clock::now();
+    const std::int64_t ns =
+        expiry <= now
+            ? 1
+            : std::chrono::duration_cast<std::chrono::nanoseconds>(expiry - now).count();
     setting.it_value.tv_sec = ns / 1'000'000'000;
     setting.it_value.tv_nsec = ns % 1'000'000'000;
   }
-  if (::timerfd_settime(fd, TFD_TIMER_ABSTIME, &setting, nullptr) != 0) {
+  if (::timerfd_settime(fd, 0, &setting, nullptr) != 0) {
     return error_code(errno, boost::system::system_category());
   }
   return {};

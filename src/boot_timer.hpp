@@ -4,9 +4,10 @@
 // reactor's one timerfd, which is on CLOCK_MONOTONIC. That clock stops while the machine is
 // suspended, so after a resume such a wait fires late by as much as the time that was left when
 // the machine went to sleep: a leader learns of its lost lease up to a renew deadline late, while
-// another node may already lead. boot_timer sleeps on a timerfd of its own, on CLOCK_BOOTTIME and
-// armed with an absolute expiry: on resume the kernel sees the expiry has passed and the wait
-// completes at once.
+// another node may already lead. boot_timer sleeps on a timerfd of its own, on CLOCK_BOOTTIME,
+// which counts the suspend: on resume the kernel sees the timer has expired and the wait
+// completes at once. (It is armed with the time left rather than an absolute expiry, which
+// libfaketime would shift: see arm() in boot_timer.cpp.)
 //
 // It keeps basic_waitable_timer's member names and its semantics where they can be kept, so the
 // elector switches with a one-line change. Like Asio's timers it is not thread-safe: call it,

@@ -18,6 +18,7 @@
 #include <ctime>
 #include <functional>
 #include <memory>
+#include <thread>
 
 namespace asio = boost::asio;
 using namespace std::chrono_literals;
@@ -194,10 +195,17 @@ TEST_P(ElectorOnRadosgw, FailoverAfterALeaderVanishesWithoutReleasing) {
   s3lect::test::expect_safe(periods);
 }
 
-TEST_P(ElectorOnRadosgw, TakesOverAStaleGoRecordAtOnceByTheWallClockRule) {
+TEST_P(ElectorOnRadosgw, TakesOverARecordTheStoreDatesOldAtOnce) {
+  // A Go node wrote this record and died; its clock was an hour ahead, so by lastUpdated the
+  // record looks fresh. The store's own Date and Last-Modified date it: once the store says it
+  // is older than L + max_clock_skew + 2 s (2 + 0 + 2 s here), it is taken at the first read.
   write_foreign(R"({"leaderID":"go-node","leaderAddr":"10.0.1.42:8443","lastUpdated":")" +
-                rfc3339(std::chrono::system_clock::now() - 60s) + "\"}");
-  add_electors(1);
+                rfc3339(std::chrono::system_clock::now() + 1h) + "\"}");
+  // Real time must pass for a real store's clock (whole seconds, so one more for the phase).
+  std::this_thread::sleep_for(5s);
+  elector_config config = short_config("node-0", key);
+  config.max_clock_skew = 0ms;
+  electors.push_back(std::make_unique<elector>(io.get_executor(), *client, config));
   const auto started = steady::now();
   start(0);
   ASSERT_TRUE(run_until([&] { return electors[0]->is_leader(); }));
@@ -208,10 +216,12 @@ TEST_P(ElectorOnRadosgw, TakesOverAStaleGoRecordAtOnceByTheWallClockRule) {
   EXPECT_EQ(record->term, 1u) << "a Go record counts as term 0";
 }
 
-TEST_P(ElectorOnRadosgw, WaitsALeaseBeforeTakingOverALiveLookingGoRecord) {
-  // Fresh by its timestamp, but nobody renews it: only rule (b) may take it, after a lease.
+TEST_P(ElectorOnRadosgw, WaitsALeaseForARecordJustWrittenWhateverItsTimestamp) {
+  // The writer's clock was an hour behind: by lastUpdated the record looks an hour old, but the
+  // store wrote it just now. Only rule (b) may take it, after a lease (the old wall-clock rule
+  // took it at once: two leaders).
   write_foreign(R"({"leaderID":"go-node","leaderAddr":"10.0.1.42:8443","lastUpdated":")" +
-                rfc3339(std::chrono::system_clock::now()) + "\"}");
+                rfc3339(std::chrono::system_clock::now() - 1h) + "\"}");
   add_electors(1);
   const auto started = steady::now();
   start(0);
