@@ -7,12 +7,16 @@
 #
 #   scripts/chaos.sh [--duration SECONDS] [--nodes N] [--seed S] [--min-transitions M]
 #                    [--bin DIR]... [--out DIR] [--peer-watch [--peer-base-port P]]
+#                    [--clock-fault ahead|behind [--clock-offset DUR]]
 #
 # --bin DIR (repeatable): where to find s3lect, s3lect_fault_proxy and s3lect_chaos_checker
 # (DIR and DIR/tools are searched; default build/chaos). --peer-watch: the nodes run in peer
 # mode with watches, node i's health endpoint on 127.0.0.1:P+i (default P 19740; peer traffic
-# goes straight between the nodes, not through the proxy). Exit status: the checker's (0 pass,
-# 1 violations or too few transitions), 2 for bad usage or a harness failure.
+# goes straight between the nodes, not through the proxy). --clock-fault: node 1's s3lect runs
+# with its wall clock DUR ahead or behind (libfaketime; its monotonic clocks and its command's
+# clock stay right); DUR is Ns or Nm, default 5m, at most 14m (S3 signatures allow 15).
+# Exit status: the checker's (0 pass, 1 violations or too few transitions), 2 for bad usage or
+# a harness failure.
 set -u
 # The whole script is one compound command, parsed before it runs: editing this file while a
 # long run is going does not change that run.
@@ -28,6 +32,8 @@ bin_dirs=()
 out_dir=""
 peer_watch=0
 peer_base_port=19740
+clock_fault=""
+clock_offset=5m
 
 # The nodes' timings: short, so that a two-minute run sees many transitions. The retry schedule
 # (3 x 250 ms + 50 ms + 100 ms = 900 ms) fits in renew deadline - frequent (1100 ms), and the kill
@@ -41,7 +47,7 @@ retry_delays_ms="50,100"
 kill_grace_ms=200
 
 usage() {
-  sed -n '8,16p' "$0" | sed 's/^# \{0,1\}//'
+  sed -n '8,19p' "$0" | sed 's/^# \{0,1\}//'
   exit 2
 }
 
@@ -55,6 +61,8 @@ while (($#)); do
     --out) out_dir=${2:?}; shift 2 ;;
     --peer-watch) peer_watch=1; shift ;;
     --peer-base-port) peer_base_port=${2:?}; shift 2 ;;
+    --clock-fault) clock_fault=${2:?}; shift 2 ;;
+    --clock-offset) clock_offset=${2:?}; shift 2 ;;
     -h | --help) usage ;;
     *) echo "chaos.sh: unknown argument $1" >&2; usage ;;
   esac
@@ -65,6 +73,22 @@ if ! [[ $node_count =~ ^[0-9]+$ ]] || ((node_count < 3 || node_count > 5)); then
   echo "chaos.sh: --nodes must be 3 to 5" >&2
   exit 2
 fi
+if [[ -n $clock_fault && $clock_fault != ahead && $clock_fault != behind ]]; then
+  echo "chaos.sh: --clock-fault must be ahead or behind" >&2
+  exit 2
+fi
+# The offset in seconds, signed as node 1's clock is off: +300 is five minutes ahead.
+if [[ $clock_offset =~ ^([0-9]{1,4})(s?|m)$ ]]; then
+  clock_offset_s=$((10#${BASH_REMATCH[1]}))
+  [[ ${BASH_REMATCH[2]} == m ]] && clock_offset_s=$((clock_offset_s * 60))
+else
+  clock_offset_s=-1
+fi
+if ((clock_offset_s < 1 || clock_offset_s > 840)); then
+  echo "chaos.sh: --clock-offset must be 1s to 14m (radosgw refuses signatures 15 min off)" >&2
+  exit 2
+fi
+[[ $clock_fault == behind ]] && clock_offset_s=$((-clock_offset_s))
 ((${#bin_dirs[@]})) || bin_dirs=("$root/build/chaos")
 
 find_binary() {
@@ -107,11 +131,41 @@ events=$out_dir/events.log
 : >"$events"
 lock=s3://$S3LECT_TEST_BUCKET/chaos/$run_id.json
 
+# Clock fault: node 1's s3lect runs with libfaketime, its wall clock off by the offset and its
+# monotonic clocks left alone (FAKETIME_DONT_FAKE_MONOTONIC), as on a machine whose NTP is broken.
+# The timer-fd shim goes before libfaketime (scripts/chaos/real_timerfd.c says why). An ASan
+# s3lect (CI's build) is told not to insist on coming first: preloading libasan ahead of them
+# instead hangs every uninstrumented program started with the preload, such as the `env` that
+# starts s3lect's command. Its command runs without any of it (start_node), so that the event
+# log stays on the true clock.
+fake_env=()
+faked_pids=()
+if [[ -n $clock_fault ]]; then
+  libfaketime=${S3LECT_LIBFAKETIME:-/usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1}
+  if [[ ! -r $libfaketime ]]; then
+    echo "chaos.sh: no $libfaketime (apt-get install faketime, or set S3LECT_LIBFAKETIME)" >&2
+    exit 2
+  fi
+  if [[ $out_dir == *[[:space:]:]* ]]; then
+    echo "chaos.sh: --clock-fault needs an --out without spaces or colons (LD_PRELOAD)" >&2
+    exit 2
+  fi
+  "${CC:-cc}" -O2 -shared -fPIC -o "$out_dir/real_timerfd.so" "$here/chaos/real_timerfd.c" || exit 2
+  fake_env=(env "LD_PRELOAD=$out_dir/real_timerfd.so $libfaketime"
+    "FAKETIME=$(printf '%+d' "$clock_offset_s")" FAKETIME_DONT_FAKE_MONOTONIC=1
+    "ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}verify_asan_link_order=0")
+fi
+
 # Peer mode: one certificate for 127.0.0.1 that every node serves and verifies the leader's by.
 if ((peer_watch)); then
   # shellcheck source=bench/lib/certs.sh
   source "$root/bench/lib/certs.sh"
-  bench_make_certs "$out_dir/certs" node || exit 2
+  if [[ -n $clock_fault ]]; then
+    # Dated a day back, so that they are valid on node 1's clock too, however far behind it is.
+    LD_PRELOAD=$libfaketime FAKETIME=-1d bench_make_certs "$out_dir/certs" node || exit 2
+  else
+    bench_make_certs "$out_dir/certs" node || exit 2
+  fi
 fi
 
 note() { echo "$EPOCHREALTIME $*" >>"$out_dir/driver.log"; }
@@ -132,7 +186,7 @@ proxy_pid=$!
 declare -a pid state due since detail kids endpoint
 
 cleanup() {
-  local i
+  local i p
   # A forked subshell (a node between fork and exec) inherits this trap: only the driver cleans.
   ((BASHPID == driver_pid)) || exit 2
   for ((i = 1; i <= node_count; i++)); do
@@ -144,6 +198,11 @@ cleanup() {
   done
   kill "$proxy_pid" 2>/dev/null
   wait 2>/dev/null
+  # libfaketime's shared memory and semaphore, left behind by the faked s3lects that were
+  # SIGKILLed (one that exits cleans its own).
+  for p in "${faked_pids[@]}"; do
+    rm -f "/dev/shm/faketime_shm_$p" "/dev/shm/sem.faketime_sem_$p"
+  done
 }
 driver_pid=$BASHPID
 trap cleanup EXIT
@@ -175,7 +234,7 @@ ctl() {
 
 # --- the nodes --------------------------------------------------------------------------------
 start_node() {
-  local i=$1 stubborn="" peer=()
+  local i=$1 stubborn="" peer=() launcher=(setsid) command=("$child_script")
   if ((peer_watch)); then
     # The peer timeout is the S3 request timeout, so a stopped leader costs a follower no more
     # than a stopped store would.
@@ -183,17 +242,23 @@ start_node() {
       --peer-cert "$out_dir/certs/node.pem" --peer-key "$out_dir/certs/node.key"
       --peer-ca "$out_dir/certs/ca.pem" --peer-timeout "${request_timeout_ms}ms")
   fi
+  if [[ -n $clock_fault ]] && ((i == 1)); then
+    launcher+=("${fake_env[@]}")
+    command=(env -u LD_PRELOAD -u FAKETIME -u FAKETIME_DONT_FAKE_MONOTONIC -u FAKETIME_SHARED
+      "$child_script")
+  fi
   rnd 1 100
   ((R <= 20)) && stubborn=stubborn  # this incarnation's command ignores SIGTERM
   # setsid: the node's s3lect leads its own process group (pid = pgid); its command gets another.
-  setsid "$s3lect" run --lock "$lock" --endpoint "http://${endpoint[i]}" --path-style \
+  "${launcher[@]}" "$s3lect" run --lock "$lock" --endpoint "http://${endpoint[i]}" --path-style \
     --region "$S3LECT_TEST_REGION" --id "node$i" \
     --lease "${lease_ms}ms" --renew-deadline "${renew_deadline_ms}ms" \
     --frequent "${frequent_ms}ms" --infrequent "${infrequent_ms}ms" \
     --request-timeout "${request_timeout_ms}ms" \
     --retry-delays "${retry_delays_ms//,/ms,}ms" --kill-grace "${kill_grace_ms}ms" "${peer[@]}" \
-    -- "$child_script" "$events" "node$i" $stubborn >>"$out_dir/node$i.log" 2>&1 &
+    -- "${command[@]}" "$events" "node$i" $stubborn >>"$out_dir/node$i.log" 2>&1 &
   pid[i]=$!
+  ((${#launcher[@]} > 1)) && faked_pids+=("${pid[i]}")
   # Faults are for s3lect: until the forked shell has become s3lect, a signal would hit a copy
   # of this script instead.
   local comm="" tries
@@ -296,6 +361,44 @@ kill_node() {
   fi
   record "kill node$i $EPOCHREALTIME"  # its command is gone by now
   kids[i]=""
+}
+
+# --- the clock fault's evidence ---------------------------------------------------------------
+clock_checked=0
+
+# seconds_of TIME: an s3lect log time (2026-11-25T14:06:51.546Z) as seconds since the epoch, in $T
+seconds_of() { T=$(date -d "$1" +%s.%N); }
+
+# clock_mismatch OBSERVED: true when OBSERVED seconds are more than 5 s from the requested offset
+clock_mismatch() {
+  awk -v d="$1" -v want="$clock_offset_s" 'BEGIN { exit !(d - want > 5 || want - d > 5) }'
+}
+
+# check_clock_fault: once node 1 leads, shows that its s3lect runs on the wrong wall clock and
+# its command on the right one: libfaketime is mapped in the one and not in the other, and
+# s3lect's "command started" line and the command's own start record, both written as it
+# started, are the offset apart. Anything else is a harness failure.
+check_clock_fault() {
+  local kid record line observed
+  children_of "${pid[1]}"
+  kid=${C%% *}
+  [[ -n $kid ]] || return 0
+  # Its start record says the command is child.sh by now, past every exec.
+  record=$(grep -m1 "^start node1 [0-9]* [0-9.]* $kid\$" "$events") || return 0
+  line=$(grep -m1 "msg=\"command started\" pid=$kid " "$out_dir/node1.log") || return 0
+  [[ -r /proc/$kid/maps && -r /proc/${pid[1]}/maps ]] || return 0  # gone: the next leadership
+  seconds_of "$(sed -n 's/^time=\([^ ]*\).*/\1/p' <<<"$line")"
+  observed=$(awk -v a="$T" -v b="$(cut -d' ' -f4 <<<"$record")" 'BEGIN { printf "%+.3f", a - b }')
+  if ! grep -q libfaketime "/proc/${pid[1]}/maps" || grep -q libfaketime "/proc/$kid/maps" ||
+    clock_mismatch "$observed"; then
+    say "the clock fault is not as intended: node1's s3lect (pid ${pid[1]}) and its command" \
+      "(pid $kid) are $observed s apart (requested $clock_offset_s s); libfaketime in s3lect:" \
+      "$(grep -c libfaketime "/proc/${pid[1]}/maps"), in the command: $(grep -c libfaketime "/proc/$kid/maps")"
+    exit 2
+  fi
+  say "clock fault in effect: node1's s3lect (pid ${pid[1]}) runs with libfaketime, its command" \
+    "(pid $kid) without; s3lect dated the command's start $observed s from the command's own record"
+  clock_checked=1
 }
 
 # --- faults -----------------------------------------------------------------------------------
@@ -485,14 +588,18 @@ step() {
     record "fault slow all $slow_since $EPOCHREALTIME $slow_detail"
     slow_until=0
   fi
+  if [[ -n $clock_fault && ${state[1]} == up ]] && ((!clock_checked)); then check_clock_fault; fi
 }
 
 # --- the run ----------------------------------------------------------------------------------
 mode=s3
 ((peer_watch)) && mode="peer-watch (health endpoints from 127.0.0.1:$((peer_base_port + 1)))"
-say "run $run_id: $node_count nodes, ${duration}s, seed $seed, mode $mode, lock $lock"
+clock=right
+[[ -n $clock_fault ]] && clock="node1:$(printf '%+d' "$clock_offset_s")s"
+say "run $run_id: $node_count nodes, ${duration}s, seed $seed, mode $mode, clock $clock, lock $lock"
 say "logs in $out_dir"
-record "# chaos run $run_id seed=$seed nodes=$node_count duration=${duration}s mode=${mode%% *}"
+record "# chaos run $run_id seed=$seed nodes=$node_count duration=${duration}s mode=${mode%% *}" \
+  "clock=$clock"
 record "# s3lect=$s3lect lease=${lease_ms}ms renew_deadline=${renew_deadline_ms}ms" \
   "frequent=${frequent_ms}ms infrequent=${infrequent_ms}ms request_timeout=${request_timeout_ms}ms" \
   "retry_delays=${retry_delays_ms}ms kill_grace=${kill_grace_ms}ms"
@@ -551,15 +658,41 @@ wait "$proxy_pid" 2>/dev/null
 pid=()
 
 # Commands that s3lect had to SIGKILL (no end record): their end is when s3lect logged reaping
-# them, rounded up to the next millisecond.
+# them, rounded up to the next millisecond, and taken back to the true clock on a node whose
+# clock is off.
 for ((i = 1; i <= node_count; i++)); do
+  skew=0
+  [[ -n $clock_fault ]] && ((i == 1)) && skew=$clock_offset_s
   grep 'msg="command stopped"' "$out_dir/node$i.log" | grep 'killed=true' |
     while read -r line; do
       ts=$(sed -n 's/.*time=\([^ ]*\).*/\1/p' <<<"$line")
       p=$(sed -n 's/.* pid=\([0-9]*\).*/\1/p' <<<"$line")
-      t=$(date -d "$ts" +%s.%N) && record "reaped node$i $p $(awk -v t="$t" 'BEGIN { printf "%.6f", t + 0.001 }')"
+      t=$(date -d "$ts" +%s.%N) &&
+        record "reaped node$i $p $(awk -v t="$t" -v s="$skew" 'BEGIN { printf "%.6f", t - s + 0.001 }')"
     done
 done
+if [[ -n $clock_fault ]] && ((!clock_checked)); then
+  # The driver never saw node 1's command at work. If s3lect started several and none wrote a
+  # start record, the command side is broken (as when a preload hung them) and the run saw
+  # none of node 1's leaderships.
+  commands=$(grep -c 'msg="command started"' "$out_dir/node1.log")
+  if ((commands > 1)) && ! grep -q '^start node1 ' "$events"; then
+    say "node1's s3lect started $commands commands and none wrote a start record"
+    exit 2
+  fi
+  # Only s3lect's side can be shown: its first log line against the driver's clock when it was
+  # started (its command's records are checked against the run's span by the checker all the
+  # same).
+  first=$(sed -n '/^time=/ { s/^time=\([^ ]*\).*/\1/p; q }' "$out_dir/node1.log")
+  started=$(awk '$2 == "started" && $3 == "node1" { print $1; exit }' "$out_dir/driver.log")
+  seconds_of "$first"
+  observed=$(awk -v a="$T" -v b="$started" 'BEGIN { printf "%+.3f", a - b }')
+  if clock_mismatch "$observed"; then
+    say "the clock fault is not as intended: node1's first log line is $observed s off"
+    exit 2
+  fi
+  say "node1's first log line is $observed s off (requested $clock_offset_s s)"
+fi
 
 faults_line=""
 for kind in "${!fault_count[@]}"; do faults_line+=" $kind=${fault_count[$kind]}"; done
@@ -569,8 +702,11 @@ say "driver injected:$faults_line; wall time $((SECONDS - started_wall)) s"
   --retry-delays "$retry_delays_ms" --kill-grace "$kill_grace_ms" \
   --min-transitions "$min_transitions" "$events" | tee "$out_dir/report.txt"
 status=${PIPESTATUS[0]}
+mode_args=""
+((peer_watch)) && mode_args+=" --peer-watch --peer-base-port $peer_base_port"
+[[ -n $clock_fault ]] && mode_args+=" --clock-fault $clock_fault --clock-offset $clock_offset"
 echo "command: scripts/chaos.sh --duration $duration --nodes $node_count --seed $seed" \
-  "--min-transitions $min_transitions" | tee -a "$out_dir/report.txt"
+  "--min-transitions $min_transitions$mode_args" | tee -a "$out_dir/report.txt"
 echo "logs: $out_dir" | tee -a "$out_dir/report.txt"
 exit "$status"
 }

@@ -169,6 +169,15 @@ if [ -f scripts/chaos.sh ]; then
   stage "chaos, peer-watch mode"
   bash scripts/chaos.sh --bin "$main_build" --bin "$main_build/tools" --duration 150 \
     --min-transitions 50 --peer-watch
+  # Node 1's wall clock 5 minutes off (libfaketime), its monotonic clock right: a live leader
+  # must keep the lock whichever way the clock is wrong. 60 s runs see 26-29 transitions (the
+  # first 3 s have no faults), so 15 leaves room for a slow machine.
+  stage "chaos, node 1's clock 5 min ahead"
+  bash scripts/chaos.sh --bin "$main_build" --bin "$main_build/tools" --duration 60 \
+    --min-transitions 15 --clock-fault ahead
+  stage "chaos, peer-watch mode, node 1's clock 5 min behind"
+  bash scripts/chaos.sh --bin "$main_build" --bin "$main_build/tools" --duration 60 \
+    --min-transitions 15 --clock-fault behind --peer-watch
 fi
 
 end_stage

@@ -129,6 +129,7 @@ chaos_log parse_chaos_log(std::istream& in) {
   };
   std::vector<death> deaths;
   std::vector<bool> ended;
+  std::vector<std::pair<micros, log_line>> stamps;  // every time in a record, for the span check
   std::string text;
   int number = 0;
   bool have_begin = false, have_finish = false;
@@ -142,6 +143,7 @@ chaos_log parse_chaos_log(std::istream& in) {
     const auto bad = [&](const std::string& why) {
       log.errors.push_back("line " + std::to_string(number) + ": " + why + ": " + text);
     };
+    const auto stamp = [&](micros t) { stamps.emplace_back(t, line); };
     const std::string& kind = w[0];
     if ((kind == "begin" || kind == "finish") && w.size() == 2) {
       const auto t = parse_time(w[1]);
@@ -159,6 +161,7 @@ chaos_log parse_chaos_log(std::istream& in) {
         bad("bad start/end record");
         continue;
       }
+      stamp(*t);
       if (kind == "start") {
         child_run run;
         run.node = w[1];
@@ -190,6 +193,7 @@ chaos_log parse_chaos_log(std::istream& in) {
         bad("bad kill record");
         continue;
       }
+      stamp(*t);
       deaths.push_back({w[1], 0, *t, "kill", line});
     } else if (kind == "exit" && w.size() >= 3) {
       const auto t = parse_time(w[2]);
@@ -197,6 +201,7 @@ chaos_log parse_chaos_log(std::istream& in) {
         bad("bad exit record");
         continue;
       }
+      stamp(*t);
       deaths.push_back({w[1], 0, *t, "exit", line});
     } else if (kind == "reaped" && w.size() == 4) {
       long pid = 0;
@@ -205,6 +210,7 @@ chaos_log parse_chaos_log(std::istream& in) {
         bad("bad reaped record");
         continue;
       }
+      stamp(*t);
       deaths.push_back({w[1], pid, *t, "reaped", line});
     } else if (kind == "stop" && w.size() == 4) {
       const auto from = parse_time(w[2]), to = parse_time(w[3]);
@@ -212,6 +218,8 @@ chaos_log parse_chaos_log(std::istream& in) {
         bad("bad stop record");
         continue;
       }
+      stamp(*from);
+      stamp(*to);
       interval_event stop{"stop", w[1], *from, *to, line};
       log.stops.push_back(stop);
       log.faults.push_back(stop);
@@ -221,6 +229,8 @@ chaos_log parse_chaos_log(std::istream& in) {
         bad("bad fault record");
         continue;
       }
+      stamp(*from);
+      stamp(*to);
       log.faults.push_back({w[1], w[2], *from, *to, line});
     } else {
       bad("unknown record");
@@ -228,6 +238,17 @@ chaos_log parse_chaos_log(std::istream& in) {
   }
   if (!have_begin) log.errors.push_back("no begin record");
   if (!have_finish) log.errors.push_back("no finish record");
+  // Everything happened between begin and finish, on the one true clock. A record outside was
+  // dated by a clock that is off (a clock-fault node's, which only its s3lect may run on): its
+  // times say nothing. The slack spares times rounded up (reaped); a leaked offset is minutes.
+  constexpr micros span_slack = 1'000'000;
+  for (const auto& [t, line] : stamps) {
+    if (!have_begin || !have_finish) break;
+    if (t >= log.begin - span_slack && t <= log.finish + span_slack) continue;
+    log.errors.push_back("line " + std::to_string(line.number) + ": time " +
+                         (t < log.begin ? "before begin" : "after finish") +
+                         " (a node's clock in the log?): " + line.text);
+  }
   for (std::size_t i = 0; i < log.children.size(); ++i) {
     if (ended[i]) continue;
     child_run& run = log.children[i];
@@ -294,50 +315,60 @@ chaos_report check_chaos_log(const chaos_log& log, const checker_timings& timing
     }
   }
 
-  // Rule 2: terms strictly increase in the order commands start; rule 3: a term belongs to one
-  // node. A command started with an outdated term is tolerated only inside its node's resume
-  // window (a stopped s3lect that resumed and had not yet learnt it lost).
+  // Rule 2: terms strictly increase in the order commands start, whichever node: a command's
+  // term must exceed every earlier command's. Two exceptions, both counted:
+  //  - a stale start: a lower term whose command starts and ends inside its own node's resume
+  //    window (a stopped s3lect that resumed and had not yet learnt that it lost);
+  //  - the same node's term again, right after that node's previous command under it, with no
+  //    other command started in between: the node demoted, then a renewal it had sent landed
+  //    and it took its own record back. Nobody else can have written in between (that renewal
+  //    was conditional on the node's own record), so the token still fences. Once any other
+  //    command has started, the term is used up. This is the only way one term starts twice:
+  //    s3lect starts its command once per leadership, and a command that exits ends it.
+  // Rule 3: a term belongs to one node.
   std::vector<bool> stale(log.children.size(), false);
   std::map<std::uint64_t, std::size_t> by_term;
-  std::optional<std::size_t> highest;
+  std::optional<std::size_t> highest;  // the earliest command with the highest term so far
+  std::optional<std::size_t> latest;   // the last command started so far (stale starts aside)
   for (std::size_t i = 0; i < log.children.size(); ++i) {
     const child_run& c = log.children[i];
-    bool same_node_again = false;
-    if (const auto it = by_term.find(c.term); it != by_term.end()) {
-      const child_run& other = log.children[it->second];
-      if (other.node != c.node) {
-        report.violations.push_back(
-            {"term_reuse",
-             "term " + std::to_string(c.term) + " used by " + other.node + " and " + c.node,
-             {other.start_line, c.start_line}});
-      } else {
-        // The node got its own record back with the same term (a renewal that landed after
-        // it had demoted): nobody else held the lock in between, so the token still fences.
-        same_node_again = true;
-        ++report.resumed_terms;
-      }
-    } else {
+    if (const auto it = by_term.find(c.term); it == by_term.end()) {
       by_term.emplace(c.term, i);
+    } else if (const child_run& other = log.children[it->second]; other.node != c.node) {
+      report.violations.push_back(
+          {"term_reuse",
+           "term " + std::to_string(c.term) + " used by " + other.node + " and " + c.node,
+           {other.start_line, c.start_line}});
     }
-    if (highest && c.term <= log.children[*highest].term && !same_node_again) {
-      const child_run& prior = log.children[*highest];
-      const interval_set span{{c.start, std::max(c.end, c.start + 1)}};
-      if (subtract(span, stops_of(resumed, c.node)).empty() && c.term < prior.term) {
-        stale[i] = true;
-        ++report.stale_starts;
-        continue;
-      }
-      if (c.term != prior.term) {
-        auto evidence = std::vector<log_line>{prior.start_line, c.start_line};
-        report.violations.push_back({"term_order",
-                                     "term " + std::to_string(c.term) + " (" + c.node +
-                                         ") started after term " + std::to_string(prior.term) +
-                                         " (" + prior.node + ")",
-                                     evidence});
-      }
+    if (!highest || c.term > log.children[*highest].term) {
+      highest = latest = i;
       continue;
     }
-    highest = i;
+    const child_run& prior = log.children[*highest];
+    const child_run& previous = log.children[*latest];
+    if (c.term == prior.term && previous.node == c.node && previous.term == c.term) {
+      ++report.resumed_terms;
+      latest = i;
+      continue;
+    }
+    const interval_set span{{c.start, std::max(c.end, c.start + 1)}};
+    if (c.term < prior.term && subtract(span, stops_of(resumed, c.node)).empty()) {
+      stale[i] = true;
+      ++report.stale_starts;
+      continue;
+    }
+    const std::string what = "term " + std::to_string(c.term) + " (" + c.node + ")";
+    std::vector<log_line> evidence{prior.start_line};
+    if (*latest != *highest) evidence.push_back(previous.start_line);
+    evidence.push_back(c.start_line);
+    report.violations.push_back(
+        {"term_order",
+         c.term < prior.term
+             ? what + " started after term " + std::to_string(prior.term) + " (" + prior.node + ")"
+             : what + " started again after " + previous.node + "'s term " +
+                   std::to_string(previous.term) + " had started",
+         evidence});
+    latest = i;
   }
 
   // Rule 1: no two commands run at the same time. An overlap is excused only while the

@@ -85,7 +85,8 @@ struct chaos_log {
 ///   stop NODE T0 T1              the node's process groups were stopped during [T0, T1]
 ///   fault KIND TARGET T0 T1 ...  a fault was in effect during [T0, T1]
 /// A command without `end` ends at the earliest later kill, exit or reaped record of its node
-/// (or pid), else at finish (and that is an error).
+/// (or pid), else at finish (and that is an error). A time more than a second outside
+/// [begin, finish] is an error too: it came from a clock other than the run's.
 chaos_log parse_chaos_log(std::istream& in);
 
 struct violation {
@@ -103,8 +104,10 @@ struct chaos_report {
   micros max_excess = 0;  ///< longest stretch without a leader that no fault window explains
   std::size_t excused_overlaps = 0;  ///< overlaps inside a resumed node's window
   micros max_excused_overlap = 0;
-  std::size_t stale_starts = 0;   ///< commands a resumed node started with an outdated term
-  std::size_t resumed_terms = 0;  ///< a node's second command under the same term
+  std::size_t stale_starts = 0;  ///< commands a resumed node started with an outdated term
+  /// Commands a node started again under its own term, right after its previous command under
+  /// it and before any other command (it took its own record back: rule 2's second exception).
+  std::size_t resumed_terms = 0;
   /// The closest call: the shortest time from one command's end to the next command's start
   /// on another node (handovers that overlapped are reported as overlaps instead).
   std::optional<micros> min_separation;

@@ -1,6 +1,6 @@
 // The chaos checker's rules on hand-made logs: clean runs pass, and every kind of violation
-// (overlapping leaders, terms out of order or reused, a leader missing for too long) is caught
-// with its evidence.
+// (overlapping leaders, terms out of order or reused, a leader missing for too long, a time from
+// another clock) is caught with its evidence.
 #include "chaos_checker_core.hpp"
 
 #include <gtest/gtest.h>
@@ -189,6 +189,63 @@ TEST(ChaosChecker, ANodeMayRunItsOwnTermAgainAfterItsCommandStopped) {
   EXPECT_EQ(rules(overlapping), std::vector<std::string>{"overlap"});
 }
 
+TEST(ChaosChecker, ATermNeverComesBackOnceAnotherNodeLedAfterIt) {
+  // node1 leads term 5, node2 term 6, then node1 term 5 again: its term went backwards, however
+  // far apart the commands ran.
+  chaos_log log;
+  const auto report = check(
+      "begin 100.0\n"
+      "start node1 5 100.5 11\n"
+      "end node1 5 101.0 11\n"
+      "start node2 6 101.5 22\n"
+      "end node2 6 102.0 22\n"
+      "start node1 5 102.5 12\n"
+      "end node1 5 103.0 12\n"
+      "finish 103.0\n",
+      &log);
+  ASSERT_EQ(rules(report), std::vector<std::string>{"term_order"}) << format_report(report, log);
+  EXPECT_EQ(report.violations[0].message, "term 5 (node1) started after term 6 (node2)");
+  EXPECT_EQ(report.resumed_terms, 0u);
+}
+
+TEST(ChaosChecker, ATermComesBackOnlyRightAfterItsNodesPreviousCommand) {
+  // node1's term 3 again after node2's command started, even with node2 under a lower term (a
+  // violation of its own): the term was used up.
+  chaos_log log;
+  const auto report = check(
+      "begin 100.0\n"
+      "start node1 3 100.5 11\n"
+      "end node1 3 101.0 11\n"
+      "start node2 2 101.2 22\n"
+      "end node2 2 101.4 22\n"
+      "start node1 3 101.5 12\n"
+      "end node1 3 102.0 12\n"
+      "finish 102.0\n",
+      &log);
+  ASSERT_EQ(rules(report), (std::vector<std::string>{"term_order", "term_order"}))
+      << format_report(report, log);
+  EXPECT_EQ(report.violations[1].message,
+            "term 3 (node1) started again after node2's term 2 had started");
+  ASSERT_EQ(report.violations[1].evidence.size(), 3u);
+  EXPECT_EQ(report.violations[1].evidence[1].text, "start node2 2 101.2 22");
+
+  // A stale start in between (a resumed node's outdated command) does not use the term up: the
+  // lock was node1's all along.
+  const auto stale_between = check(
+      "begin 100.0\n"
+      "stop node2 100.2 101.1\n"
+      "start node1 3 100.5 11\n"
+      "end node1 3 101.0 11\n"
+      "start node2 2 101.2 22\n"
+      "end node2 2 101.3 22\n"
+      "start node1 3 101.5 12\n"
+      "end node1 3 102.0 12\n"
+      "finish 102.0\n");
+  EXPECT_TRUE(stale_between.violations.empty()) << format_report(stale_between, {});
+  EXPECT_EQ(stale_between.stale_starts, 1u);
+  EXPECT_EQ(stale_between.resumed_terms, 1u);
+}
+
 TEST(ChaosChecker, CatchesATermUsedByTwoNodes) {
   const auto report = check(
       "begin 100.0\n"
@@ -266,6 +323,33 @@ TEST(ChaosChecker, MalformedLinesAreReported) {
       "bogus\n"
       "finish 104.0\n");
   EXPECT_EQ(rules(report), (std::vector<std::string>{"log", "log"}));
+}
+
+TEST(ChaosChecker, ATimeOutsideTheRunIsFromAnotherClock) {
+  // node1's command ran on a clock five minutes ahead (libfaketime leaked into it): its records
+  // say nothing about when it ran.
+  chaos_log log;
+  const auto report = check(
+      "begin 100.0\n"
+      "start node1 1 400.5 11\n"
+      "end node1 1 401.0 11\n"
+      "start node2 2 101.5 22\n"
+      "end node2 2 102.0 22\n"
+      "reaped node3 33 102.9\n"
+      "finish 103.0\n",
+      &log);
+  ASSERT_EQ(rules(report), (std::vector<std::string>{"log", "log", "term_order"}))
+      << format_report(report, log);
+  EXPECT_NE(report.violations[0].message.find("line 2: time after finish"), std::string::npos)
+      << report.violations[0].message;
+
+  // A second of slack, for times rounded up.
+  const auto rounded = check(
+      "begin 100.0\n"
+      "start node1 1 100.5 11\n"
+      "reaped node1 11 104.0009\n"
+      "finish 104.0\n");
+  EXPECT_TRUE(rounded.violations.empty()) << format_report(rounded, {});
 }
 
 TEST(ChaosChecker, AnEndWithoutStartIsACommandThatNeverWorked) {
