@@ -35,9 +35,8 @@ error_code arm(int fd, boot_clock::time_point expiry) {
     // an overflowing difference) is due at once, so 1 ns.
     const boot_clock::time_point now = boot_clock::now();
     const std::int64_t ns =
-        expiry <= now
-            ? 1
-            : std::chrono::duration_cast<std::chrono::nanoseconds>(expiry - now).count();
+        expiry <= now ? 1
+                      : std::chrono::duration_cast<std::chrono::nanoseconds>(expiry - now).count();
     setting.it_value.tv_sec = ns / 1'000'000'000;
     setting.it_value.tv_nsec = ns % 1'000'000'000;
   }
