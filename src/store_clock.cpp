@@ -35,7 +35,9 @@ store_clock::noted store_clock::note_date(boot_clock::time_point sent,
                                describe_estimate(*estimate));
   }
   if (!max_clock_skew) return out;
-  const bool far = std::chrono::abs(estimate->offset) > *max_clock_skew / 2;
+  // Certainly off, not possibly: a first answer's bound is half a second, more than half of a
+  // small max_clock_skew, and a right clock must not be reported wrong.
+  const bool far = std::chrono::abs(estimate->offset) - estimate->error_bound > *max_clock_skew / 2;
   if (far && !warned_) {
     out.lines.emplace_back(
         log_level::warning,

@@ -28,8 +28,8 @@ class store_clock {
     /// When to send requests so that their answers measure the clock finely (the store's second
     /// ticks over while it handles them), or nullopt once the bound is under fine_bound.
     std::optional<boot_clock::time_point> probe;
-    /// Lines to log: the estimate restarted (a clock stepped), the offset crossed half of
-    /// max_clock_skew one way or the other.
+    /// Lines to log: the estimate restarted (a clock stepped), the offset became certainly
+    /// (beyond its error bound) more than half of max_clock_skew, or stopped being so.
     std::vector<std::pair<log_level, std::string>> lines;
   };
 
