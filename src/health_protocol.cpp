@@ -1,6 +1,7 @@
 #include "health_protocol.hpp"
 
 // Boost.JSON is compiled once, in record.cpp; these headers only declare it.
+#include <boost/json/array.hpp>
 #include <boost/json/object.hpp>
 #include <boost/json/parse.hpp>
 #include <boost/json/serialize.hpp>
@@ -8,6 +9,7 @@
 
 #include <algorithm>
 #include <charconv>
+#include <cmath>
 #include <limits>
 #include <string>
 #include <utility>
@@ -168,10 +170,24 @@ struct leader_body_prefix {
   std::string prefix;
 };
 
+/// False when `value` holds a number beyond a double's range anywhere: Boost.JSON reads 1e999 as
+/// infinity and would write it back as `Infinity`, which no JSON parser accepts.
+bool all_finite(const json::value& value) {
+  if (const double* d = value.if_double()) return std::isfinite(*d);
+  if (const json::array* array = value.if_array()) {
+    return std::all_of(array->begin(), array->end(), all_finite);
+  }
+  if (const json::object* object = value.if_object()) {
+    return std::all_of(object->begin(), object->end(),
+                       [](const json::key_value_pair& field) { return all_finite(field.value()); });
+  }
+  return true;
+}
+
 void rebuild(leader_body_prefix& cache, const leadership_snapshot& snapshot) {
   boost::system::error_code ec;
   json::value record = json::parse(snapshot.record_json, ec);
-  if (ec || !record.is_object()) {
+  if (ec || !record.is_object() || !all_finite(record)) {
     record = json::object{};
     record.as_object()["leaderID"] = snapshot.leader_id;
   }

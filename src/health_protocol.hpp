@@ -77,8 +77,8 @@ std::string_view to_string(watch_outcome outcome) noexcept;
 /// The body of a 200: the record of the last successful write with "term" set to the
 /// snapshot's term, "leaseRemainingMs", "serial" (the write serial) and, when known,
 /// "writeAgeMs" (how long ago that write was sent) added after the record's own fields. A record
-/// that is not a JSON object (never written by us) is replaced by {"leaderID": ...} so the answer
-/// stays parseable.
+/// that is not a JSON object, or holds a number beyond a double's range (never written by us),
+/// is replaced by {"leaderID": ...} so the answer stays parseable.
 std::string leader_body(const leadership_snapshot& snapshot);
 
 /// The body of a 404 from a follower: {"leader":false,"leaderID":"...","term":N}.
