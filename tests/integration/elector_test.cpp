@@ -3,6 +3,7 @@
 // releasing, and records written by the Go s3lect taken over correctly.
 #include "integration/local_s3.hpp"
 
+#include "fake/go_timestamp.hpp"
 #include "fake/leadership_timeline.hpp"
 
 #include <s3lect/elector.hpp>
@@ -129,15 +130,6 @@ class ElectorOnRadosgw : public ::testing::TestWithParam<bool> {
   std::vector<s3lect::test::leadership_period> periods;
 };
 
-std::string rfc3339(std::chrono::system_clock::time_point when) {
-  const std::time_t t = std::chrono::system_clock::to_time_t(when);
-  std::tm tm{};
-  gmtime_r(&t, &tm);
-  char stamp[32];
-  std::strftime(stamp, sizeof stamp, "%Y-%m-%dT%H:%M:%SZ", &tm);
-  return stamp;
-}
-
 asio::awaitable<void> stop(elector& e, bool& done) {
   co_await e.async_stop();
   done = true;
@@ -200,7 +192,7 @@ TEST_P(ElectorOnRadosgw, TakesOverARecordTheStoreDatesOldAtOnce) {
   // record looks fresh. The store's own Date and Last-Modified date it: once the store says it
   // is older than L + max_clock_skew + 2 s (2 + 0 + 2 s here), it is taken at the first read.
   write_foreign(R"({"leaderID":"go-node","leaderAddr":"10.0.1.42:8443","lastUpdated":")" +
-                rfc3339(std::chrono::system_clock::now() + 1h) + "\"}");
+                s3lect::test::rfc3339_seconds(std::chrono::system_clock::now() + 1h) + "\"}");
   // Real time must pass for a real store's clock (whole seconds, so one more for the phase).
   std::this_thread::sleep_for(5s);
   elector_config config = short_config("node-0", key);
@@ -221,7 +213,7 @@ TEST_P(ElectorOnRadosgw, WaitsALeaseForARecordJustWrittenWhateverItsTimestamp) {
   // store wrote it just now. Only rule (b) may take it, after a lease (the old wall-clock rule
   // took it at once: two leaders).
   write_foreign(R"({"leaderID":"go-node","leaderAddr":"10.0.1.42:8443","lastUpdated":")" +
-                rfc3339(std::chrono::system_clock::now() - 1h) + "\"}");
+                s3lect::test::rfc3339_seconds(std::chrono::system_clock::now() - 1h) + "\"}");
   add_electors(1);
   const auto started = steady::now();
   start(0);

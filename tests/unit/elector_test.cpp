@@ -7,6 +7,7 @@
 #include <s3lect/memory_storage.hpp>
 #include <s3lect/record.hpp>
 
+#include "fake/go_timestamp.hpp"
 #include "fake/leadership_timeline.hpp"
 
 #include <boost/asio/as_tuple.hpp>
@@ -58,16 +59,6 @@ elector_config fast_config(std::string id, std::string key = "group/leader.json"
   config.request_timeout = 50ms;
   config.retry.delays = {5ms, 20ms};
   return config;
-}
-
-/// `when` as RFC 3339 in whole seconds, as a Go writer might stamp lastUpdated.
-std::string format_rfc3339_seconds(std::chrono::system_clock::time_point when) {
-  const std::time_t t = std::chrono::system_clock::to_time_t(when);
-  std::tm tm{};
-  gmtime_r(&t, &tm);
-  char stamp[32];
-  std::strftime(stamp, sizeof stamp, "%Y-%m-%dT%H:%M:%SZ", &tm);
-  return stamp;
 }
 
 /// A group of electors, each with its own view (and faults) of one shared store.
@@ -372,7 +363,7 @@ TEST(Elector, TakesOverAStaleGoRecordByTheStoresClock) {
   // A Go s3lect node's record that the store last wrote a minute ago: rule (c) lets us take it
   // at once. Its own lastUpdated says it is fresh (the Go node's clock was an hour ahead): the
   // store's Last-Modified decides, not the writer's or the reader's wall clock.
-  const auto stamp = format_rfc3339_seconds(std::chrono::system_clock::now() + 1h);
+  const auto stamp = s3lect::test::rfc3339_seconds(std::chrono::system_clock::now() + 1h);
   g.store->poke(
       "group/leader.json",
       std::string(R"({"leaderID":"go-node","leaderAddr":"10.0.0.1:8443","lastUpdated":")") + stamp +
@@ -390,7 +381,7 @@ TEST(Elector, AFreshGoRecordWithAnAncientStampWaitsForTheLease) {
   group g(1);
   // The Go node's clock is an hour behind: its lastUpdated looks an hour old, but the store
   // wrote the record just now. Taking it at once would make two leaders.
-  const auto stamp = format_rfc3339_seconds(std::chrono::system_clock::now() - 1h);
+  const auto stamp = s3lect::test::rfc3339_seconds(std::chrono::system_clock::now() - 1h);
   g.store->poke(
       "group/leader.json",
       std::string(R"({"leaderID":"go-node","leaderAddr":"10.0.0.1:8443","lastUpdated":")") + stamp +
