@@ -5,6 +5,7 @@
 #include <s3lect/credentials.hpp>
 #include <s3lect/logger.hpp>
 #include <s3lect/storage.hpp>
+#include <s3lect/tls.hpp>
 
 #include <chrono>
 #include <cstddef>
@@ -23,13 +24,6 @@ enum class addressing_style {
   automatic,       ///< Virtual-hosted for AWS endpoints when the bucket name allows it, else path.
   path,            ///< https://endpoint/BUCKET/KEY
   virtual_hosted,  ///< https://BUCKET.endpoint/KEY
-};
-
-/// TLS settings for HTTPS endpoints.
-struct tls_config {
-  std::string ca_file;      ///< PEM file of trusted CAs; empty with empty ca_pem: the system roots.
-  std::string ca_pem;       ///< PEM text of trusted CAs, in addition to ca_file.
-  bool verify_peer = true;  ///< Off only for experiments: anyone can then impersonate the store.
 };
 
 /// Configuration of an s3_client. Empty fields are filled by apply_environment().

@@ -14,3 +14,4 @@
 #include <s3lect/retry.hpp>
 #include <s3lect/s3_client.hpp>
 #include <s3lect/storage.hpp>
+#include <s3lect/tls.hpp>

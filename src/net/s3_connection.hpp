@@ -3,7 +3,7 @@
 #pragma once
 
 #include <s3lect/logger.hpp>
-#include <s3lect/s3_client.hpp>
+#include <s3lect/tls.hpp>
 
 #include <boost/asio/any_io_executor.hpp>
 #include <boost/asio/awaitable.hpp>

@@ -4,7 +4,7 @@
 #pragma once
 
 #include "s3_connection.hpp"
-#include "s3_endpoint.hpp"
+#include "endpoint_url.hpp"
 
 #include <boost/asio/any_io_executor.hpp>
 #include <boost/asio/awaitable.hpp>

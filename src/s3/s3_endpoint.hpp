@@ -2,6 +2,8 @@
 // Pure string functions shared by s3_config::validate() and the client; no I/O.
 #pragma once
 
+#include "endpoint_url.hpp"
+
 #include <s3lect/s3_client.hpp>
 
 #include <cstdint>
@@ -10,27 +12,6 @@
 #include <string_view>
 
 namespace s3lect::detail {
-
-/// An endpoint URL taken apart: `http[s]://host[:port]`.
-struct endpoint_url {
-  bool tls = true;
-  std::string host;            ///< a DNS name, dotted IPv4, or IPv6 without its brackets
-  std::uint16_t port = 443;    ///< the explicit port, else the scheme's default
-  bool explicit_port = false;  ///< true when the URL named a port, even the default one
-  bool host_is_ipv4 = false;
-  bool host_is_ipv6 = false;
-
-  bool host_is_ip() const noexcept { return host_is_ipv4 || host_is_ipv6; }
-  /// True when the port is the scheme's default, so the Host header leaves it out.
-  bool default_port() const noexcept { return port == (tls ? 443 : 80); }
-};
-
-/// Parses `http[s]://host[:port]` with an optional single trailing '/'. Returns nullopt and sets
-/// `problem` to the rule broken (no path, query, user info or fragment is allowed).
-std::optional<endpoint_url> parse_endpoint_url(std::string_view url, std::string& problem);
-
-/// True for a dotted-quad IPv4 address.
-bool is_ipv4_literal(std::string_view host);
 
 /// The reason `bucket` is not a valid S3 bucket name, or an empty string when it is one
 /// (3-63 characters of a-z 0-9 . -, starting and ending with a letter or digit, no "..",
