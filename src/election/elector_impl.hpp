@@ -1,0 +1,137 @@
+// The elector's parts and their wiring. Each part has a file of its own:
+//   election_loop.cpp       the loop: feeds events to the sans-I/O core and performs its steps
+//   storage_operations.cpp  one read or write of the lock, under the retry policy
+//   peer_follower.cpp       a follower's check of the leader's health endpoint (peer mode)
+//   hook_runner.cpp         the on_acquire and on_lose hooks
+//   leadership_publisher.*  the status, counters, health snapshot and waiters other threads see
+// All decisions live in the core (election_core.hpp) and its helpers (hold_offs.hpp,
+// write_retry.hpp); the parts only perform them.
+#pragma once
+
+#include "s3lect/elector.hpp"
+
+#include "boot_timer.hpp"
+#include "election_core.hpp"
+#include "guarded_storage.hpp"
+#include "hold_offs.hpp"
+#include "leadership_publisher.hpp"
+#include "loop_events.hpp"
+#include "peer_client.hpp"
+#include "store_clock.hpp"
+
+#include <boost/asio/awaitable.hpp>
+#include <boost/asio/cancellation_signal.hpp>
+#include <boost/asio/strand.hpp>
+
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+
+namespace s3lect {
+
+namespace detail {
+
+/// The loop's own state. Strand only.
+struct loop_state {
+  explicit loop_state(const boost::asio::any_io_executor& strand) : wake_timer(strand) {}
+
+  // On the core's clock, which counts a suspend, with a timerfd of its own so that it fires as
+  // soon as the machine wakes (Asio's timers share a CLOCK_MONOTONIC one, which does not count
+  // the suspend). Doubles as the loop's condition variable: cancel() wakes it.
+  boot_timer wake_timer;
+  std::optional<steady_time> core_wake_at;
+  std::deque<loop_event> events;
+  bool running = false;
+  bool shutting_down = false;
+  boost::asio::cancellation_signal operation_cancel;
+};
+
+/// The on_acquire hook in flight, if any. Strand only.
+struct hook_state {
+  // A new signal for every acquire hook (see hook_finished in hook_runner.cpp).
+  std::shared_ptr<boost::asio::cancellation_signal> cancel;
+  std::uint64_t period = 0;  // Period whose on_acquire hook is running; 0: none.
+  acquire_hook_backoff backoff;
+  std::optional<leadership_lease> pending_lease;  // Gained, not yet published (hook running).
+};
+
+/// A peer client for `config`, or none outside peer mode. Throws system_error
+/// (errc::invalid_config) for unreadable or invalid certificates.
+std::shared_ptr<peer_client> make_peer_client(const boost::asio::any_io_executor& executor,
+                                              const elector_config& config);
+/// True when `a` and `b` give the peer client the same settings.
+bool same_peer_settings(const elector_config& a, const elector_config& b);
+
+}  // namespace detail
+
+struct elector::impl : std::enable_shared_from_this<impl> {
+  using hook_function = std::function<boost::asio::awaitable<void>(std::uint64_t)>;
+
+  impl(executor_type executor, storage& store, elector_config config);
+
+  boost::asio::strand<executor_type> strand;
+
+  // ---- Thread-safe.
+  detail::guarded_storage store;    // Cleared by ~elector.
+  detail::store_clock store_clock;  // From the Date of the store's answers.
+  detail::leadership_publisher publisher;
+  mutable std::mutex config_mutex;
+  elector_config config_snapshot;  // What config() reports; update_config() replaces it.
+
+  // ---- Strand only.
+  std::shared_ptr<detail::peer_client> peer;  // Peer mode only.
+  detail::election_core core;
+  detail::loop_state loop;
+  detail::hook_state hooks;
+
+  /// Logs with the core's copy of the configuration (config_snapshot belongs to its mutex).
+  void log(log_level level, const std::string& line) const;
+  /// "Now" for the core: the boot clock, and the store's time as best known (the local wall
+  /// clock corrected by the measured offset), which stamps lastUpdated so readers see true time.
+  detail::instant now() const;
+
+  // election_loop.cpp
+  static boost::asio::awaitable<void> run_loop(std::shared_ptr<impl> self);
+  /// Queues an event for the loop and wakes it.
+  void push(detail::loop_event event);
+  void handle(detail::loop_event event);
+  /// Performs one step of the core, in the order the core prescribes.
+  void apply(detail::step step);
+  void publish(const detail::core_notice& notice);
+
+  // storage_operations.cpp
+  void start_operation(detail::storage_request request);
+  static boost::asio::awaitable<void> run_read(std::shared_ptr<impl> self);
+  static boost::asio::awaitable<void> run_write(std::shared_ptr<impl> self, std::string body,
+                                                put_condition condition, bool releasing);
+  static boost::asio::awaitable<std::tuple<boost::system::error_code, get_result>> read_attempt(
+      std::shared_ptr<impl> self, std::string key, std::chrono::milliseconds timeout);
+  static boost::asio::awaitable<std::tuple<boost::system::error_code, put_result>> write_attempt(
+      std::shared_ptr<impl> self, std::string key, std::string body, put_condition condition,
+      std::chrono::milliseconds timeout);
+  void note_store_date(detail::boot_clock::time_point sent,
+                       const std::optional<std::chrono::system_clock::time_point>& date);
+  void note_refused_clock(const boost::system::error_code& ec) const;
+
+  // peer_follower.cpp
+  static boost::asio::awaitable<void> run_peer_check(std::shared_ptr<impl> self,
+                                                     detail::peer_check_request request);
+  static boost::asio::awaitable<std::tuple<boost::system::error_code, detail::peer_answer>>
+  check_attempt(std::shared_ptr<impl> self, std::shared_ptr<detail::peer_client> client,
+                std::string address, std::optional<detail::peer_watch> watch);
+
+  // hook_runner.cpp
+  void on_gained(std::uint64_t term);
+  void on_lost(std::uint64_t term, detail::loss_reason reason);
+  void on_hook_done(const detail::hook_done& done);
+  static boost::asio::awaitable<void> run_acquire_hook(std::shared_ptr<impl> self,
+                                                       hook_function hook, leadership_lease lease);
+  static boost::asio::awaitable<void> run_lose_hook(std::shared_ptr<impl> self, hook_function hook,
+                                                    std::uint64_t term);
+};
+
+}  // namespace s3lect

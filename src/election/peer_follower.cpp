@@ -1,0 +1,96 @@
+// A follower's side of peer mode: the peer client built from the elector's settings, and one
+// check of the leader's health endpoint, reported to the loop as peer_done.
+#include "elector_impl.hpp"
+
+#include <s3lect/error.hpp>
+#include <s3lect/retry.hpp>
+
+#include <boost/asio/as_tuple.hpp>
+#include <boost/asio/this_coro.hpp>
+#include <boost/asio/use_awaitable.hpp>
+
+namespace s3lect {
+
+namespace asio = boost::asio;
+using boost::system::error_code;
+
+namespace detail {
+namespace {
+
+/// The peer client's settings from the elector's.
+peer_client_config peer_settings(const elector_config& config) {
+  peer_client_config out;
+  out.ca_file = config.peer_ca_file;
+  out.ca_pem = config.peer_ca_pem;
+  out.client_cert_file = config.peer_client_cert_file;
+  out.client_cert_pem = config.peer_client_cert_pem;
+  out.client_key_file = config.peer_client_key_file;
+  out.client_key_pem = config.peer_client_key_pem;
+  out.health_path = config.peer_health_path;
+  out.timeout = config.peer_timeout;
+  out.log = config.log;
+  return out;
+}
+
+/// Retries a plain check's transient failures; never a watch, whose failure means "read the
+/// store now", which is what the core does next.
+struct peer_retry_predicate {
+  bool watching = false;
+  bool operator()(const error_code& ec) const { return !watching && is_transient(ec); }
+};
+
+}  // namespace
+
+bool same_peer_settings(const elector_config& a, const elector_config& b) {
+  return a.peer_mode == b.peer_mode && a.peer_ca_file == b.peer_ca_file &&
+         a.peer_ca_pem == b.peer_ca_pem && a.peer_client_cert_file == b.peer_client_cert_file &&
+         a.peer_client_cert_pem == b.peer_client_cert_pem &&
+         a.peer_client_key_file == b.peer_client_key_file &&
+         a.peer_client_key_pem == b.peer_client_key_pem &&
+         a.peer_health_path == b.peer_health_path && a.peer_timeout == b.peer_timeout;
+}
+
+std::shared_ptr<peer_client> make_peer_client(const asio::any_io_executor& executor,
+                                              const elector_config& config) {
+  if (!config.peer_mode) return nullptr;
+  return std::make_shared<peer_client>(executor, peer_settings(config));
+}
+
+}  // namespace detail
+
+/// One peer check: a plain check under the retry policy (each attempt bounded by peer_timeout
+/// inside the client), or a watch, which is not retried. Turns off throw_if_cancelled for the
+/// reason given in storage_operations.cpp.
+asio::awaitable<void> elector::impl::run_peer_check(std::shared_ptr<impl> self,
+                                                    detail::peer_check_request request) {
+  co_await asio::this_coro::throw_if_cancelled(false);
+  const elector_config config = self->core.config();
+  std::shared_ptr<detail::peer_client> client = self->peer;
+  if (!client) {
+    self->push(detail::peer_done{errc::invalid_config, {}});  // peer mode switched off meanwhile
+    co_return;
+  }
+  std::optional<detail::peer_watch> watch;
+  if (request.watch) watch = detail::peer_watch{*request.watch, request.term, request.serial};
+  auto attempt = [self, client, address = std::move(request.address), watch] {
+    return check_attempt(self, client, address, watch);
+  };
+  const detail::peer_retry_predicate retryable{watch.has_value()};
+  auto [ec, answer] = co_await async_retry(config.retry, attempt, retryable);
+  if (ec && !watch &&
+      (co_await asio::this_coro::cancellation_state).cancelled() != asio::cancellation_type::none) {
+    ec = asio::error::operation_aborted;
+  }
+  self->push(detail::peer_done{ec, std::move(answer)});
+}
+
+asio::awaitable<std::tuple<error_code, detail::peer_answer>> elector::impl::check_attempt(
+    std::shared_ptr<impl> self, std::shared_ptr<detail::peer_client> client, std::string address,
+    std::optional<detail::peer_watch> watch) {
+  auto outcome =
+      co_await client->async_check(std::move(address), watch, asio::as_tuple(asio::use_awaitable));
+  self->publisher.count_peer(std::get<0>(outcome), std::get<1>(outcome));
+  co_return outcome;
+}
+
+}  // namespace s3lect
