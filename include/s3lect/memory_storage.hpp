@@ -94,7 +94,8 @@ struct memory_faults {
   /// (errc::timeout, for a PUT too: the client knows it never got through) or cancellation.
   bool partitioned = false;
   /// The next N requests fail with `fail_with` without reaching the store. Reported as
-  /// s3_client would: errc::server_error (a 500) on a PUT becomes errc::outcome_unknown.
+  /// s3_client would: errc::server_error (a 500) and errc::throttled (a 503 SlowDown) on a PUT
+  /// become errc::outcome_unknown.
   int fail_next = 0;
   boost::system::error_code fail_with = errc::server_error;
   /// The next N PUTs are applied to the store, then answer errc::outcome_unknown (500 after the

@@ -352,14 +352,16 @@ class memory_request : public std::enable_shared_from_this<memory_request> {
   }
 
   // An injected failure: the HTTP answer a store would have given for it, if any, reported as
-  // s3_client reports that answer: a 5xx on a PUT leaves its outcome unknown.
+  // s3_client reports that answer: a 5xx on a PUT (503 SlowDown too) leaves its outcome unknown.
   void set_failure(const error_code& ec) {
     if (ec == errc::server_error || ec == errc::outcome_unknown) {
       const error_code reported = is_put() ? make_error_code(errc::outcome_unknown) : ec;
       set_error(reported, 500, "InternalError",
                 "We encountered an internal error. Please try again.");
     } else if (ec == errc::throttled) {
-      set_error(ec, 503, "SlowDown", "Please reduce your request rate.");
+      // As s3_client reads a 503 SlowDown: a PUT's outcome is unknown (see classify_reply).
+      const error_code reported = is_put() ? make_error_code(errc::outcome_unknown) : ec;
+      set_error(reported, 503, "SlowDown", "Please reduce your request rate.");
     } else {
       info_ = response_info{};  // A local failure (connection, TLS, …): no HTTP answer at all.
       set_error(ec, 0, {}, ec.message());

@@ -57,13 +57,13 @@ reply_verdict classify_reply(s3_operation operation, unsigned status, std::strin
     default:
       break;
   }
-  // SlowDown is sent before the request is acted on (AWS documents it as "reduce your request
-  // rate"), so even a conditional PUT is known not to have happened.
-  if (status == 503 && s3_code == "SlowDown") return fail(errc::throttled);
   if (status >= 500) {
     // A conditional PUT that met a server error may have committed: Ceph RGW answers some race
-    // losers with 500 while AWS may fail after the write. Only a re-read can tell.
-    return fail(is_put(operation) ? errc::outcome_unknown : errc::server_error);
+    // losers with 500 while AWS may fail after the write. Only a re-read can tell. That includes
+    // 503 SlowDown: AWS documents it as "reduce your request rate", not as "not applied", and no
+    // store we support guarantees the PUT was refused before it took effect.
+    if (is_put(operation)) return fail(errc::outcome_unknown);
+    return fail(status == 503 && s3_code == "SlowDown" ? errc::throttled : errc::server_error);
   }
   // 3xx (a redirect to another region or endpoint) and the remaining 4xx: no retry helps.
   return fail(errc::bad_request);

@@ -52,9 +52,16 @@ TEST(S3Reply, ServerErrorsAreUnknownOutcomesForPutsOnly) {
 }
 
 TEST(S3Reply, Throttling) {
-  EXPECT_EQ(error_of(op::put_if_absent, 503, "SlowDown"), errc::throttled);
   EXPECT_EQ(error_of(op::get, 503, "SlowDown"), errc::throttled);
+  EXPECT_EQ(error_of(op::remove, 503, "SlowDown"), errc::throttled);
   EXPECT_EQ(error_of(op::put_if_match, 429), errc::throttled);
+}
+
+// AWS documents SlowDown as "reduce your request rate", not as "not applied": a conditional PUT
+// answered with it may have landed, and resending it could meet 412 from our own write.
+TEST(S3Reply, SlowDownOnAConditionalPutIsAnUnknownOutcome) {
+  EXPECT_EQ(error_of(op::put_if_absent, 503, "SlowDown"), errc::outcome_unknown);
+  EXPECT_EQ(error_of(op::put_if_match, 503, "SlowDown"), errc::outcome_unknown);
 }
 
 TEST(S3Reply, AuthenticationAndOtherClientErrors) {
