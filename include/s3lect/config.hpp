@@ -3,6 +3,7 @@
 
 #include <s3lect/logger.hpp>
 #include <s3lect/retry.hpp>
+#include <s3lect/tls.hpp>
 
 #include <boost/asio/awaitable.hpp>
 
@@ -13,6 +14,28 @@
 #include <string>
 
 namespace s3lect {
+
+/// Peer mode (design §7): followers in stable mode ask the leader's health endpoint whether it
+/// still leads instead of reading S3. Nested in elector_config as `peer`.
+struct peer_config {
+  /// Followers in stable mode check the leader's health endpoint instead of reading S3.
+  bool enabled = false;
+  /// Path of the leader's health endpoint.
+  std::string health_path = "/health/leadership";
+  /// Timeout of one attempt of a peer health check.
+  std::chrono::milliseconds timeout{std::chrono::seconds{3}};
+  /// Keep one watch open on the leader's endpoint (`?watch=&term=&serial=`): the leader
+  /// answers it on every renewal, release or demotion, so a graceful release reaches followers
+  /// at once and a crashed leader's closed connection is noticed at once. Off: a plain check
+  /// every infrequent interval (what a Go leader supports).
+  bool watch = false;
+  /// The follower's side of the TLS connection to the leader. `ca_file` / `ca_pem`: the CAs the
+  /// leader's certificate must chain to (both empty: the system's default trust store); the
+  /// certificate must name the host or IP of leaderAddr. `certificate_*` / `private_key_*`: the
+  /// client certificate (leaf first) and its unencrypted key for mutual TLS. `verify_peer` must
+  /// stay on and `require_client_cert` off (a server's setting).
+  tls_config tls;
+};
 
 /// Settings of one elector. Set the fields you need, then validate(); the elector validates
 /// again and refuses an invalid configuration. Durations are whole milliseconds.
@@ -25,8 +48,8 @@ namespace s3lect {
 /// - lock_key: non-empty, at most 1024 bytes (S3's key limit), valid UTF-8.
 /// - server_id: non-empty, at most 1024 bytes, valid UTF-8 (it is written into the JSON record,
 ///   and a record we could not parse back would be "held by an unknown writer").
-/// - server_address: at most 1024 bytes, valid UTF-8; non-empty when peer_mode is on (followers
-///   reach the leader's health endpoint there).
+/// - server_address: at most 1024 bytes, valid UTF-8; non-empty when peer.enabled is on
+///   (followers reach the leader's health endpoint there).
 /// - 0 < lease ≤ 24 h (readers reject a record whose leaseMs exceeds a day as malformed).
 /// - frequent_interval < renew_deadline < lease (L > D > F), then frequent_interval > 0.
 /// - infrequent_interval ≥ frequent_interval.
@@ -42,9 +65,9 @@ namespace s3lect {
 ///   request_timeout of 1 s gives W = 4.1 s ≤ D − F = 5 s (2 s would give 7.1 s and fail).
 ///   Only the first operation has to fit: if it ends in doubt, the re-read that resolves it may
 ///   still run past S + D, and then the leader demotes itself, which is always safe.
-/// - peer_health_path starts with '/'; peer_timeout > 0; peer client certificate and key:
-///   at most one of file and PEM each, both or neither. (Unreadable files are reported by the
-///   elector's constructor.)
+/// - peer.health_path starts with '/'; peer.timeout > 0; peer.tls: certificate and private key
+///   at most one of file and PEM each, both or neither; verify_peer on; require_client_cert
+///   off. (Unreadable files are reported by the elector's constructor.)
 struct elector_config {
   /// S3 object key of the lock record, e.g. "leader/my-group.json".
   std::string lock_key;
@@ -74,27 +97,8 @@ struct elector_config {
   /// Retry schedule of every storage request (and peer check).
   retry_policy retry;
 
-  /// Followers in stable mode check the leader's health endpoint instead of reading S3.
-  bool peer_mode = false;
-  /// Path of the leader's health endpoint.
-  std::string peer_health_path = "/health/leadership";
-  /// Timeout of one attempt of a peer health check.
-  std::chrono::milliseconds peer_timeout{std::chrono::seconds{3}};
-  /// Keep one watch open on the leader's endpoint (`?watch=&term=&serial=`): the leader
-  /// answers it on every renewal, release or demotion, so a graceful release reaches followers
-  /// at once and a crashed leader's closed connection is noticed at once. Off: a plain check
-  /// every infrequent interval (what a Go leader supports).
-  bool peer_watch = false;
-  /// CAs the leader's certificate must chain to: a PEM file and/or PEM text. Both empty: the
-  /// system's default trust store. The certificate must name the host or IP of leaderAddr.
-  std::string peer_ca_file;
-  std::string peer_ca_pem;
-  /// Client certificate (leaf first) and its unencrypted key for mutual TLS: at most one of
-  /// file and PEM text each, the certificate only together with a key.
-  std::string peer_client_cert_file;
-  std::string peer_client_cert_pem;
-  std::string peer_client_key_file;
-  std::string peer_client_key_pem;
+  /// Peer mode: followers ask the leader instead of reading S3 (off by default).
+  peer_config peer;
 
   /// Runs after the lock is taken, before leadership is reported, with the new term. It runs
   /// beside the renewals (never blocking them) and is cancelled if leadership is lost meanwhile.

@@ -133,14 +133,20 @@ std::string option_for_field(std::string_view field) {
       {"acquire_grace", "--acquire-grace"},
       {"request_timeout", "--request-timeout"},
       {"retry", "--retry-delays, --request-timeout"},
-      {"peer_ca_file", "--peer-ca"},
-      {"peer_client_cert_file", "--peer-client-cert"},
-      {"peer_client_key_file", "--peer-client-key"},
+      {"peer.timeout", "--peer-timeout"},
+      {"peer.tls.ca_file", "--peer-ca"},
+      {"peer.tls.certificate_file", "--peer-client-cert"},
+      {"peer.tls.private_key_file", "--peer-client-key"},
   };
-  for (const auto& [name, option] : options) {
-    if (name == field) return std::string(option);
+  // The field path, then its parents: "retry.delays[1]" is set by the options of "retry".
+  for (;;) {
+    for (const auto& [name, option] : options) {
+      if (name == field) return std::string(option);
+    }
+    const auto parent_end = field.find_last_of(".[");
+    if (parent_end == std::string_view::npos) return {};
+    field = field.substr(0, parent_end);
   }
-  return {};
 }
 
 std::optional<elector_settings> make_elector_settings(const parsed_args& args, store_target& target,
@@ -205,7 +211,7 @@ std::optional<elector_settings> make_elector_settings(const parsed_args& args, s
   if (auto problem = config.validate()) {
     // The library's message names the config field; say which option sets it.
     std::string_view field = *problem;
-    field = field.substr(0, field.find_first_of(":.["));
+    field = field.substr(0, field.find(':'));
     const std::string option = option_for_field(field);
     error = option.empty() ? "invalid configuration: " + *problem
                            : "invalid configuration (" + option + "): " + *problem;

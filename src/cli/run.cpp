@@ -593,7 +593,7 @@ int run_run(const std::vector<std::string>& args) {
               {"lease_ms", std::to_string(settings.lease.count())},
               {"renew_deadline_ms", std::to_string(settings.renew_deadline.count())},
               {"kill_grace_ms", std::to_string(options->kill_grace.count())},
-              {"peer", settings.peer_mode ? "true" : "false"},
+              {"peer", settings.peer.enabled ? "true" : "false"},
               {"addr", settings.server_address}});
   election.start();
   asio::co_spawn(io, observe(election, output, settings.server_id), asio::detached);

@@ -227,10 +227,10 @@ std::optional<serve_settings> make_serve_settings(const parsed_args& args, elect
   if (client_cert) {
     server.client_ca_file = *ca;
     server.require_client_cert = true;
-    config.peer_client_cert_file = *client_cert;
-    config.peer_client_key_file = *client_key;
+    config.peer.tls.certificate_file = *client_cert;
+    config.peer.tls.private_key_file = *client_key;
   }
-  if (ca) config.peer_ca_file = *ca;
+  if (ca) config.peer.tls.ca_file = *ca;
   if (auto timeout = args.get("peer-timeout")) {
     const auto parsed = parse_duration(*timeout);
     if (!parsed || *parsed <= std::chrono::milliseconds::zero()) {
@@ -238,11 +238,11 @@ std::optional<serve_settings> make_serve_settings(const parsed_args& args, elect
               *timeout + "'";
       return std::nullopt;
     }
-    config.peer_timeout = *parsed;
+    config.peer.timeout = *parsed;
   }
-  config.peer_mode = true;
-  config.peer_watch = args.has("peer-watch");
-  server.handler.path = config.peer_health_path;
+  config.peer.enabled = true;
+  config.peer.watch = args.has("peer-watch");
+  server.handler.path = config.peer.health_path;
 
   if (auto problem = server.validate()) {
     std::string_view field = *problem;

@@ -30,7 +30,7 @@ const std::vector<std::string>& serve_valued_names();
 /// Help text of the peer options and --metrics-listen.
 const char* serve_options_help();
 
-/// Applies the peer options to `config` (peer_mode, server_address, peer_watch, the CA and
+/// Applies the peer options to `config` (peer.enabled, server_address, peer.watch, the CA and
 /// the client certificate) and builds the servers' settings. Needs config.server_address set
 /// from --addr already. Returns nullopt and sets `error` to one line naming the option at fault.
 /// The rules:

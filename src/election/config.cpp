@@ -71,76 +71,103 @@ std::optional<std::string> check_text(std::string_view field, std::string_view v
   return std::nullopt;
 }
 
+// The intervals and deadlines: L > D > F > 0, I >= F, and the retry policy's worst case W fits
+// in D - F.
+std::optional<std::string> validate_timing(const elector_config& c) {
+  if (c.lease <= milliseconds::zero()) return broken("lease", "greater than 0", c.lease);
+  if (c.lease > max_record_lease) {
+    return broken("lease", "at most " + ms(max_record_lease) + " (24 h)", c.lease);
+  }
+  if (c.renew_deadline >= c.lease) {
+    return broken("renew_deadline", "less than lease (" + ms(c.lease) + ")", c.renew_deadline);
+  }
+  if (c.renew_deadline <= c.frequent_interval) {
+    return broken("renew_deadline",
+                  "greater than frequent_interval (" + ms(c.frequent_interval) + ")",
+                  c.renew_deadline);
+  }
+  if (c.frequent_interval <= milliseconds::zero()) {
+    return broken("frequent_interval", "greater than 0", c.frequent_interval);
+  }
+  if (c.infrequent_interval < c.frequent_interval) {
+    return broken("infrequent_interval",
+                  "at least frequent_interval (" + ms(c.frequent_interval) + ")",
+                  c.infrequent_interval);
+  }
+  if (c.max_clock_skew && *c.max_clock_skew < milliseconds::zero()) {
+    return broken("max_clock_skew", "at least 0 (or nullopt to disable rule (c))",
+                  *c.max_clock_skew);
+  }
+  if (c.acquire_grace < milliseconds::zero()) {
+    return broken("acquire_grace", "at least 0", c.acquire_grace);
+  }
+  if (c.acquire_grace > c.lease) {
+    return broken("acquire_grace", "at most lease (" + ms(c.lease) + ")", c.acquire_grace);
+  }
+  return std::nullopt;
+}
+
+std::optional<std::string> validate_retry(const elector_config& c) {
+  if (c.request_timeout <= milliseconds::zero()) {
+    return broken("request_timeout", "greater than 0", c.request_timeout);
+  }
+  if (auto e = c.retry.validate()) return "retry." + *e;
+  const milliseconds budget = c.renew_deadline - c.frequent_interval;
+  const milliseconds worst = c.retry.worst_case(c.request_timeout);
+  if (worst > budget) {
+    return "retry: the worst case of one request (" + ms(worst) + ": " +
+           std::to_string(c.retry.delays.size() + 1) + " attempts of request_timeout " +
+           ms(c.request_timeout) + " plus the delays) must fit in renew_deadline - " +
+           "frequent_interval (" + ms(budget) + ")";
+  }
+  return std::nullopt;
+}
+
+// The follower's TLS settings towards the leader: a client's, with a certificate only together
+// with its key.
+std::optional<std::string> validate_peer_tls(const tls_config& tls) {
+  if (!tls.verify_peer) return "peer.tls.verify_peer: must be on: the leader is always verified";
+  if (tls.require_client_cert) {
+    return "peer.tls.require_client_cert: must be off: it is a server's setting";
+  }
+  if (!tls.certificate_file.empty() && !tls.certificate_pem.empty()) {
+    return "peer.tls.certificate_file: set either it or peer.tls.certificate_pem, not both";
+  }
+  if (!tls.private_key_file.empty() && !tls.private_key_pem.empty()) {
+    return "peer.tls.private_key_file: set either it or peer.tls.private_key_pem, not both";
+  }
+  const bool has_cert = !tls.certificate_file.empty() || !tls.certificate_pem.empty();
+  const bool has_key = !tls.private_key_file.empty() || !tls.private_key_pem.empty();
+  if (has_cert != has_key) {
+    return has_cert ? "peer.tls.private_key_file: a client certificate needs its private key"
+                    : "peer.tls.certificate_file: a private key needs its client certificate";
+  }
+  return std::nullopt;
+}
+
+std::optional<std::string> validate_peer(const peer_config& peer) {
+  if (peer.health_path.empty() || peer.health_path.front() != '/') {
+    return "peer.health_path: must start with '/'";
+  }
+  if (auto e = check_text("peer.health_path", peer.health_path, true)) return e;
+  if (peer.timeout <= milliseconds::zero()) {
+    return broken("peer.timeout", "greater than 0", peer.timeout);
+  }
+  return validate_peer_tls(peer.tls);
+}
+
 }  // namespace
 
 std::optional<std::string> elector_config::validate() const {
   if (auto e = check_text("lock_key", lock_key, true)) return e;
   if (auto e = check_text("server_id", server_id, true)) return e;
-  if (auto e = check_text("server_address", server_address, peer_mode)) {
-    if (server_address.empty()) return "server_address: must not be empty when peer_mode is on";
+  if (auto e = check_text("server_address", server_address, peer.enabled)) {
+    if (server_address.empty()) return "server_address: must not be empty when peer.enabled is on";
     return e;
   }
-
-  if (lease <= milliseconds::zero()) return broken("lease", "greater than 0", lease);
-  if (lease > max_record_lease) {
-    return broken("lease", "at most " + ms(max_record_lease) + " (24 h)", lease);
-  }
-  if (renew_deadline >= lease) {
-    return broken("renew_deadline", "less than lease (" + ms(lease) + ")", renew_deadline);
-  }
-  if (renew_deadline <= frequent_interval) {
-    return broken("renew_deadline",
-                  "greater than frequent_interval (" + ms(frequent_interval) + ")", renew_deadline);
-  }
-  if (frequent_interval <= milliseconds::zero()) {
-    return broken("frequent_interval", "greater than 0", frequent_interval);
-  }
-  if (infrequent_interval < frequent_interval) {
-    return broken("infrequent_interval",
-                  "at least frequent_interval (" + ms(frequent_interval) + ")",
-                  infrequent_interval);
-  }
-  if (max_clock_skew && *max_clock_skew < milliseconds::zero()) {
-    return broken("max_clock_skew", "at least 0 (or nullopt to disable rule (c))", *max_clock_skew);
-  }
-  if (acquire_grace < milliseconds::zero()) {
-    return broken("acquire_grace", "at least 0", acquire_grace);
-  }
-  if (acquire_grace > lease) {
-    return broken("acquire_grace", "at most lease (" + ms(lease) + ")", acquire_grace);
-  }
-  if (request_timeout <= milliseconds::zero()) {
-    return broken("request_timeout", "greater than 0", request_timeout);
-  }
-  if (auto e = retry.validate()) return "retry." + *e;
-  const milliseconds budget = renew_deadline - frequent_interval;
-  const milliseconds worst = retry.worst_case(request_timeout);
-  if (worst > budget) {
-    return "retry: the worst case of one request (" + ms(worst) + ": " +
-           std::to_string(retry.delays.size() + 1) + " attempts of request_timeout " +
-           ms(request_timeout) + " plus the delays) must fit in renew_deadline - " +
-           "frequent_interval (" + ms(budget) + ")";
-  }
-  if (peer_health_path.empty() || peer_health_path.front() != '/') {
-    return "peer_health_path: must start with '/'";
-  }
-  if (auto e = check_text("peer_health_path", peer_health_path, true)) return e;
-  if (peer_timeout <= milliseconds::zero()) {
-    return broken("peer_timeout", "greater than 0", peer_timeout);
-  }
-  if (!peer_client_cert_file.empty() && !peer_client_cert_pem.empty()) {
-    return "peer_client_cert_file: set either it or peer_client_cert_pem, not both";
-  }
-  if (!peer_client_key_file.empty() && !peer_client_key_pem.empty()) {
-    return "peer_client_key_file: set either it or peer_client_key_pem, not both";
-  }
-  const bool has_cert = !peer_client_cert_file.empty() || !peer_client_cert_pem.empty();
-  const bool has_key = !peer_client_key_file.empty() || !peer_client_key_pem.empty();
-  if (has_cert != has_key) {
-    return has_cert ? "peer_client_key_file: a client certificate needs its private key"
-                    : "peer_client_cert_file: a private key needs its client certificate";
-  }
-  return std::nullopt;
+  if (auto e = validate_timing(*this)) return e;
+  if (auto e = validate_retry(*this)) return e;
+  return validate_peer(peer);
 }
 
 std::optional<std::string> validate_update(const elector_config& current,

@@ -659,7 +659,7 @@ void election_core::start_read(step& out) {
 
 bool election_core::peer_usable() const {
   // Only a stable follower that knows a healthy leader's address; everything else reads S3.
-  return config_.peer_mode && mode_ == poll_mode::stable && !read_now_ && observed_ &&
+  return config_.peer.enabled && mode_ == poll_mode::stable && !read_now_ && observed_ &&
          observed_->kind == observed_kind::held && observed_->record &&
          !observed_->record->leader_addr.empty();
 }
@@ -667,7 +667,7 @@ bool election_core::peer_usable() const {
 steady_time election_core::peer_due(const instant& now) const {
   // A watch is asked for again at once: the leader holds it until something happens. The
   // plain check that introduces a watched leader (it tells the serial) goes at once too.
-  if (config_.peer_watch && !peer_watch_unsupported_) return now.steady;
+  if (config_.peer.watch && !peer_watch_unsupported_) return now.steady;
   steady_time last = last_read_at_.value_or(now.steady);
   if (last_peer_at_) last = std::max(last, *last_peer_at_);
   return last + config_.infrequent_interval;
@@ -684,7 +684,7 @@ void election_core::start_peer_check(const instant& now, step& out) {
   // then watches. With a serial the leader answers on each renewal, so silence for D means
   // trouble; without one (a leader that does not count writes) the watch only ends on a change
   // of leadership or after I.
-  if (config_.peer_watch && !peer_watch_unsupported_ && peer_introduced_) {
+  if (config_.peer.watch && !peer_watch_unsupported_ && peer_introduced_) {
     request.peer.watch = config_.infrequent_interval;
     peer_watching_ = true;
     if (peer_serial_) {

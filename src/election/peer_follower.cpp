@@ -17,17 +17,19 @@ using boost::system::error_code;
 namespace detail {
 namespace {
 
-/// The peer client's settings from the elector's.
+/// The peer client's settings from the elector's (elector_config::peer onto the client's own
+/// fields).
 peer_client_config peer_settings(const elector_config& config) {
+  const tls_config& tls = config.peer.tls;
   peer_client_config out;
-  out.ca_file = config.peer_ca_file;
-  out.ca_pem = config.peer_ca_pem;
-  out.client_cert_file = config.peer_client_cert_file;
-  out.client_cert_pem = config.peer_client_cert_pem;
-  out.client_key_file = config.peer_client_key_file;
-  out.client_key_pem = config.peer_client_key_pem;
-  out.health_path = config.peer_health_path;
-  out.timeout = config.peer_timeout;
+  out.ca_file = tls.ca_file;
+  out.ca_pem = tls.ca_pem;
+  out.client_cert_file = tls.certificate_file;
+  out.client_cert_pem = tls.certificate_pem;
+  out.client_key_file = tls.private_key_file;
+  out.client_key_pem = tls.private_key_pem;
+  out.health_path = config.peer.health_path;
+  out.timeout = config.peer.timeout;
   out.log = config.log;
   return out;
 }
@@ -42,23 +44,23 @@ struct peer_retry_predicate {
 }  // namespace
 
 bool same_peer_settings(const elector_config& a, const elector_config& b) {
-  return a.peer_mode == b.peer_mode && a.peer_ca_file == b.peer_ca_file &&
-         a.peer_ca_pem == b.peer_ca_pem && a.peer_client_cert_file == b.peer_client_cert_file &&
-         a.peer_client_cert_pem == b.peer_client_cert_pem &&
-         a.peer_client_key_file == b.peer_client_key_file &&
-         a.peer_client_key_pem == b.peer_client_key_pem &&
-         a.peer_health_path == b.peer_health_path && a.peer_timeout == b.peer_timeout;
+  const tls_config& x = a.peer.tls;
+  const tls_config& y = b.peer.tls;
+  return a.peer.enabled == b.peer.enabled && a.peer.health_path == b.peer.health_path &&
+         a.peer.timeout == b.peer.timeout && x.ca_file == y.ca_file && x.ca_pem == y.ca_pem &&
+         x.certificate_file == y.certificate_file && x.certificate_pem == y.certificate_pem &&
+         x.private_key_file == y.private_key_file && x.private_key_pem == y.private_key_pem;
 }
 
 std::shared_ptr<peer_client> make_peer_client(const asio::any_io_executor& executor,
                                               const elector_config& config) {
-  if (!config.peer_mode) return nullptr;
+  if (!config.peer.enabled) return nullptr;
   return std::make_shared<peer_client>(executor, peer_settings(config));
 }
 
 }  // namespace detail
 
-/// One peer check: a plain check under the retry policy (each attempt bounded by peer_timeout
+/// One peer check: a plain check under the retry policy (each attempt bounded by peer.timeout
 /// inside the client), or a watch, which is not retried. Turns off throw_if_cancelled for the
 /// reason given in storage_operations.cpp.
 asio::awaitable<void> elector::impl::run_peer_check(std::shared_ptr<impl> self,

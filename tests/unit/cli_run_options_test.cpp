@@ -274,17 +274,17 @@ TEST_F(PeerOptions, PeerModeListensOnTheAddressFollowersUse) {
   auto options = parse(peer({"--peer-listen", "127.0.0.1:8443"}));
   ASSERT_TRUE(options) << error_;
   const auto& config = options->elector.config;
-  EXPECT_TRUE(config.peer_mode);
-  EXPECT_FALSE(config.peer_watch);
+  EXPECT_TRUE(config.peer.enabled);
+  EXPECT_FALSE(config.peer.watch);
   EXPECT_EQ(config.server_address, "127.0.0.1:8443") << "leaderAddr defaults to --peer-listen";
-  EXPECT_TRUE(config.peer_ca_file.empty()) << "default: the system's CAs";
-  EXPECT_EQ(config.peer_timeout, s3lect::elector_config{}.peer_timeout);
+  EXPECT_TRUE(config.peer.tls.ca_file.empty()) << "default: the system's CAs";
+  EXPECT_EQ(config.peer.timeout, s3lect::elector_config{}.peer.timeout);
   const auto& server = options->elector.serve.peer_server;
   ASSERT_TRUE(server);
   EXPECT_EQ(server->bind_address, "127.0.0.1:8443");
   EXPECT_EQ(server->certificate_file, file("cert.pem"));
   EXPECT_EQ(server->private_key_file, file("key.pem"));
-  EXPECT_EQ(server->handler.path, config.peer_health_path);
+  EXPECT_EQ(server->handler.path, config.peer.health_path);
   EXPECT_FALSE(server->require_client_cert);
   EXPECT_TRUE(server->client_ca_file.empty());
   EXPECT_FALSE(options->elector.serve.metrics_listen);
@@ -294,7 +294,7 @@ TEST_F(PeerOptions, WithoutPeerListenTheServerListensOnAllInterfacesOnTheAddrPor
   auto options = parse(peer({"--addr", "node-1.internal:9443", "--peer-watch"}));
   ASSERT_TRUE(options) << error_;
   EXPECT_EQ(options->elector.config.server_address, "node-1.internal:9443");
-  EXPECT_TRUE(options->elector.config.peer_watch);
+  EXPECT_TRUE(options->elector.config.peer.watch);
   EXPECT_EQ(options->elector.serve.peer_server->bind_address, "0.0.0.0:9443");
   options = parse(peer({"--addr", "[fd00::5]:9443"}));
   ASSERT_TRUE(options) << error_;
@@ -308,7 +308,7 @@ TEST_F(PeerOptions, WithoutPeerListenTheServerListensOnAllInterfacesOnTheAddrPor
 TEST_F(PeerOptions, PeerTimeoutBoundsEachAttemptToAskTheLeader) {
   auto options = parse(peer({"--peer-listen", "127.0.0.1:8443", "--peer-timeout", "250ms"}));
   ASSERT_TRUE(options) << error_;
-  EXPECT_EQ(options->elector.config.peer_timeout, std::chrono::milliseconds{250});
+  EXPECT_EQ(options->elector.config.peer.timeout, std::chrono::milliseconds{250});
   expect_refused(peer({"--peer-listen", "127.0.0.1:8443", "--peer-timeout", "0s"}),
                  {"--peer-timeout: expected a duration greater than 0", "'0s'"});
   expect_refused(peer({"--peer-listen", "127.0.0.1:8443", "--peer-timeout", "soon"}),
@@ -321,9 +321,9 @@ TEST_F(PeerOptions, MutualTlsOnBothSidesWithAClientCertificate) {
             file("client.pem"), "--peer-client-key", file("client-key.pem")}));
   ASSERT_TRUE(options) << error_;
   const auto& config = options->elector.config;
-  EXPECT_EQ(config.peer_ca_file, file("ca.pem"));
-  EXPECT_EQ(config.peer_client_cert_file, file("client.pem"));
-  EXPECT_EQ(config.peer_client_key_file, file("client-key.pem"));
+  EXPECT_EQ(config.peer.tls.ca_file, file("ca.pem"));
+  EXPECT_EQ(config.peer.tls.certificate_file, file("client.pem"));
+  EXPECT_EQ(config.peer.tls.private_key_file, file("client-key.pem"));
   const auto& server = *options->elector.serve.peer_server;
   EXPECT_TRUE(server.require_client_cert);
   EXPECT_EQ(server.client_ca_file, file("ca.pem"));
@@ -331,7 +331,7 @@ TEST_F(PeerOptions, MutualTlsOnBothSidesWithAClientCertificate) {
   // A CA alone verifies the leader; the server then asks for no client certificate.
   options = parse(peer({"--peer-listen", "127.0.0.1:8443", "--peer-ca", file("ca.pem")}));
   ASSERT_TRUE(options) << error_;
-  EXPECT_EQ(options->elector.config.peer_ca_file, file("ca.pem"));
+  EXPECT_EQ(options->elector.config.peer.tls.ca_file, file("ca.pem"));
   EXPECT_FALSE(options->elector.serve.peer_server->require_client_cert);
   EXPECT_TRUE(options->elector.serve.peer_server->client_ca_file.empty());
 }
@@ -378,7 +378,7 @@ TEST_F(PeerOptions, RefusesIncompleteOrContradictoryPeerOptions) {
                                 "--",     "server",     "--peer"};
   auto options = parse_run_options(args, error_);
   ASSERT_TRUE(options) << error_;
-  EXPECT_FALSE(options->elector.config.peer_mode);
+  EXPECT_FALSE(options->elector.config.peer.enabled);
   EXPECT_FALSE(options->elector.serve.peer_server);
 }
 
@@ -386,7 +386,7 @@ TEST_F(RunOptions, MetricsListenTakesAnIpAndPort) {
   auto options = parse({"--metrics-listen", "127.0.0.1:9100"});
   ASSERT_TRUE(options) << error_;
   EXPECT_EQ(options->elector.serve.metrics_listen, std::optional<std::string>("127.0.0.1:9100"));
-  EXPECT_FALSE(options->elector.config.peer_mode);
+  EXPECT_FALSE(options->elector.config.peer.enabled);
   options = parse({"--metrics-listen", "[::1]:0"});
   ASSERT_TRUE(options) << error_;
   expect_refused({"--metrics-listen", "localhost:9100"}, {"--metrics-listen: expected IP:PORT"});
@@ -407,7 +407,9 @@ TEST(ServerFields, NameTheirOptions) {
   EXPECT_EQ(s3lect::cli::option_for_server_field("private_key_file"), "--peer-key");
   EXPECT_EQ(s3lect::cli::option_for_server_field("client_ca_file"), "--peer-ca");
   EXPECT_EQ(s3lect::cli::option_for_server_field("bind_address"), "--peer-listen");
-  EXPECT_EQ(option_for_field("peer_ca_file"), "--peer-ca");
+  EXPECT_EQ(option_for_field("peer.tls.ca_file"), "--peer-ca");
+  EXPECT_EQ(option_for_field("peer.tls.certificate_file"), "--peer-client-cert");
+  EXPECT_EQ(option_for_field("peer.tls.private_key_file"), "--peer-client-key");
 }
 
 TEST(OptionForField, NamesTheOptionOfEveryTimingField) {
@@ -418,7 +420,9 @@ TEST(OptionForField, NamesTheOptionOfEveryTimingField) {
   EXPECT_EQ(option_for_field("max_clock_skew"), "--max-clock-skew");
   EXPECT_EQ(option_for_field("acquire_grace"), "--acquire-grace");
   EXPECT_EQ(option_for_field("server_id"), "--id");
-  EXPECT_EQ(option_for_field("peer_timeout"), "");
+  EXPECT_EQ(option_for_field("peer.timeout"), "--peer-timeout");
+  EXPECT_EQ(option_for_field("retry.delays[1]"), "--retry-delays, --request-timeout");
+  EXPECT_EQ(option_for_field("peer.health_path"), "");
 }
 
 TEST(RunHelp, DocumentsEveryOptionAndExitCode) {

@@ -34,9 +34,9 @@ TEST(ElectorConfig, DefaultsAreTheDesigns) {
   EXPECT_EQ(config.acquire_grace, 0ms);
   EXPECT_EQ(config.request_timeout, 1s);
   EXPECT_EQ(config.retry.delays, (std::vector<std::chrono::milliseconds>{100ms, 1000ms}));
-  EXPECT_FALSE(config.peer_mode);
-  EXPECT_EQ(config.peer_health_path, "/health/leadership");
-  EXPECT_EQ(config.peer_timeout, 3s);
+  EXPECT_FALSE(config.peer.enabled);
+  EXPECT_EQ(config.peer.health_path, "/health/leadership");
+  EXPECT_EQ(config.peer.timeout, 3s);
   EXPECT_FALSE(config.log.enabled(log_level::error)) << "silent by default";
   EXPECT_EQ(valid().validate(), std::nullopt);
 }
@@ -80,8 +80,8 @@ TEST(ElectorConfig, TextMustBeUtf8) {
 
 TEST(ElectorConfig, PeerModeNeedsAnAddress) {
   elector_config config = valid();
-  config.peer_mode = true;
-  expect_invalid(config, "server_address: must not be empty when peer_mode is on");
+  config.peer.enabled = true;
+  expect_invalid(config, "server_address: must not be empty when peer.enabled is on");
   config.server_address = "10.0.1.42:8443";
   EXPECT_EQ(config.validate(), std::nullopt);
 }
@@ -172,20 +172,48 @@ TEST(ElectorConfig, RetryScheduleFitsBetweenRenewalAndDeadline) {
 
 TEST(ElectorConfig, PeerSettings) {
   elector_config config = valid();
-  config.peer_health_path = "health";
-  expect_invalid(config, "peer_health_path: must start with '/'");
-  config.peer_health_path = "";
-  expect_invalid(config, "peer_health_path: must start with '/'");
+  config.peer.health_path = "health";
+  expect_invalid(config, "peer.health_path: must start with '/'");
+  config.peer.health_path = "";
+  expect_invalid(config, "peer.health_path: must start with '/'");
   config = valid();
-  config.peer_timeout = 0ms;
-  expect_invalid(config, "peer_timeout: must be greater than 0, is 0 ms");
+  config.peer.timeout = 0ms;
+  expect_invalid(config, "peer.timeout: must be greater than 0, is 0 ms");
+}
+
+TEST(ElectorConfig, PeerTlsIsAClientsWithACertificateOnlyTogetherWithItsKey) {
+  elector_config config = valid();
+  config.peer.tls.certificate_file = "/etc/s3lect/node.pem";
+  expect_invalid(config, "peer.tls.private_key_file: a client certificate needs its private key");
+  config.peer.tls.private_key_pem = "-----BEGIN PRIVATE KEY-----";
+  EXPECT_EQ(config.validate(), std::nullopt);
+  config.peer.tls.private_key_file = "/etc/s3lect/node.key";
+  expect_invalid(config,
+                 "peer.tls.private_key_file: set either it or peer.tls.private_key_pem, not both");
+  config.peer.tls.private_key_file.clear();
+  config.peer.tls.certificate_pem = "-----BEGIN CERTIFICATE-----";
+  expect_invalid(config,
+                 "peer.tls.certificate_file: set either it or peer.tls.certificate_pem, not both");
+  config = valid();
+  config.peer.tls.private_key_file = "/etc/s3lect/node.key";
+  expect_invalid(config, "peer.tls.certificate_file: a private key needs its client certificate");
+  config = valid();
+  config.peer.tls.verify_peer = false;
+  expect_invalid(config, "peer.tls.verify_peer: must be on: the leader is always verified");
+  config = valid();
+  config.peer.tls.require_client_cert = true;
+  expect_invalid(config, "peer.tls.require_client_cert: must be off: it is a server's setting");
+  config = valid();
+  config.peer.tls.ca_file = "/etc/s3lect/ca.pem";
+  config.peer.tls.ca_pem = "-----BEGIN CERTIFICATE-----";
+  EXPECT_EQ(config.validate(), std::nullopt) << "both CA sources are loaded";
 }
 
 TEST(ElectorConfig, ReportsTheFirstOffendingFieldInDeclarationOrder) {
   elector_config config = valid();
   config.server_id.clear();
   config.lease = 0ms;
-  config.peer_timeout = 0ms;
+  config.peer.timeout = 0ms;
   expect_invalid(config, "server_id: must not be empty");
 }
 

@@ -11,8 +11,8 @@ using detail::peer_watch_outcome;
 
 elector_config peer_config(bool watch) {
   elector_config config = core_config("b");
-  config.peer_mode = true;
-  config.peer_watch = watch;
+  config.peer.enabled = true;
+  config.peer.watch = watch;
   return config;
 }
 
@@ -48,7 +48,7 @@ TEST(ElectionCorePeer, StableFollowerChecksTheLeaderEveryIAndReadsNothing) {
     const auto& check = d.last.operation->peer;
     EXPECT_EQ(check.address, "a.local:8443");
     EXPECT_EQ(check.term, 3u);
-    EXPECT_FALSE(check.watch) << "plain checks without peer_watch";
+    EXPECT_FALSE(check.watch) << "plain checks without peer.watch";
     d.advance(20ms);
     d.peer_leader(body);
     EXPECT_FALSE(d.last.operation);

@@ -138,8 +138,8 @@ class world {
       }
       if (!what.rule_c) n.config.max_clock_skew.reset();
       if (what.peer_mode) {
-        n.config.peer_mode = true;
-        n.config.peer_watch = chance(0.6);
+        n.config.peer.enabled = true;
+        n.config.peer.watch = chance(0.6);
         const auto kind = rng_() % 6;
         n.endpoint = kind < 4   ? endpoint_kind::full
                      : kind < 5 ? endpoint_kind::no_age
@@ -185,9 +185,9 @@ class world {
             << (n.config.max_clock_skew ? std::to_string(n.config.max_clock_skew->count())
                                         : std::string("off"))
             << " wall" << (n.wall_offset.count() >= 0 ? "+" : "") << in_ms(n.wall_offset)
-            << (n.config.peer_mode ? n.config.peer_watch ? " peer-watch" : " peer-plain" : "")
-            << (n.config.peer_mode ? " endpoint=" + std::to_string(static_cast<int>(n.endpoint))
-                                   : std::string());
+            << (n.config.peer.enabled ? n.config.peer.watch ? " peer-watch" : " peer-plain" : "")
+            << (n.config.peer.enabled ? " endpoint=" + std::to_string(static_cast<int>(n.endpoint))
+                                      : std::string());
     }
     description_ = about.str();
     timeline_.add(now_, "SIM", description_);
@@ -741,8 +741,8 @@ class world {
     const detail::peer_check_request& check = op->request.peer;
     // The client's own deadline: a watch lasts its time plus one attempt's timeout; a plain
     // check runs under the retry policy.
-    const nanoseconds give_up = check.watch ? n.config.peer_timeout + *check.watch
-                                            : n.config.retry.worst_case(n.config.peer_timeout);
+    const nanoseconds give_up = check.watch ? n.config.peer.timeout + *check.watch
+                                            : n.config.retry.worst_case(n.config.peer.timeout);
     reply_later(i, op, now_ + give_up, errc::timeout);
     std::optional<std::size_t> leader;
     for (std::size_t k = 0; k < nodes_.size(); ++k) {

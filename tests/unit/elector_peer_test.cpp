@@ -58,10 +58,10 @@ elector_config peer_config(std::string id) {
   config.infrequent_interval = 2s;
   config.request_timeout = 100ms;
   config.retry.delays = {10ms, 50ms};
-  config.peer_mode = true;
-  config.peer_watch = true;
-  config.peer_timeout = 500ms;
-  config.peer_ca_pem = pki().ca.certificate;
+  config.peer.enabled = true;
+  config.peer.watch = true;
+  config.peer.timeout = 500ms;
+  config.peer.tls.ca_pem = pki().ca.certificate;
   return config;
 }
 
@@ -174,7 +174,7 @@ TEST(ElectorPeer, StableGroupFollowersMakeNoS3RequestsWhileTheLeaderAnswers) {
   for (const bool watch : {true, false}) {
     SCOPED_TRACE(watch ? "watch" : "plain checks");
     peer_group g(3, {.tweak = [watch](elector_config& c) {
-                   c.peer_watch = watch;
+                   c.peer.watch = watch;
                    c.infrequent_interval = 400ms;
                  }});
     g.start_all();
@@ -293,8 +293,8 @@ TEST(ElectorPeer, MutualTlsWithClientCertificatesWorks) {
   node_options options;
   options.require_client_cert = true;
   options.tweak = [](elector_config& c) {
-    c.peer_client_cert_pem = pki().client.certificate;
-    c.peer_client_key_pem = pki().client.private_key;
+    c.peer.tls.certificate_pem = pki().client.certificate;
+    c.peer.tls.private_key_pem = pki().client.private_key;
   };
   peer_group g(3, options);
   g.start_all();
@@ -313,8 +313,8 @@ TEST(ElectorPeer, UnreadablePeerCertificatesAreRejectedByTheConstructor) {
   asio::io_context io;
   memory_storage view(io.get_executor(), std::make_shared<memory_store>());
   elector_config config = peer_config("a");
-  config.peer_ca_pem.clear();
-  config.peer_ca_file = "/nonexistent/ca.pem";
+  config.peer.tls.ca_pem.clear();
+  config.peer.tls.ca_file = "/nonexistent/ca.pem";
   try {
     elector e(io.get_executor(), view, config);
     FAIL() << "an unreadable CA file was accepted";
