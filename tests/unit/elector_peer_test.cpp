@@ -208,23 +208,29 @@ TEST(ElectorPeer, StableGroupFollowersMakeNoS3RequestsWhileTheLeaderAnswers) {
 }
 
 TEST(ElectorPeer, AGracefulReleaseReachesWatchersAtOnce) {
-  // I = 2 s: a follower polling S3 in stable mode would need up to 2 s to notice the release.
-  peer_group g(3);
+  // Two slower ways to notice the release are ruled out: polling, by I = 60 s, far beyond the
+  // handover's limit below; a watch that heard of no renewal for D and was given up, by the
+  // count of failed checks (giving a watch up counts as one).
+  peer_group g(3, {.tweak = [](elector_config& c) { c.infrequent_interval = 60s; }});
   g.start_all();
   ASSERT_TRUE(g.run_until([&] { return g.settled(); }));
-  g.run_for(300ms);  // the followers' watches are open
   const int leader = g.leader_index();
-  const auto stop_at = steady::now();
+  ASSERT_TRUE(g.run_until([&] { return g.servers[leader]->stats().active_watches == 2; }))
+      << "both followers watch the leader";
+  std::vector<elector_counters> before;
+  for (const auto& e : g.electors) before.push_back(e->counters());
   bool stopped = false;
   asio::co_spawn(g.io, stop_elector(*g.electors[leader], stopped), asio::detached);
-  ASSERT_TRUE(g.run_until([&] {
-    const int now = g.leader_index();
-    return now >= 0 && now != leader;
-  }));
-  const auto took = steady::now() - stop_at;
-  EXPECT_LT(took, 400ms) << "handover took "
-                         << std::chrono::duration_cast<std::chrono::milliseconds>(took).count()
-                         << " ms: not through the watch";
+  ASSERT_TRUE(g.run_until(
+      [&] {
+        const int now = g.leader_index();
+        return now >= 0 && now != leader;
+      },
+      20s))
+      << "no handover: polling would wait for I = 60 s";
+  const int next = g.leader_index();
+  EXPECT_EQ(g.electors[next]->counters().peer_check.failed, before[next].peer_check.failed)
+      << "the new leader gave a watch up instead of hearing of the release";
   ASSERT_TRUE(g.run_until([&] { return stopped; }));
   s3lect::test::expect_safe(g.periods);
 }
