@@ -261,6 +261,17 @@ class election_core {
     lock_record record;
     steady_time first_at;
   };
+  // What a follower in peer mode knows of the leader's endpoint.
+  struct peer_follow_state {
+    std::optional<peer_evidence> seen;
+    std::optional<std::uint64_t> serial;  // the leader's write serial, as last told
+    std::optional<steady_time> last_at;   // completion of the last peer check
+    std::optional<steady_time> deadline;  // a watch following renewals gives up here
+    bool watch_unsupported = false;       // the leader answered a watch without holding
+    bool introduced = false;              // a plain check has told us the leader's serial (or none)
+    bool watching = false;                // the check in flight is a watch
+    bool view_stale = false;              // back from peer checks: read before deciding a takeover
+  };
   struct read_summary {
     std::string etag;
     std::string leader_id;
@@ -278,6 +289,10 @@ class election_core {
                        std::optional<steady_time> store_stamp, step& out);
   void update_mode(const instant& now, const read_summary& read);
 
+  void write_landed(const instant& now, purpose what, const own_write& own, const std::string& etag,
+                    step& out);
+  void write_failed(const instant& now, purpose what, const own_write& own,
+                    const boost::system::error_code& ec, bool cancelled, step& out);
   void become_holder(const instant& now, const own_write& own, const std::string& etag, step& out);
   void demote(loss_reason reason, step& out);
   void step_down_if_clock_refused(const boost::system::error_code& ec, step& out);
@@ -327,15 +342,7 @@ class election_core {
   bool read_now_ = false;
   std::optional<steady_time> acquire_not_before_;  // resign()'s hold-off, or a pause after doubt
 
-  // Peer mode (followers in stable mode).
-  std::optional<peer_evidence> peer_seen_;
-  std::optional<std::uint64_t> peer_serial_;  // the leader's write serial, as last told
-  std::optional<steady_time> last_peer_at_;   // completion of the last peer check
-  std::optional<steady_time> peer_deadline_;  // a watch following renewals gives up here
-  bool peer_watch_unsupported_ = false;       // the leader answered a watch without holding
-  bool peer_introduced_ = false;  // a plain check has told us the leader's serial (or none)
-  bool peer_watching_ = false;    // the check in flight is a watch
-  bool peer_view_stale_ = false;  // back from peer checks: read before deciding a takeover
+  peer_follow_state peer_;  // Peer mode (followers in stable mode).
 
   std::optional<steady_time> clock_probe_;  // set_clock_probe()
 

@@ -1,0 +1,118 @@
+// The election core in peer mode (design §7): when a stable follower asks the leader instead of
+// the store, and what the leader's answer means.
+#include "election_core.hpp"
+#include "election_core_helpers.hpp"
+
+#include <algorithm>
+
+namespace s3lect::detail {
+
+using namespace core_helpers;
+
+using std::chrono::milliseconds;
+
+step election_core::on_peer_done(const instant& now, const boost::system::error_code& ec,
+                                 const peer_answer& answer) {
+  step out;
+  if (!in_flight_ || in_flight_->what != purpose::peer) return finish(now, std::move(out));
+  in_flight_.reset();
+  cancel_sent_ = false;
+  peer_.deadline.reset();
+  peer_.last_at = now.steady;
+  const bool was_watch = peer_.watching;
+  peer_.watching = false;
+  if (stop_wanted_ || !observed_ || observed_->kind != observed_kind::held) {
+    return finish(now, std::move(out));
+  }
+  const lock_record& known = *observed_->record;
+  if (ec) {
+    // Includes our own cancellation of a watch that heard of no renewal for D.
+    last_error_code_ = ec;
+    last_error_ =
+        "peer check: " + ec.message() + (answer.message.empty() ? "" : ": ") + answer.message;
+    fall_back_to_store("peer_check_failed error=\"" + last_error_ + "\"");
+    return finish(now, std::move(out));
+  }
+  if (!answer.leader) {
+    fall_back_to_store("leader_says_not_leader");
+    return finish(now, std::move(out));
+  }
+  if (answer.leader_id != known.leader_id || (answer.term != 0 && answer.term != known.term)) {
+    fall_back_to_store("peer_is_another_leader peer=" + answer.leader_id +
+                       " term=" + std::to_string(answer.term));
+    return finish(now, std::move(out));
+  }
+  if (answer.watch == peer_watch_outcome::stopping) {
+    fall_back_to_store("leader_server_stopping");
+    return finish(now, std::move(out));
+  }
+  // Healthy: the leader answered with its last successful write, sent at least `write_age`
+  // before the answer reached us (the leader measured the age before answering, and the
+  // answer took time to arrive): rule (b) may count from there.
+  const steady_time sent_by = now.steady - answer.write_age.value_or(std::chrono::milliseconds{0});
+  if (!peer_.seen || !same_record(peer_.seen->record, answer.record)) {
+    peer_.seen = peer_evidence{answer.record, sent_by};
+  } else {
+    peer_.seen->first_at = std::min(peer_.seen->first_at, sent_by);
+  }
+  peer_.serial = answer.serial;
+  peer_.introduced = true;
+  // A leader that did not hold the watch (a Go leader, a full or watch-less server) is
+  // polled every I instead of asked again at once.
+  if (was_watch) {
+    peer_.watch_unsupported =
+        answer.watch == peer_watch_outcome::none || answer.watch == peer_watch_outcome::refused;
+  }
+  return finish(now, std::move(out));
+}
+
+bool election_core::peer_usable() const {
+  // Only a stable follower that knows a healthy leader's address; everything else reads S3.
+  return config_.peer.enabled && mode_ == poll_mode::stable && !read_now_ && observed_ &&
+         observed_->kind == observed_kind::held && observed_->record &&
+         !observed_->record->leader_addr.empty();
+}
+
+steady_time election_core::peer_due(const instant& now) const {
+  // A watch is asked for again at once: the leader holds it until something happens. The
+  // plain check that introduces a watched leader (it tells the serial) goes at once too.
+  if (config_.peer.watch && !peer_.watch_unsupported) return now.steady;
+  steady_time last = last_read_at_.value_or(now.steady);
+  if (peer_.last_at) last = std::max(last, *peer_.last_at);
+  return last + config_.infrequent_interval;
+}
+
+void election_core::start_peer_check(const instant& now, step& out) {
+  const lock_record& leader = *observed_->record;
+  in_flight_ = in_flight{purpose::peer, {}};
+  storage_request request;
+  request.type = storage_request::kind::peer_check;
+  request.peer.address = leader.leader_addr;
+  request.peer.term = leader.term;
+  // With watches on: first a plain check, which answers at once with the leader's write serial,
+  // then watches. With a serial the leader answers on each renewal, so silence for D means
+  // trouble; without one (a leader that does not count writes) the watch only ends on a change
+  // of leadership or after I.
+  if (config_.peer.watch && !peer_.watch_unsupported && peer_.introduced) {
+    request.peer.watch = config_.infrequent_interval;
+    peer_.watching = true;
+    if (peer_.serial) {
+      request.peer.serial = peer_.serial;
+      peer_.deadline = now.steady + config_.renew_deadline;
+    }
+  }
+  out.operation = std::move(request);
+}
+
+void election_core::fall_back_to_store(const std::string& why) {
+  log(log_level::info, "peer check says read the store: back to frequent mode reason=" + why);
+  mode_ = poll_mode::frequent;
+  healthy_reads_ = 0;
+  read_now_ = true;
+  peer_.view_stale = true;
+  peer_.serial.reset();
+  peer_.watch_unsupported = false;
+  peer_.introduced = false;
+}
+
+}  // namespace s3lect::detail
