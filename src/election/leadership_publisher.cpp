@@ -133,15 +133,8 @@ void leadership_publisher::refresh(const election_core& core) {
 
 void leadership_publisher::note_renewal_locked(const election_core& core,
                                                const core_status& core_status) {
-  if (core_status.last_renewal == last_renewal_seen_) return;
-  // A write of ours landed: the acquisition of a period (counted when reported) or a renewal
-  // within the period already seen writing.
   const std::uint64_t period = published_lease_ ? published_lease_->period : 0;
-  const bool renewal =
-      core_status.last_renewal && core.is_leader() && period != 0 && period == renewal_period_seen_;
-  last_renewal_seen_ = core_status.last_renewal;
-  renewal_period_seen_ = period;
-  if (!renewal) return;
+  if (!renewals_.renewed(core_status.last_renewal, core.is_leader(), period)) return;
   ++counters_.renewals;
   counters_.renewal_latency.observe(std::chrono::duration_cast<std::chrono::microseconds>(
       boot_clock::now() - *core_status.last_renewal));

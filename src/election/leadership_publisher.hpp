@@ -8,6 +8,7 @@
 
 #include "boot_clock.hpp"
 #include "election_core.hpp"
+#include "renewal_detector.hpp"
 #include "waiter_list.hpp"
 
 #include <boost/asio/any_completion_handler.hpp>
@@ -113,8 +114,7 @@ class leadership_publisher {
   /// When the write of health_.record_json was sent (its age goes into the peer answer).
   std::optional<steady_time> health_record_sent_;
   bool release_pending_ = false;  // Lost by stop/resign: the health change waits for the release.
-  std::optional<steady_time> last_renewal_seen_;  // Detects successful writes.
-  std::uint64_t renewal_period_seen_ = 0;         // The leadership period of the write seen last.
+  renewal_detector renewals_;
 
   waiter_list<std::monostate, leadership_lease> leadership_waiters_;
   waiter_list<std::uint64_t> loss_waiters_;  // Key: the lease's period.

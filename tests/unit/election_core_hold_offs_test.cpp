@@ -1,6 +1,8 @@
 // The election's small sans-I/O rules beside the core: how long an elector holds off after a
-// resignation or failed acquire hooks, and which failed writes may be sent again.
+// resignation or failed acquire hooks, which failed writes may be sent again, and which landed
+// writes count as renewals.
 #include "hold_offs.hpp"
+#include "renewal_detector.hpp"
 #include "write_retry.hpp"
 
 #include <s3lect/error.hpp>
@@ -71,6 +73,41 @@ TEST(ElectionWriteRetry, WritesInDoubtOrRefusedAreNotSentAgain) {
   EXPECT_FALSE(detail::write_retryable(errc::conflict));
   EXPECT_FALSE(detail::write_retryable(errc::clock_skewed));
   EXPECT_FALSE(detail::write_retryable(boost::asio::error::operation_aborted));
+}
+
+using detail::boot_clock;
+using detail::renewal_detector;
+
+TEST(ElectionRenewals, TheAcquisitionIsNoRenewalTheNextWritesAre) {
+  renewal_detector renewals;
+  const boot_clock::time_point t0{};
+  EXPECT_FALSE(renewals.renewed(std::nullopt, false, 0)) << "nothing written yet";
+  EXPECT_FALSE(renewals.renewed(t0, true, 1)) << "the acquisition of period 1";
+  EXPECT_FALSE(renewals.renewed(t0, true, 1)) << "no new write since";
+  EXPECT_TRUE(renewals.renewed(t0 + 5s, true, 1));
+  EXPECT_TRUE(renewals.renewed(t0 + 10s, true, 1));
+  EXPECT_FALSE(renewals.renewed(t0 + 10s, true, 1));
+}
+
+TEST(ElectionRenewals, WritesBeforeThePeriodIsPublishedAreNoRenewals) {
+  renewal_detector renewals;
+  const boot_clock::time_point t0{};
+  // An on_acquire hook runs: the core leads, the elector has published nothing yet.
+  EXPECT_FALSE(renewals.renewed(t0, true, 0));
+  EXPECT_FALSE(renewals.renewed(t0 + 5s, true, 0));
+  // Published: the first write seen in the period only starts it.
+  EXPECT_FALSE(renewals.renewed(t0 + 10s, true, 3));
+  EXPECT_TRUE(renewals.renewed(t0 + 15s, true, 3));
+}
+
+TEST(ElectionRenewals, AWriteAfterTheLeadershipEndedOrInANewPeriodIsNoRenewal) {
+  renewal_detector renewals;
+  const boot_clock::time_point t0{};
+  renewals.renewed(t0, true, 1);
+  EXPECT_FALSE(renewals.renewed(t0 + 5s, false, 1)) << "the core no longer leads";
+  renewals.renewed(t0 + 10s, true, 1);
+  EXPECT_FALSE(renewals.renewed(t0 + 15s, true, 2)) << "the acquisition of period 2";
+  EXPECT_TRUE(renewals.renewed(t0 + 20s, true, 2));
 }
 
 }  // namespace
