@@ -3,6 +3,7 @@
 
 #include <s3lect/error.hpp>
 
+#include "tls_context.hpp"
 #include "tls_verify.hpp"
 
 #include <boost/asio/connect.hpp>
@@ -85,36 +86,6 @@ class abort_hook_scope {
   request_control& control_;
 };
 
-boost::system::system_error config_error(const std::string& what) {
-  return boost::system::system_error(make_error_code(errc::invalid_config), what);
-}
-
-ssl::context make_tls_context(const tls_config& tls) {
-  ssl::context context(ssl::context::tls_client);
-  context.set_options(ssl::context::default_workarounds | ssl::context::no_sslv2 |
-                      ssl::context::no_sslv3 | ssl::context::no_tlsv1 | ssl::context::no_tlsv1_1);
-  SSL_CTX_set_min_proto_version(context.native_handle(), TLS1_2_VERSION);
-  if (!tls.verify_peer) {
-    context.set_verify_mode(ssl::verify_none);
-    return context;
-  }
-  context.set_verify_mode(ssl::verify_peer);
-  error_code ec;
-  if (tls.ca_file.empty() && tls.ca_pem.empty()) {
-    context.set_default_verify_paths(ec);
-    if (ec) throw config_error("tls: cannot load the system CA certificates: " + ec.message());
-  }
-  if (!tls.ca_file.empty()) {
-    context.load_verify_file(tls.ca_file, ec);
-    if (ec) throw config_error("tls.ca_file: cannot load " + tls.ca_file + ": " + ec.message());
-  }
-  if (!tls.ca_pem.empty()) {
-    context.add_certificate_authority(asio::buffer(tls.ca_pem), ec);
-    if (ec) throw config_error("tls.ca_pem: not a PEM certificate list: " + ec.message());
-  }
-  return context;
-}
-
 /// Maps a failed read of the reply. `nothing_received`: not a single reply byte arrived.
 errc classify_read_error(const error_code& ec, bool nothing_received, std::string& detail) {
   if (ec == http::error::body_limit) {
@@ -182,7 +153,11 @@ struct connection_pool::impl {
         settings(std::move(config)),
         port_text(std::to_string(settings.port)),
         host_is_ip(is_ip_literal(settings.host)) {
-    if (settings.tls) tls_context.emplace(make_tls_context(settings.tls_settings));
+    if (settings.tls) {
+      tls_field_names names;
+      names.prefix = "tls.";
+      tls_context.emplace(make_tls_context(settings.tls_settings, tls_role::client, names));
+    }
   }
 
   asio::awaitable<std::unique_ptr<connection>> open(std::shared_ptr<request_control> control,

@@ -6,6 +6,7 @@
 
 #include "health_protocol.hpp"
 #include "tcp_listen.hpp"
+#include "tls_context.hpp"
 
 #include <boost/asio/append.hpp>
 #include <boost/asio/as_tuple.hpp>
@@ -24,8 +25,6 @@
 #include <boost/beast/http/parser.hpp>
 #include <boost/beast/http/string_body.hpp>
 #include <boost/system/system_error.hpp>
-
-#include <openssl/ssl.h>
 
 #include <algorithm>
 #include <atomic>
@@ -67,56 +66,10 @@ using clock_type = std::chrono::steady_clock;
   throw boost::system::system_error(errc::invalid_config, "health_server_config." + message);
 }
 
-void load_or_throw(error_code ec, const char* field, const std::string& source) {
-  if (ec) throw_config(std::string(field) + ": cannot load '" + source + "': " + ec.message());
-}
-
-ssl::context make_tls_context(const health_server_config& config) {
-  ssl::context tls(ssl::context::tls_server);
-  tls.set_options(ssl::context::default_workarounds | ssl::context::no_compression |
-                  ssl::context::single_dh_use);
-  SSL_CTX_set_min_proto_version(tls.native_handle(), TLS1_2_VERSION);
-  // Without a callback OpenSSL would prompt on the terminal for an encrypted key's password.
-  tls.set_password_callback(
-      [](std::size_t, ssl::context::password_purpose) { return std::string(); });
-  error_code ec;
-  if (!config.certificate_file.empty()) {
-    tls.use_certificate_chain_file(config.certificate_file, ec);
-    load_or_throw(ec, "certificate_file", config.certificate_file);
-  } else {
-    tls.use_certificate_chain(asio::buffer(config.certificate_pem), ec);
-    load_or_throw(ec, "certificate_pem", "PEM text");
-  }
-  if (!config.private_key_file.empty()) {
-    tls.use_private_key_file(config.private_key_file, ssl::context::pem, ec);
-    load_or_throw(ec, "private_key_file", config.private_key_file);
-  } else {
-    tls.use_private_key(asio::buffer(config.private_key_pem), ssl::context::pem, ec);
-    load_or_throw(ec, "private_key_pem", "PEM text");
-  }
-  if (SSL_CTX_check_private_key(tls.native_handle()) != 1) {
-    throw_config("private_key: does not match the certificate");
-  }
-  const bool client_ca = !config.client_ca_file.empty() || !config.client_ca_pem.empty();
-  if (!config.client_ca_file.empty()) {
-    tls.load_verify_file(config.client_ca_file, ec);
-    load_or_throw(ec, "client_ca_file", config.client_ca_file);
-  }
-  if (!config.client_ca_pem.empty()) {
-    tls.add_certificate_authority(asio::buffer(config.client_ca_pem), ec);
-    load_or_throw(ec, "client_ca_pem", "PEM text");
-  }
-  if (client_ca) {
-    tls.set_verify_mode(ssl::verify_peer |
-                        (config.require_client_cert ? ssl::verify_fail_if_no_peer_cert : 0));
-    // OpenSSL refuses to resume sessions of a verifying server that has no session id context.
-    static constexpr unsigned char session_context[] = "s3lect-health";
-    SSL_CTX_set_session_id_context(tls.native_handle(), session_context,
-                                   sizeof session_context - 1);
-  } else {
-    tls.set_verify_mode(ssl::verify_none);
-  }
-  return tls;
+ssl::context make_server_tls_context(const health_server_config& config) {
+  detail::tls_field_names names;
+  names.prefix = "health_server_config.tls.";
+  return detail::make_tls_context(config.tls, detail::tls_role::server, names);
 }
 
 tcp::endpoint parse_endpoint(const std::string& bind_address) {
@@ -227,7 +180,7 @@ struct health_server_state : std::enable_shared_from_this<health_server_state> {
       : executor(std::move(ex)),
         strand(asio::make_strand(executor)),
         config(std::move(cfg)),
-        tls(make_tls_context(config)),
+        tls(make_server_tls_context(config)),
         handler(executor, source, config.handler),
         acceptor(strand),
         endpoint(parse_endpoint(config.bind_address)) {}

@@ -6,6 +6,7 @@
 #include <s3lect/error.hpp>
 
 #include "health_protocol.hpp"
+#include "tls_context.hpp"
 #include "tls_verify.hpp"
 
 #include <boost/asio/append.hpp>
@@ -65,49 +66,26 @@ using tls_stream = ssl::stream<tcp::socket>;
   throw boost::system::system_error(errc::invalid_config, "peer_client_config." + message);
 }
 
-void load_or_throw(error_code ec, const char* field, const std::string& source) {
-  if (ec) throw_config(std::string(field) + ": cannot load '" + source + "': " + ec.message());
+/// The settings as the one TLS settings type; a peer client always verifies the leader.
+tls_config tls_settings(const peer_client_config& config) {
+  tls_config tls;
+  tls.ca_file = config.ca_file;
+  tls.ca_pem = config.ca_pem;
+  tls.certificate_file = config.client_cert_file;
+  tls.certificate_pem = config.client_cert_pem;
+  tls.private_key_file = config.client_key_file;
+  tls.private_key_pem = config.client_key_pem;
+  return tls;
 }
 
-ssl::context make_tls_context(const peer_client_config& config) {
-  ssl::context tls(ssl::context::tls_client);
-  tls.set_options(ssl::context::default_workarounds | ssl::context::no_compression);
-  SSL_CTX_set_min_proto_version(tls.native_handle(), TLS1_2_VERSION);
-  // Without a callback OpenSSL would prompt on the terminal for an encrypted key's password.
-  tls.set_password_callback(
-      [](std::size_t, ssl::context::password_purpose) { return std::string(); });
-  tls.set_verify_mode(ssl::verify_peer);
-  error_code ec;
-  if (config.ca_file.empty() && config.ca_pem.empty()) {
-    tls.set_default_verify_paths(ec);
-    load_or_throw(ec, "ca_file", "the system's default CA certificates");
-  }
-  if (!config.ca_file.empty()) {
-    tls.load_verify_file(config.ca_file, ec);
-    load_or_throw(ec, "ca_file", config.ca_file);
-  }
-  if (!config.ca_pem.empty()) {
-    tls.add_certificate_authority(asio::buffer(config.ca_pem), ec);
-    load_or_throw(ec, "ca_pem", "PEM text");
-  }
-  const bool has_certificate = !config.client_cert_file.empty() || !config.client_cert_pem.empty();
-  if (!has_certificate) return tls;
-  if (!config.client_cert_file.empty()) {
-    tls.use_certificate_chain_file(config.client_cert_file, ec);
-    load_or_throw(ec, "client_cert_file", config.client_cert_file);
-  } else {
-    tls.use_certificate_chain(asio::buffer(config.client_cert_pem), ec);
-    load_or_throw(ec, "client_cert_pem", "PEM text");
-  }
-  if (!config.client_key_file.empty()) {
-    tls.use_private_key_file(config.client_key_file, ssl::context::pem, ec);
-    load_or_throw(ec, "client_key_file", config.client_key_file);
-  } else {
-    tls.use_private_key(asio::buffer(config.client_key_pem), ssl::context::pem, ec);
-    load_or_throw(ec, "client_key_pem", "PEM text");
-  }
-  // OpenSSL has checked that the key matches the certificate ("key values mismatch").
-  return tls;
+ssl::context make_client_tls_context(const peer_client_config& config) {
+  tls_field_names names;
+  names.prefix = "peer_client_config.";
+  names.certificate_file = "client_cert_file";
+  names.certificate_pem = "client_cert_pem";
+  names.private_key_file = "client_key_file";
+  names.private_key_pem = "client_key_pem";
+  return make_tls_context(tls_settings(config), tls_role::client, names);
 }
 
 /// Where a leader address points.
@@ -216,7 +194,7 @@ struct peer_client_state {
       : executor(std::move(ex)),
         strand(asio::make_strand(executor)),
         config(std::move(cfg)),
-        tls(make_tls_context(config)) {}
+        tls(make_client_tls_context(config)) {}
 
   /// Strand only. The idle connection if it goes to `address` and still looks open; any other
   /// idle connection is closed.

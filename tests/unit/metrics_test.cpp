@@ -860,8 +860,8 @@ TEST(HealthServerMetrics, ServesMetricsBesideTheHealthEndpointWhenSet) {
   test::fake_leadership_source source(runner.io.get_executor());
   health_server_config config;
   config.bind_address = "127.0.0.1:0";
-  config.certificate_pem = pki.server.certificate;
-  config.private_key_pem = pki.server.private_key;
+  config.tls.certificate_pem = pki.server.certificate;
+  config.tls.private_key_pem = pki.server.private_key;
 
   {
     health_server without(runner.io.get_executor(), source, config);
