@@ -2,6 +2,7 @@
 
 #include <s3lect/error.hpp>
 
+#include <boost/asio/ssl/context.hpp>
 #include <boost/system/system_error.hpp>
 
 #include <openssl/ssl.h>
@@ -106,6 +107,11 @@ ssl::context make_tls_context(const tls_config& tls, tls_role role, const tls_fi
     load_own_identity(context, tls, names);
   }
   return context;
+}
+
+std::shared_ptr<ssl::context> make_shared_tls_context(const tls_config& tls, tls_role role,
+                                                      const tls_field_names& names) {
+  return std::make_shared<ssl::context>(make_tls_context(tls, role, names));
 }
 
 }  // namespace s3lect::detail

@@ -4,10 +4,13 @@
 
 #include <s3lect/tls.hpp>
 
-#include <boost/asio/ssl/context.hpp>
-
-#include <string>
+#include <memory>
 #include <string_view>
+
+// Declared only: the HTTP client's header names tls_field_names without pulling in OpenSSL.
+namespace boost::asio::ssl {
+class context;
+}  // namespace boost::asio::ssl
 
 namespace s3lect::detail {
 
@@ -32,5 +35,11 @@ struct tls_field_names {
 /// boost::system::system_error(errc::invalid_config) naming the field that cannot be loaded.
 boost::asio::ssl::context make_tls_context(const tls_config& tls, tls_role role,
                                            const tls_field_names& names);
+
+/// make_tls_context() on the heap, for a context several clients share (and for callers that
+/// should not include OpenSSL).
+std::shared_ptr<boost::asio::ssl::context> make_shared_tls_context(const tls_config& tls,
+                                                                   tls_role role,
+                                                                   const tls_field_names& names);
 
 }  // namespace s3lect::detail
