@@ -7,6 +7,7 @@
 
 #include "health_protocol.hpp"
 #include "http_server.hpp"
+#include "listener_settings.hpp"
 
 #include <boost/asio/ip/address.hpp>
 #include <boost/system/system_error.hpp>
@@ -24,28 +25,6 @@ namespace {
 
 [[noreturn]] void throw_config(const std::string& message) {
   throw boost::system::system_error(errc::invalid_config, "metrics_server_config." + message);
-}
-
-detail::server_answer text_answer(unsigned status, std::string body) {
-  detail::server_answer answer;
-  answer.status = status;
-  answer.headers = {{"Content-Type", "text/plain; charset=utf-8"}, {"Cache-Control", "no-store"}};
-  answer.body = std::move(body);
-  return answer;
-}
-
-detail::http_server_settings server_settings(const metrics_server_config& config) {
-  detail::http_server_settings settings;
-  settings.name = "metrics";
-  // validate() has checked the shape and the address.
-  const auto parts = detail::split_bind_address(config.bind_address);
-  settings.endpoint = {asio::ip::make_address(std::string(parts->host)), parts->port};
-  settings.max_header_bytes = config.max_header_bytes;
-  settings.read_timeout = config.read_timeout;
-  settings.idle_timeout = config.idle_timeout;
-  settings.max_connections = config.max_connections;
-  settings.log = config.log;
-  return settings;
 }
 
 }  // namespace
@@ -87,22 +66,22 @@ class metrics_responder final : public http_responder {
   std::optional<server_answer> answer_at_once(const server_request& request) override {
     const bool head = request.method == "HEAD";
     if (request.method != "GET" && !head) {
-      server_answer answer = text_answer(405, "method not allowed\n");
+      server_answer answer = plain_text_answer(405, "method not allowed\n");
       answer.headers.emplace_back("Allow", "GET, HEAD");
       return answer;
     }
     const std::string_view target = request.target;
-    if (target.substr(0, target.find('?')) != path_) return text_answer(404, "not found\n");
+    if (target.substr(0, target.find('?')) != path_) return plain_text_answer(404, "not found\n");
     std::string body;
     try {
       const std::lock_guard lock(render_mutex_);
-      if (detached_) return text_answer(503, "stopped\n");
+      if (detached_) return plain_text_answer(503, "stopped\n");
       body = render_();
     } catch (const std::exception& e) {
       log_.log(log_level::error, std::string("metrics rendering failed what=") + e.what());
-      return text_answer(500, "metrics unavailable\n");
+      return plain_text_answer(500, "metrics unavailable\n");
     }
-    server_answer answer = text_answer(200, std::move(body));
+    server_answer answer = plain_text_answer(200, std::move(body));
     answer.headers.front().second = std::string(prometheus_content_type);
     answer.head = head;
     return answer;
@@ -113,8 +92,8 @@ class metrics_responder final : public http_responder {
   }
 
   server_answer reject(unsigned status, std::string problem) override {
-    if (status == 431) return text_answer(431, "request header fields too large\n");
-    return text_answer(400, problem + "\n");
+    if (status == 431) return plain_text_answer(431, "request header fields too large\n");
+    return plain_text_answer(400, problem + "\n");
   }
 
   /// From here on `render`, which may refer to objects dying after us, is not called.
@@ -136,7 +115,7 @@ struct metrics_server_state {
   metrics_server_state(asio::any_io_executor ex, const metrics_server_config& config)
       : executor(std::move(ex)),
         responder(std::make_shared<metrics_responder>(config)),
-        server(executor, server_settings(config), responder) {}
+        server(executor, listener_settings(config, "metrics"), responder) {}
 
   asio::any_io_executor executor;
   std::shared_ptr<metrics_responder> responder;

@@ -473,6 +473,14 @@ struct abort_on_strand {
 
 }  // namespace
 
+server_answer plain_text_answer(unsigned status, std::string body) {
+  server_answer answer;
+  answer.status = status;
+  answer.headers = {{"Content-Type", "text/plain; charset=utf-8"}, {"Cache-Control", "no-store"}};
+  answer.body = std::move(body);
+  return answer;
+}
+
 http_server::http_server(asio::any_io_executor executor, http_server_settings settings,
                          std::shared_ptr<http_responder> responder)
     : state_(std::make_shared<http_server_state>(std::move(executor), std::move(settings),

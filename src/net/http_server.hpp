@@ -48,6 +48,9 @@ struct server_answer {
   bool send = true;
 };
 
+/// A text/plain answer that no cache keeps.
+server_answer plain_text_answer(unsigned status, std::string body);
+
 /// What a server answers. Called on the server's strand; the server keeps it alive while any
 /// connection runs.
 class http_responder {

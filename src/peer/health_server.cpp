@@ -5,10 +5,10 @@
 
 #include "health_protocol.hpp"
 #include "http_server.hpp"
+#include "listener_settings.hpp"
 #include "tls_context.hpp"
 
 #include <boost/asio/as_tuple.hpp>
-#include <boost/asio/ip/address.hpp>
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/system/system_error.hpp>
 
@@ -38,28 +38,11 @@ detail::server_answer to_answer(health_response response) {
   return answer;
 }
 
-detail::server_answer plain_answer(unsigned status, std::string body) {
-  detail::server_answer answer;
-  answer.status = status;
-  answer.headers = {{"Content-Type", "text/plain; charset=utf-8"}, {"Cache-Control", "no-store"}};
-  answer.body = std::move(body);
-  return answer;
-}
-
 detail::http_server_settings server_settings(const health_server_config& config) {
   detail::tls_field_names names;
   names.prefix = "health_server_config.tls.";
-  detail::http_server_settings settings;
-  settings.name = "health";
-  // validate() has checked the shape and the address.
-  const auto parts = detail::split_bind_address(config.bind_address);
-  settings.endpoint = {asio::ip::make_address(std::string(parts->host)), parts->port};
+  detail::http_server_settings settings = detail::listener_settings(config, "health");
   settings.tls = detail::make_shared_tls_context(config.tls, detail::tls_role::server, names);
-  settings.max_header_bytes = config.max_header_bytes;
-  settings.read_timeout = config.read_timeout;
-  settings.idle_timeout = config.idle_timeout;
-  settings.max_connections = config.max_connections;
-  settings.log = config.log;
   return settings;
 }
 
@@ -121,7 +104,7 @@ class health_responder final : public http_responder {
   server_answer metrics_answer(const server_request& request) {
     const bool head = request.method == "HEAD";
     if (request.method != "GET" && !head) {
-      server_answer answer = plain_answer(405, "method not allowed\n");
+      server_answer answer = plain_text_answer(405, "method not allowed\n");
       answer.headers.emplace_back("Allow", "GET, HEAD");
       return answer;
     }
@@ -136,8 +119,8 @@ class health_responder final : public http_responder {
     } catch (const std::exception& e) {
       log_.log(log_level::error, std::string("metrics rendering failed what=") + e.what());
     }
-    if (!rendered) return plain_answer(500, "metrics unavailable\n");
-    server_answer answer = plain_answer(200, std::move(body));
+    if (!rendered) return plain_text_answer(500, "metrics unavailable\n");
+    server_answer answer = plain_text_answer(200, std::move(body));
     answer.headers.front().second = "text/plain; version=0.0.4; charset=utf-8";
     answer.head = head;
     return answer;
