@@ -4,6 +4,7 @@
 
 #include <s3lect/error.hpp>
 
+#include "beast_names.hpp"
 #include "tls_context.hpp"
 #include "tls_verify.hpp"
 
@@ -28,16 +29,8 @@
 
 namespace s3lect::detail {
 
-namespace asio = boost::asio;
-namespace beast = boost::beast;
-namespace http = beast::http;
-namespace ssl = asio::ssl;
-using tcp = asio::ip::tcp;
-using boost::system::error_code;
-
 namespace {
 
-using tls_stream = ssl::stream<tcp::socket>;
 using request_message = http::request<http::string_body>;
 
 /// One TCP or TLS connection and the read buffer that belongs to it.

@@ -4,6 +4,7 @@
 
 #include <s3lect/error.hpp>
 
+#include "beast_names.hpp"
 #include "tcp_listen.hpp"
 
 #include <boost/asio/append.hpp>
@@ -32,13 +33,6 @@
 
 namespace s3lect::detail {
 
-namespace asio = boost::asio;
-namespace beast = boost::beast;
-namespace http = beast::http;
-namespace ssl = asio::ssl;
-using tcp = asio::ip::tcp;
-using boost::system::error_code;
-
 namespace {
 
 /// Bytes asked for by the read that waits for a request's first byte.
@@ -52,7 +46,6 @@ constexpr auto use_tuple = asio::as_tuple(asio::use_awaitable);
 // A plain socket, under TLS or not, without beast::tcp_stream: its timeouts arm and cancel a
 // timer for every read and write, which cost more CPU than the TLS record itself for a health
 // answer. One watchdog timer per connection enforces the deadlines instead (server_connection).
-using tls_stream = ssl::stream<tcp::socket>;
 using clock_type = std::chrono::steady_clock;
 using request_parser = http::request_parser<http::string_body>;
 
