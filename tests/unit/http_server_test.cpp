@@ -5,12 +5,14 @@
 
 #include <s3lect/error.hpp>
 
-#include <gtest/gtest.h>
-#include <boost/asio/executor_work_guard.hpp>
+#include "fake/background_io.hpp"
+
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/read.hpp>
 #include <boost/asio/use_future.hpp>
 #include <boost/asio/write.hpp>
+
+#include <gtest/gtest.h>
 
 #include <sys/socket.h>
 
@@ -18,7 +20,6 @@
 #include <chrono>
 #include <future>
 #include <string>
-#include <thread>
 
 namespace {
 
@@ -55,17 +56,7 @@ class echo_responder final : public s3lect::detail::http_responder {
   std::atomic<int> stops{0};
 };
 
-/// Runs an io_context on a thread until destroyed.
-struct background_io {
-  asio::io_context io;
-  asio::executor_work_guard<asio::io_context::executor_type> work = asio::make_work_guard(io);
-  std::thread thread{[this] { io.run(); }};
-  ~background_io() {
-    work.reset();
-    io.stop();
-    thread.join();
-  }
-};
+using s3lect::test::background_io;
 
 /// A blocking client connection that gives up reading after 10 s.
 struct client {
