@@ -12,7 +12,10 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <cstdio>
+#include <ctime>
 #include <filesystem>
+#include <functional>
 
 namespace s3lect {
 namespace {
@@ -292,6 +295,42 @@ long long latest_start(const std::string& file) {
   return term;
 }
 
+/// The record's lastUpdated in `s3lect status` output ("2026-11-21T10:30:45.123Z"), on this
+/// machine's clock, which is also the leader's.
+std::optional<std::chrono::system_clock::time_point> last_updated(const std::string& json) {
+  const std::string key = "\"lastUpdated\":\"";
+  const auto at = json.find(key);
+  if (at == std::string::npos) return std::nullopt;
+  std::tm utc{};
+  int milliseconds = 0;
+  if (std::sscanf(json.c_str() + at + key.size(), "%4d-%2d-%2dT%2d:%2d:%2d.%3dZ", &utc.tm_year,
+                  &utc.tm_mon, &utc.tm_mday, &utc.tm_hour, &utc.tm_min, &utc.tm_sec,
+                  &milliseconds) != 7) {
+    return std::nullopt;
+  }
+  utc.tm_year -= 1900;
+  utc.tm_mon -= 1;
+  return std::chrono::system_clock::from_time_t(::timegm(&utc)) +
+         std::chrono::milliseconds(milliseconds);
+}
+
+/// Freezes `pid` (SIGSTOP) just after one of its renewals, and returns that renewal's
+/// lastUpdated. After a freeze that came later in the renewal cycle, when the next renewal
+/// (0.4 s after the last) may already be on its way, it lets the leader go on at once (a short
+/// freeze, far from its renew deadline) and tries again. So the freeze is measured from the last
+/// renewal the leader can count, not from wherever in its cycle the test happened to stop it.
+std::optional<std::chrono::system_clock::time_point> freeze_after_renewal(
+    pid_t pid, const std::function<std::string()>& read_status) {
+  for (int attempt = 0; attempt < 20; ++attempt) {
+    ::kill(pid, SIGSTOP);
+    const auto frozen_at = std::chrono::system_clock::now();
+    const auto renewed = last_updated(read_status());
+    if (renewed && frozen_at - *renewed < 300ms) return renewed;
+    ::kill(pid, SIGCONT);
+  }
+  return std::nullopt;
+}
+
 TEST_F(CliIntegration, FrozenLeaderStopsItsCommandBeforeAnotherStarts) {
   const std::string journal = scratch + "/journal";
   std::vector<cli_process*> nodes;
@@ -315,11 +354,12 @@ TEST_F(CliIntegration, FrozenLeaderStopsItsCommandBeforeAnotherStarts) {
       }
     }
     ASSERT_NE(leader, nullptr) << current.out();
-    // Frozen past its renew deadline (1.2 s) but short of the lease (2 s) minus a renewal
-    // interval (0.4 s): on waking it must find itself demoted and stop its command before any
-    // follower may take over.
-    ::kill(leader->pid, SIGSTOP);
-    std::this_thread::sleep_for(1300ms);
+    // Frozen until just past its renew deadline (1.2 s) after its last renewal, 0.7 s short of
+    // the lease (2 s) after which a follower may take over: on waking it must find itself
+    // demoted and stop its command before any follower may take over.
+    const auto renewed = freeze_after_renewal(leader->pid, [this] { return status().out(); });
+    ASSERT_TRUE(renewed) << status().out();
+    std::this_thread::sleep_until(*renewed + 1300ms);
     ::kill(leader->pid, SIGCONT);
     ASSERT_TRUE(eventually([&] { return latest_start(journal) > term; }, 15s))
         << leader->err() << read_file(journal);
