@@ -18,7 +18,6 @@ namespace s3lect::cli {
 namespace asio = boost::asio;
 using namespace asio::experimental::awaitable_operators;
 using boost::system::error_code;
-using std::chrono::milliseconds;
 using steady = std::chrono::steady_clock;
 
 bool is_stop_signal(int signal) {
@@ -45,7 +44,8 @@ std::string signal_name(int signal) {
 }
 
 std::string ms_since(steady::time_point start) {
-  return std::to_string(std::chrono::duration_cast<milliseconds>(steady::now() - start).count());
+  return std::to_string(
+      std::chrono::duration_cast<std::chrono::milliseconds>(steady::now() - start).count());
 }
 
 namespace {
@@ -115,7 +115,7 @@ asio::awaitable<std::pair<int, bool>> await_stopped_command(supervisor& s, int f
 asio::awaitable<void> stop_command(supervisor& s, std::string reason) {
   if (!s.child) co_return;
   const pid_t pid = s.child->pid();
-  const milliseconds grace = s.options.kill_grace;
+  const std::chrono::milliseconds grace = s.options.kill_grace;
   const auto started = steady::now();
   const int first_signal = grace.count() == 0 ? SIGKILL : SIGTERM;
   s.log.log(log_level::info, "stopping command",
