@@ -145,7 +145,7 @@ resolved_command resolve_in_path(const std::string& name) {
   return resolve_command(name, search_path ? search_path : default_search_path);
 }
 
-/// The state `s3lect run` sets up before campaigning, torn down in reverse order.
+/// What `s3lect run` has set up before the first read of the lock, for the steps after it.
 struct run_context {
   const run_options& options;
   const log_output& output;
