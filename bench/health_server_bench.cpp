@@ -27,8 +27,8 @@ int main(int argc, char** argv) {
 
     s3lect::health_server_config config;
     config.bind_address = argv[1];
-    config.certificate_file = argv[2];
-    config.private_key_file = argv[3];
+    config.tls.certificate_file = argv[2];
+    config.tls.private_key_file = argv[3];
     s3lect::health_server server(io.get_executor(), leader.get(), config);
     if (const auto ec = server.start()) {
       std::cerr << "cannot listen on " << argv[1] << ": " << ec.message() << "\n";

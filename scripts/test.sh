@@ -19,10 +19,19 @@ prefix=${S3LECT_BUILD_PREFIX:-build/}
 main_build=${prefix}asan
 tsan_build=${prefix}tsan
 
-# Sanitizer runtime options, for every test process (CTest passes the environment on).
-# halt_on_error: the first report fails the test; a later one would only repeat the noise.
+# Sanitizer runtime options, for every process of the ASan+UBSan stages: the tests, the examples
+# and the install test (CTest passes the environment on), and the chaos nodes.
+# The build already passes -fno-sanitize-recover=all (CMakeLists.txt): every UBSan check compiled
+# into s3lect's own code reports and then ends the process, with exit status 1 (UBSan's default
+# exitcode). That alone is not enough: status 1 is also what `s3lect` and several tests mean by
+# an ordinary failure, a chaos node that exits is restarted and its report lost in its log, and
+# code built without the flag would report and go on.
+# halt_on_error=1 ends the process on the first report wherever the check was compiled, and
+# abort_on_error=1 (for ASan as well) makes that a SIGABRT, which no test mistakes for an
+# expected exit status. The chaos stages also search their nodes' output for reports
+# (chaos_sanitizers below).
 export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1:strict_string_checks=1
-export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
+export UBSAN_OPTIONS=halt_on_error=1:abort_on_error=1:print_stacktrace=1
 export TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1
 
 # ------------------------------------------------------------------ stage timing
@@ -162,22 +171,39 @@ if [ -x scripts/fuzz.sh ]; then
   bash scripts/fuzz.sh --seconds 60
 fi
 
+# chaos_sanitizers ARGS...: scripts/chaos.sh ARGS on the ASan+UBSan build, failing on any
+# sanitizer report. chaos.sh restarts a node that exits by itself, so a node aborted by a report
+# would not fail the run: the nodes' and the proxy's output (kept in the --out directory) is
+# searched for reports instead. (log_path would not do: GCC 12's UBSan, linked with ASan, writes
+# its reports to stderr whatever log_path says.)
+chaos_sanitizers() {
+  local out reports
+  out=$(mktemp -d /tmp/s3lect-chaos-XXXXXX)
+  bash scripts/chaos.sh --bin "$main_build" --bin "$main_build/tools" --out "$out" "$@"
+  reports=$(grep -rlE 'runtime error:|ERROR: (Address|Leak)Sanitizer|SUMMARY: [A-Za-z]+Sanitizer' \
+    "$out" || true)
+  if [ -n "$reports" ]; then
+    for report in $reports; do
+      printf '\n== sanitizer report in %s ==\n' "$report"
+      grep -E -A 30 'runtime error:|ERROR: (Address|Leak)Sanitizer' "$report" | head -n 60
+    done
+    echo "chaos: sanitizer reports (above; the whole run is in $out)" >&2
+    exit 1
+  fi
+}
+
 if [ -f scripts/chaos.sh ]; then
   stage "chaos"
-  bash scripts/chaos.sh --bin "$main_build" --bin "$main_build/tools" --duration 150 \
-    --min-transitions 50
+  chaos_sanitizers --duration 150 --min-transitions 50
   stage "chaos, peer-watch mode"
-  bash scripts/chaos.sh --bin "$main_build" --bin "$main_build/tools" --duration 150 \
-    --min-transitions 50 --peer-watch
+  chaos_sanitizers --duration 150 --min-transitions 50 --peer-watch
   # Node 1's wall clock 5 minutes off (libfaketime), its monotonic clock right: a live leader
   # must keep the lock whichever way the clock is wrong. 60 s runs see 26-29 transitions (the
   # first 3 s have no faults), so 15 leaves room for a slow machine.
   stage "chaos, node 1's clock 5 min ahead"
-  bash scripts/chaos.sh --bin "$main_build" --bin "$main_build/tools" --duration 60 \
-    --min-transitions 15 --clock-fault ahead
+  chaos_sanitizers --duration 60 --min-transitions 15 --clock-fault ahead
   stage "chaos, peer-watch mode, node 1's clock 5 min behind"
-  bash scripts/chaos.sh --bin "$main_build" --bin "$main_build/tools" --duration 60 \
-    --min-transitions 15 --clock-fault behind --peer-watch
+  chaos_sanitizers --duration 60 --min-transitions 15 --clock-fault behind --peer-watch
 fi
 
 end_stage

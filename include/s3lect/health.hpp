@@ -7,6 +7,7 @@
 
 #include <s3lect/logger.hpp>
 #include <s3lect/storage.hpp>
+#include <s3lect/tls.hpp>
 
 #include <boost/asio/any_completion_handler.hpp>
 #include <boost/asio/any_io_executor.hpp>
@@ -188,19 +189,12 @@ struct health_server_config {
   /// (see local_endpoint()). Required.
   std::string bind_address;
 
-  /// The server's certificate chain (leaf first): exactly one of the file and the PEM text.
-  std::string certificate_file;
-  std::string certificate_pem;
-  /// The certificate's private key, unencrypted: exactly one of the file and the PEM text.
-  std::string private_key_file;
-  std::string private_key_pem;
-
-  /// CAs that client certificates must chain to (file and/or PEM text). When set, a client
-  /// certificate that does not verify is refused even if require_client_cert is false.
-  std::string client_ca_file;
-  std::string client_ca_pem;
-  /// Mutual TLS: refuse clients without a certificate from the client CA.
-  bool require_client_cert = false;
+  /// The server's certificate chain (leaf first) and its unencrypted private key: exactly one
+  /// of the file and the PEM text each. CAs (ca_file and/or ca_pem): client certificates must
+  /// chain to them; when set, a client certificate that does not verify is refused even
+  /// without require_client_cert. require_client_cert (mutual TLS) needs a CA. verify_peer is
+  /// for clients and ignored here.
+  tls_config tls;
 
   /// Larger request headers are answered with 431 and the connection closed.
   std::size_t max_header_bytes = 8 * 1024;

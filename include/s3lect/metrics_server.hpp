@@ -1,7 +1,8 @@
 // A small plain-HTTP server for Prometheus to scrape: `GET /metrics` answers with the text a
 // function renders (e.g. prometheus_text(elector) or metrics_registry::render()); every other
 // path gets 404. Bounded like the health server: header size, read timeout, connection count.
-// No Beast here; the server lives in src/metrics_server.cpp.
+// No Beast here: src/metrics/metrics_server.cpp answers, on the server skeleton of
+// src/net/http_server.cpp.
 #pragma once
 
 #include <s3lect/logger.hpp>

@@ -78,19 +78,11 @@ class profile_provider final : public coroutine_provider {
                               label_ + ": HOME is not set and no shared file is named");
     }
     std::string problem;
-    std::optional<std::string> credentials_text;
-    if (!paths.credentials_file.empty()) {
-      credentials_text = read_small_file(paths.credentials_file, problem);
-      if (!problem.empty()) {
-        co_return fetch_failure(credentials_errc::fetch_failed, label_ + ": " + problem);
-      }
-    }
+    std::optional<std::string> credentials_text = read_if_named(paths.credentials_file, problem);
     std::optional<std::string> config_text;
-    if (!paths.config_file.empty()) {
-      config_text = read_small_file(paths.config_file, problem);
-      if (!problem.empty()) {
-        co_return fetch_failure(credentials_errc::fetch_failed, label_ + ": " + problem);
-      }
+    if (problem.empty()) config_text = read_if_named(paths.config_file, problem);
+    if (!problem.empty()) {
+      co_return fetch_failure(credentials_errc::fetch_failed, label_ + ": " + problem);
     }
 
     const profile_lookup lookup = find_profile(credentials_text, paths.credentials_file,
@@ -119,7 +111,19 @@ class profile_provider final : public coroutine_provider {
       case profile_credentials::kind::web_identity:
         break;
     }
+    co_return co_await assume_web_identity(std::move(found));
+  }
 
+ private:
+  /// The file's text; nullopt when no path is named or the file is absent (`problem` set when
+  /// it exists but cannot be read).
+  static std::optional<std::string> read_if_named(const std::string& path, std::string& problem) {
+    if (path.empty()) return std::nullopt;
+    return read_small_file(path, problem);
+  }
+
+  /// The role of a web identity profile, through STS.
+  asio::awaitable<fetch_outcome> assume_web_identity(profile_credentials found) {
     web_identity_settings sts;
     sts.role_arn = found.role_arn;
     sts.token_file = found.token_file;
@@ -136,7 +140,6 @@ class profile_provider final : public coroutine_provider {
     co_return outcome;
   }
 
- private:
   profile_provider_settings settings_;
   std::string profile_;
   bool explicit_;
@@ -145,86 +148,95 @@ class profile_provider final : public coroutine_provider {
 
 }  // namespace
 
-ini_file parse_ini(std::string_view text) {
-  ini_file file;
-  ini_section* section = nullptr;
-  std::string property;  // the last property of `section`, for indented lines
-  std::size_t line_number = 0;
+namespace {
 
-  while (!text.empty()) {
-    const std::size_t end = text.find('\n');
-    std::string_view line = text.substr(0, end);
-    text = end == std::string_view::npos ? std::string_view() : text.substr(end + 1);
-    ++line_number;
+/// parse_ini()'s state between lines.
+class ini_parser {
+ public:
+  void line(std::string_view line) {
+    ++line_number_;
     if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
-
     const std::string_view trimmed = trim_space(line);
-    if (trimmed.empty() || trimmed.front() == '#' || trimmed.front() == ';') continue;
-
+    if (trimmed.empty() || trimmed.front() == '#' || trimmed.front() == ';') return;
     const bool indented = line.front() == ' ' || line.front() == '\t';
-    if (indented && section && !property.empty()) {
-      std::string& parent = (*section)[property];
-      const std::size_t equals = trimmed.find('=');
-      if (parent.empty() && equals != std::string_view::npos) {
-        // Nested settings under an empty value: "s3 =\n  addressing_style = path".
-        const std::string key = lower(trim_space(trimmed.substr(0, equals)));
-        if (key.empty()) {
-          file.problems.push_back(line_problem(line_number, "nested property without a name"));
-          continue;
-        }
-        (*section)[property + "." + key] =
-            std::string(strip_trailing_comment(trim_space(trimmed.substr(equals + 1))));
-      } else if (!parent.empty()) {
-        parent += "\n";
-        parent += strip_trailing_comment(trimmed);
-      } else {
-        file.problems.push_back(line_problem(line_number, "indented line without a property"));
-      }
-      continue;
+    if (indented && section_ && !property_.empty()) {
+      continuation(trimmed);
+    } else if (trimmed.front() == '[') {
+      section_header(trimmed);
+    } else {
+      property(trimmed);
     }
+  }
 
-    if (trimmed.front() == '[') {
-      section = nullptr;
-      property.clear();
-      const std::size_t close = trimmed.find(']');
-      if (close == std::string_view::npos) {
-        file.problems.push_back(line_problem(line_number, "section header without ']'"));
-        continue;
-      }
-      const std::string_view after = trim_space(trimmed.substr(close + 1));
-      if (!after.empty() && after.front() != '#' && after.front() != ';') {
-        file.problems.push_back(line_problem(line_number, "text after a section header"));
-        continue;
-      }
-      const std::string_view name = trim_space(trimmed.substr(1, close - 1));
-      if (name.empty()) {
-        file.problems.push_back(line_problem(line_number, "empty section name"));
-        continue;
-      }
-      section = &file.sections[std::string(name)];
-      continue;
+  ini_file take() { return std::move(file_); }
+
+ private:
+  void problem(const char* what) { file_.problems.push_back(line_problem(line_number_, what)); }
+
+  /// An indented line: more of the last property's value, or a nested setting under an empty
+  /// one ("s3 =\n  addressing_style = path").
+  void continuation(std::string_view trimmed) {
+    std::string& parent = (*section_)[property_];
+    const std::size_t equals = trimmed.find('=');
+    if (parent.empty() && equals != std::string_view::npos) {
+      const std::string key = lower(trim_space(trimmed.substr(0, equals)));
+      if (key.empty()) return problem("nested property without a name");
+      (*section_)[property_ + "." + key] =
+          std::string(strip_trailing_comment(trim_space(trimmed.substr(equals + 1))));
+    } else if (!parent.empty()) {
+      parent += "\n";
+      parent += strip_trailing_comment(trimmed);
+    } else {
+      problem("indented line without a property");
     }
+  }
 
+  void section_header(std::string_view trimmed) {
+    section_ = nullptr;
+    property_.clear();
+    const std::size_t close = trimmed.find(']');
+    if (close == std::string_view::npos) return problem("section header without ']'");
+    const std::string_view after = trim_space(trimmed.substr(close + 1));
+    if (!after.empty() && after.front() != '#' && after.front() != ';') {
+      return problem("text after a section header");
+    }
+    const std::string_view name = trim_space(trimmed.substr(1, close - 1));
+    if (name.empty()) return problem("empty section name");
+    section_ = &file_.sections[std::string(name)];
+  }
+
+  void property(std::string_view trimmed) {
     const std::size_t equals = trimmed.find('=');
     if (equals == std::string_view::npos) {
-      file.problems.push_back(line_problem(line_number, "expected 'name = value'"));
-      property.clear();
-      continue;
+      property_.clear();
+      return problem("expected 'name = value'");
     }
-    if (!section) {
-      file.problems.push_back(line_problem(line_number, "property outside a valid section"));
-      continue;
-    }
+    if (!section_) return problem("property outside a valid section");
     std::string key = lower(trim_space(trimmed.substr(0, equals)));
     if (key.empty()) {
-      file.problems.push_back(line_problem(line_number, "property without a name"));
-      property.clear();
-      continue;
+      property_.clear();
+      return problem("property without a name");
     }
-    (*section)[key] = std::string(strip_trailing_comment(trim_space(trimmed.substr(equals + 1))));
-    property = std::move(key);
+    (*section_)[key] = std::string(strip_trailing_comment(trim_space(trimmed.substr(equals + 1))));
+    property_ = std::move(key);
   }
-  return file;
+
+  ini_file file_;
+  ini_section* section_ = nullptr;
+  std::string property_;  // the last property of `section_`, for indented lines
+  std::size_t line_number_ = 0;
+};
+
+}  // namespace
+
+ini_file parse_ini(std::string_view text) {
+  ini_parser parser;
+  while (!text.empty()) {
+    const std::size_t end = text.find('\n');
+    parser.line(text.substr(0, end));
+    text = end == std::string_view::npos ? std::string_view() : text.substr(end + 1);
+  }
+  return parser.take();
 }
 
 shared_file_paths locate_shared_files(const environment_snapshot& env) {
@@ -292,67 +304,81 @@ profile_lookup find_profile(const std::optional<std::string>& credentials_text,
   return lookup;
 }
 
-profile_credentials interpret_profile(const ini_section& properties, std::string_view name) {
-  const auto get = [&properties](std::string_view key) -> std::string {
-    const auto it = properties.find(key);
-    return it == properties.end() ? std::string() : it->second;
-  };
-  const std::string label = "profile " + std::string(name);
+namespace {
+
+std::string property_of(const ini_section& properties, std::string_view key) {
+  const auto it = properties.find(key);
+  return it == properties.end() ? std::string() : it->second;
+}
+
+profile_credentials invalid_profile(const std::string& label, credentials_errc error,
+                                    std::string problem) {
   profile_credentials out;
-  const auto invalid = [&out, &label](credentials_errc error, std::string problem) {
-    out.type = profile_credentials::kind::invalid;
-    out.error = error;
-    out.message = label + ": " + std::move(problem);
-    return out;
-  };
+  out.type = profile_credentials::kind::invalid;
+  out.error = error;
+  out.message = label + ": " + std::move(problem);
+  return out;
+}
 
-  // Role settings come first, as in the SDKs: a profile with role_arn means "assume this role",
-  // even if it also holds keys (those belong to the source of the role).
-  if (!get("role_arn").empty()) {
-    if (!get("web_identity_token_file").empty()) {
-      out.type = profile_credentials::kind::web_identity;
-      out.role_arn = get("role_arn");
-      out.token_file = get("web_identity_token_file");
-      out.session_name = get("role_session_name");
-      return out;
-    }
-    return invalid(credentials_errc::unsupported,
-                   "role_arn with source_profile or credential_source (AssumeRole) is not "
-                   "supported; use static keys, web_identity_token_file, or AWS_PROFILE naming "
-                   "a profile with keys");
-  }
-  if (!get("credential_process").empty()) {
-    return invalid(credentials_errc::unsupported, "credential_process is not supported");
-  }
-  if (!get("sso_session").empty() || !get("sso_start_url").empty() ||
-      !get("sso_account_id").empty()) {
-    return invalid(credentials_errc::unsupported,
-                   "SSO profiles are not supported; export the role's keys "
-                   "(aws configure export-credentials) or use another provider");
-  }
-
-  const std::string key_id = get("aws_access_key_id");
-  const std::string secret = get("aws_secret_access_key");
+/// The profile's keys: kind::none without any, kind::invalid when incomplete or unusable.
+profile_credentials static_keys_of(const ini_section& properties, const std::string& label) {
+  profile_credentials out;
+  const std::string key_id = property_of(properties, "aws_access_key_id");
+  const std::string secret = property_of(properties, "aws_secret_access_key");
   if (key_id.empty() && secret.empty()) return out;  // kind::none
   if (key_id.empty()) {
-    return invalid(credentials_errc::malformed,
-                   "aws_secret_access_key is set but aws_access_key_id is not");
+    return invalid_profile(label, credentials_errc::malformed,
+                           "aws_secret_access_key is set but aws_access_key_id is not");
   }
   if (secret.empty()) {
-    return invalid(credentials_errc::malformed,
-                   "aws_access_key_id is set but aws_secret_access_key is not");
+    return invalid_profile(label, credentials_errc::malformed,
+                           "aws_access_key_id is set but aws_secret_access_key is not");
   }
   out.credentials.access_key_id = key_id;
   out.credentials.secret_access_key = secret;
-  out.credentials.session_token = get("aws_session_token");
+  out.credentials.session_token = property_of(properties, "aws_session_token");
   out.credentials.provider = label;
   if (const std::string problem =
           credentials_problem(out.credentials, std::chrono::system_clock::now());
       !problem.empty()) {
-    return invalid(credentials_errc::malformed, problem);
+    return invalid_profile(label, credentials_errc::malformed, problem);
   }
   out.type = profile_credentials::kind::static_keys;
   return out;
+}
+
+}  // namespace
+
+profile_credentials interpret_profile(const ini_section& properties, std::string_view name) {
+  const auto get = [&properties](std::string_view key) { return property_of(properties, key); };
+  const std::string label = "profile " + std::string(name);
+  // Role settings come first, as in the SDKs: a profile with role_arn means "assume this role",
+  // even if it also holds keys (those belong to the source of the role).
+  if (!get("role_arn").empty()) {
+    if (get("web_identity_token_file").empty()) {
+      return invalid_profile(
+          label, credentials_errc::unsupported,
+          "role_arn with source_profile or credential_source (AssumeRole) is not supported; use "
+          "static keys, web_identity_token_file, or AWS_PROFILE naming a profile with keys");
+    }
+    profile_credentials out;
+    out.type = profile_credentials::kind::web_identity;
+    out.role_arn = get("role_arn");
+    out.token_file = get("web_identity_token_file");
+    out.session_name = get("role_session_name");
+    return out;
+  }
+  if (!get("credential_process").empty()) {
+    return invalid_profile(label, credentials_errc::unsupported,
+                           "credential_process is not supported");
+  }
+  if (!get("sso_session").empty() || !get("sso_start_url").empty() ||
+      !get("sso_account_id").empty()) {
+    return invalid_profile(label, credentials_errc::unsupported,
+                           "SSO profiles are not supported; export the role's keys "
+                           "(aws configure export-credentials) or use another provider");
+  }
+  return static_keys_of(properties, label);
 }
 
 std::string profile_region(const environment_snapshot& env, std::string_view profile) {

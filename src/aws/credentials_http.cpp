@@ -10,8 +10,8 @@
 namespace s3lect::detail {
 namespace {
 
-transport_settings settings_for(const http_url& origin, tls_config tls) {
-  transport_settings settings;
+http_client_settings settings_for(const http_url& origin, tls_config tls) {
+  http_client_settings settings;
   settings.host = origin.origin.host;
   settings.port = origin.origin.port;
   settings.tls = origin.origin.tls;

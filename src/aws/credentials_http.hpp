@@ -1,10 +1,10 @@
 // HTTP for the credential endpoints (IMDS, container endpoint, STS): absolute URLs with a path,
-// and one request at a time under a timeout, over the S3 client's connection_pool (the only
-// Beast translation unit stays s3_connection.cpp).
+// and one request at a time under a timeout, over the shared http_client (http_client.cpp stays
+// the only Beast client translation unit).
 #pragma once
 
-#include "s3_connection.hpp"
 #include "endpoint_url.hpp"
+#include "http_client.hpp"
 
 #include <boost/asio/any_io_executor.hpp>
 #include <boost/asio/awaitable.hpp>
@@ -50,7 +50,7 @@ class credentials_http_client {
  private:
   std::string host_header_;
   std::chrono::milliseconds timeout_;
-  connection_pool pool_;
+  http_client pool_;
 };
 
 }  // namespace s3lect::detail

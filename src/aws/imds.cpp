@@ -46,45 +46,19 @@ class imds_provider final : public coroutine_provider {
                               with_label("disabled by AWS_EC2_METADATA_DISABLED"));
     }
     std::string problem;
-    credentials_http_client* client = http_client(problem);
+    credentials_http_client* client = origin_client(problem);
     if (!client) co_return fetch_failure(credentials_errc::fetch_failed, with_label(problem));
 
     // A 401 means the service no longer knows our token (it expired early, or the instance
     // restarted its metadata service): get a fresh one and try once more.
     for (int attempt = 0; attempt < 2; ++attempt) {
-      std::optional<std::string> token = tokens_.get(imds_token_cache::clock::now());
-      if (!token) {
-        http_request token_request;
-        token_request.method = "PUT";
-        token_request.target = path_prefix_ + "/latest/api/token";
-        token_request.headers.emplace_back(std::string(ttl_header),
-                                           std::to_string(settings_.token_ttl.count()));
-        const exchange_result reply = co_await client->send(std::move(token_request));
-        if (reply.error) {
-          // At the default address this is what a machine outside EC2 sees.
-          co_return fetch_failure(
-              settings_.endpoint_configured ? credentials_errc::fetch_failed
-                                            : credentials_errc::not_configured,
-              with_label("no instance metadata service at " + origin_ + ": " + reply.detail));
-        }
-        if (reply.response.status != 200) {
-          co_return fetch_failure(
-              credentials_errc::fetch_failed,
-              with_label("session token request (IMDSv2) refused with HTTP " +
-                         std::to_string(reply.response.status) + "; IMDSv1 is not used"));
-        }
-        const std::string_view granted = trim_space(reply.response.body);
-        if (granted.empty() || !is_header_safe(granted)) {
-          co_return fetch_failure(credentials_errc::malformed,
-                                  with_label("malformed session token"));
-        }
-        const std::chrono::seconds ttl = granted_ttl(reply.response).value_or(settings_.token_ttl);
-        tokens_.put(std::string(granted), ttl, imds_token_cache::clock::now());
-        token.emplace(granted);
+      std::string token;
+      if (std::optional<fetch_outcome> failed = co_await obtain_token(*client, token)) {
+        co_return std::move(*failed);
       }
 
       const std::string roles_path = path_prefix_ + "/latest/meta-data/iam/security-credentials/";
-      http_request roles_request = authorized_get(roles_path, *token);
+      http_request roles_request = authorized_get(roles_path, token);
       exchange_result roles = co_await client->send(std::move(roles_request));
       if (roles.error) co_return transport_failure("role query", roles);
       if (roles.response.status == 401) {
@@ -104,7 +78,7 @@ class imds_provider final : public coroutine_provider {
       }
 
       http_request credentials_request =
-          authorized_get(roles_path + uri_encode(role, false), *token);
+          authorized_get(roles_path + uri_encode(role, false), token);
       exchange_result credentials = co_await client->send(std::move(credentials_request));
       if (credentials.error) co_return transport_failure("credentials query", credentials);
       if (credentials.response.status == 401) {
@@ -121,6 +95,42 @@ class imds_provider final : public coroutine_provider {
   }
 
  private:
+  /// The cached session token, else a new one (IMDSv2); the failure to report when none.
+  asio::awaitable<std::optional<fetch_outcome>> obtain_token(credentials_http_client& client,
+                                                             std::string& token) {
+    if (std::optional<std::string> cached = tokens_.get(imds_token_cache::clock::now())) {
+      token = std::move(*cached);
+      co_return std::nullopt;
+    }
+    http_request token_request;
+    token_request.method = "PUT";
+    token_request.target = path_prefix_ + "/latest/api/token";
+    token_request.headers.emplace_back(std::string(ttl_header),
+                                       std::to_string(settings_.token_ttl.count()));
+    const exchange_result reply = co_await client.send(std::move(token_request));
+    if (reply.error) {
+      // At the default address this is what a machine outside EC2 sees.
+      co_return fetch_failure(
+          settings_.endpoint_configured ? credentials_errc::fetch_failed
+                                        : credentials_errc::not_configured,
+          with_label("no instance metadata service at " + origin_ + ": " + reply.detail));
+    }
+    if (reply.response.status != 200) {
+      co_return fetch_failure(
+          credentials_errc::fetch_failed,
+          with_label("session token request (IMDSv2) refused with HTTP " +
+                     std::to_string(reply.response.status) + "; IMDSv1 is not used"));
+    }
+    const std::string_view granted = trim_space(reply.response.body);
+    if (granted.empty() || !is_header_safe(granted)) {
+      co_return fetch_failure(credentials_errc::malformed, with_label("malformed session token"));
+    }
+    const std::chrono::seconds ttl = granted_ttl(reply.response).value_or(settings_.token_ttl);
+    tokens_.put(std::string(granted), ttl, imds_token_cache::clock::now());
+    token = std::string(granted);
+    co_return std::nullopt;
+  }
+
   static http_request authorized_get(std::string target, const std::string& token) {
     http_request request;
     request.method = "GET";
@@ -140,7 +150,7 @@ class imds_provider final : public coroutine_provider {
         with_label(std::string(what) + " answered HTTP " + std::to_string(reply.response.status)));
   }
 
-  credentials_http_client* http_client(std::string& problem) {
+  credentials_http_client* origin_client(std::string& problem) {
     std::lock_guard lock(mutex_);
     if (client_) return client_.get();
     const std::optional<http_url> url = parse_http_url(settings_.endpoint, problem);

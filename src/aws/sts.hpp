@@ -3,7 +3,7 @@
 #pragma once
 
 #include "credentials_detail.hpp"
-#include "s3_connection.hpp"
+#include "http_client.hpp"
 
 #include <boost/asio/any_io_executor.hpp>
 

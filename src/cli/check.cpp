@@ -2,6 +2,7 @@
 
 #include "cli/console.hpp"
 #include "cli/exit_codes.hpp"
+#include "cli/run_to_completion.hpp"
 #include "cli/store_options.hpp"
 
 #include <s3lect/credentials.hpp>
@@ -9,7 +10,6 @@
 #include <s3lect/s3_client.hpp>
 
 #include <boost/asio/as_tuple.hpp>
-#include <boost/asio/co_spawn.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/use_awaitable.hpp>
 
@@ -110,112 +110,148 @@ asio::awaitable<bool> still_holds(s3_client& client, std::string key, std::strin
   co_return !read.ec && read.result.found && read.result.found->body == expected_body;
 }
 
-asio::awaitable<void> probe(s3_client& client, std::string scratch_key, std::string missing_key,
-                            check_report& report) {
-  const std::string suffix = random_suffix();
-  const std::string first_body = R"({"probe":"create-1","nonce":")" + suffix + "\"}";
-  const std::string second_body = R"({"probe":"create-2","nonce":")" + suffix + "\"}";
+/// What the steps of the probe share.
+struct probe_context {
+  s3_client& client;
+  std::string scratch_key;
+  std::string missing_key;
+  std::string nonce;  ///< In every body written, so that a leftover says which run wrote it.
+  check_report& report;
+};
 
-  auto absent = put_condition::absent();
-  auto created = co_await put(client, scratch_key, first_body, absent, report);
+/// The body of the probe's write named `step`.
+std::string probe_body(const probe_context& p, const std::string& step) {
+  return R"({"probe":")" + step + R"(","nonce":")" + p.nonce + "\"}";
+}
+
+/// A conditional write of `body` that the store must refuse, `what` naming it in the report and
+/// `header` the condition it sends. An ambiguous answer is resolved by re-reading: the object
+/// must still hold `kept_body`. Returns whether the probe can go on.
+asio::awaitable<bool> expect_refused(probe_context& p, std::string body, put_condition condition,
+                                     std::string kept_body, std::string what, std::string header) {
+  auto refused = co_await put(p.client, p.scratch_key, body, condition, p.report);
+  if (!refused.ec) {
+    p.report.fail(what + " succeeded: the store ignores " + header);
+    co_return false;
+  }
+  if (refused.ec == errc::precondition_failed) {
+    p.report.ok(what + ": refused (HTTP " + std::to_string(refused.result.info.http_status) + ")");
+  } else if (co_await still_holds(p.client, p.scratch_key, kept_body, p.report)) {
+    p.report.ok(what + ": refused, but answered " + describe(refused.ec, refused.result.info) +
+                " instead of 412 (s3lect re-reads)");
+  } else {
+    p.report.fail(what + ": " + describe(refused.ec, refused.result.info) +
+                  " and the object changed");
+    co_return false;
+  }
+  co_return true;
+}
+
+/// Create-if-absent on a new key, then on the same key again. Returns the created object's
+/// ETag, or nullopt when the probe ends here.
+asio::awaitable<std::optional<std::string>> probe_create(probe_context& p) {
+  const std::string first_body = probe_body(p, "create-1");
+  const auto absent = put_condition::absent();
+  auto created = co_await put(p.client, p.scratch_key, first_body, absent, p.report);
   if (created.ec) {
     if (is_store_error(created.ec) || created.ec == errc::outcome_unknown) {
-      report.store_error = "create-if-absent failed: " + describe(created.ec, created.result.info);
+      p.report.store_error =
+          "create-if-absent failed: " + describe(created.ec, created.result.info);
     } else {
-      report.fail("create-if-absent on a new key failed: " +
-                  describe(created.ec, created.result.info));
+      p.report.fail("create-if-absent on a new key failed: " +
+                    describe(created.ec, created.result.info));
     }
-    co_return;
+    co_return std::nullopt;
   }
-  report.ok("create-if-absent on a new key: created");
-  std::string current_etag = created.result.etag;
+  p.report.ok("create-if-absent on a new key: created");
+  // Named, not temporaries in the co_await expression (GCC 12, docs/architecture.md).
+  const std::string second_body = probe_body(p, "create-2");
+  const std::string what = "create-if-absent on an existing key";
+  const std::string header = "If-None-Match";
+  const bool refused = co_await expect_refused(p, second_body, absent, first_body, what, header);
+  if (!refused) co_return std::nullopt;
+  co_return created.result.etag;
+}
 
-  auto second = co_await put(client, scratch_key, second_body, absent, report);
-  if (!second.ec) {
-    report.fail("create-if-absent on an existing key succeeded: the store ignores If-None-Match");
-    co_return;
-  }
-  if (second.ec == errc::precondition_failed) {
-    report.ok("create-if-absent on an existing key: refused (HTTP " +
-              std::to_string(second.result.info.http_status) + ")");
-  } else if (co_await still_holds(client, scratch_key, first_body, report)) {
-    report.ok("create-if-absent on an existing key: refused, but answered " +
-              describe(second.ec, second.result.info) + " instead of 412 (s3lect re-reads)");
-  } else {
-    report.fail("create-if-absent on an existing key: " + describe(second.ec, second.result.info) +
-                " and the object changed");
-    co_return;
-  }
-
-  auto read = co_await get(client, scratch_key, report);
+/// Reads the created object back: its body and ETag must be those written. Returns whether the
+/// probe can go on.
+asio::awaitable<bool> probe_read_back(probe_context& p, std::string etag) {
+  auto read = co_await get(p.client, p.scratch_key, p.report);
   if (read.ec || !read.result.found) {
-    report.fail("read-back failed: " +
-                (read.ec ? describe(read.ec, read.result.info) : std::string("object missing")));
-    co_return;
+    p.report.fail("read-back failed: " +
+                  (read.ec ? describe(read.ec, read.result.info) : std::string("object missing")));
+    co_return false;
   }
-  if (read.result.found->body != first_body) {
-    report.fail("read-back returned a different body than was written");
-    co_return;
+  if (read.result.found->body != probe_body(p, "create-1")) {
+    p.report.fail("read-back returned a different body than was written");
+    co_return false;
   }
-  if (read.result.found->etag != current_etag) {
-    report.fail("read-back ETag " + read.result.found->etag + " differs from the PUT's " +
-                current_etag);
-    co_return;
+  if (read.result.found->etag != etag) {
+    p.report.fail("read-back ETag " + read.result.found->etag + " differs from the PUT's " + etag);
+    co_return false;
   }
-  report.ok("read-back: body and ETag match the write");
+  p.report.ok("read-back: body and ETag match the write");
+  co_return true;
+}
 
-  const std::string stale_etag = current_etag;
-  const std::string replaced_body = R"({"probe":"replace","nonce":")" + suffix + "\"}";
-  auto matches_current = put_condition::matches(current_etag);
-  auto replaced = co_await put(client, scratch_key, replaced_body, matches_current, report);
+/// If-Match with the current ETag, which must replace the object, then with the replaced one,
+/// which must be refused. Returns the object's ETag, or nullopt when the probe ends here.
+asio::awaitable<std::optional<std::string>> probe_if_match(probe_context& p,
+                                                           std::string stale_etag) {
+  const std::string replaced_body = probe_body(p, "replace");
+  const auto matches_current = put_condition::matches(stale_etag);
+  auto replaced = co_await put(p.client, p.scratch_key, replaced_body, matches_current, p.report);
   if (replaced.ec) {
-    report.fail("If-Match with the current ETag failed: " +
-                describe(replaced.ec, replaced.result.info));
-    co_return;
+    p.report.fail("If-Match with the current ETag failed: " +
+                  describe(replaced.ec, replaced.result.info));
+    co_return std::nullopt;
   }
-  report.ok("If-Match with the current ETag: replaced");
-  current_etag = replaced.result.etag;
+  p.report.ok("If-Match with the current ETag: replaced");
+  const std::string stale_body = probe_body(p, "stale");
+  const auto matches_stale = put_condition::matches(stale_etag);
+  const std::string what = "If-Match with a stale ETag";
+  const std::string header = "If-Match";
+  const bool refused =
+      co_await expect_refused(p, stale_body, matches_stale, replaced_body, what, header);
+  if (!refused) co_return std::nullopt;
+  co_return replaced.result.etag;
+}
 
-  const std::string stale_body = R"({"probe":"stale","nonce":")" + suffix + "\"}";
-  auto matches_stale = put_condition::matches(stale_etag);
-  auto stale = co_await put(client, scratch_key, stale_body, matches_stale, report);
-  if (!stale.ec) {
-    report.fail("If-Match with a stale ETag succeeded: the store ignores If-Match");
-    co_return;
-  }
-  if (stale.ec == errc::precondition_failed) {
-    report.ok("If-Match with a stale ETag: refused (HTTP " +
-              std::to_string(stale.result.info.http_status) + ")");
-  } else if (co_await still_holds(client, scratch_key, replaced_body, report)) {
-    report.ok("If-Match with a stale ETag: refused, but answered " +
-              describe(stale.ec, stale.result.info) + " instead of 412 (s3lect re-reads)");
-  } else {
-    report.fail("If-Match with a stale ETag: " + describe(stale.ec, stale.result.info) +
-                " and the object changed");
-    co_return;
-  }
-
-  // Quirks that s3lect copes with, reported so operators know their store.
-  const std::string quoted_body = R"({"probe":"quoted","nonce":")" + suffix + "\"}";
-  auto quoted_condition = put_condition::matches("\"" + current_etag + "\"");
-  auto quoted = co_await put(client, scratch_key, quoted_body, quoted_condition, report);
+/// Quirks that s3lect copes with, reported so operators know their store; If-Match on a missing
+/// key must still be refused.
+asio::awaitable<void> probe_quirks(probe_context& p, std::string current_etag) {
+  const auto quoted_condition = put_condition::matches("\"" + current_etag + "\"");
+  const std::string quoted_body = probe_body(p, "quoted");
+  auto quoted = co_await put(p.client, p.scratch_key, quoted_body, quoted_condition, p.report);
   if (!quoted.ec) {
-    report.info("quoted ETag in If-Match: accepted (s3lect sends ETags unquoted)");
+    p.report.info("quoted ETag in If-Match: accepted (s3lect sends ETags unquoted)");
   } else {
-    report.info("quoted ETag in If-Match: refused (HTTP " +
-                std::to_string(quoted.result.info.http_status) + "); s3lect sends ETags unquoted");
+    p.report.info("quoted ETag in If-Match: refused (HTTP " +
+                  std::to_string(quoted.result.info.http_status) +
+                  "); s3lect sends ETags unquoted");
   }
-
-  const std::string missing_body = R"({"probe":"missing","nonce":")" + suffix + "\"}";
-  auto matches_missing = put_condition::matches(current_etag);
-  auto missing = co_await put(client, missing_key, missing_body, matches_missing, report);
+  const auto matches_missing = put_condition::matches(current_etag);
+  const std::string missing_body = probe_body(p, "missing");
+  auto missing = co_await put(p.client, p.missing_key, missing_body, matches_missing, p.report);
   if (!missing.ec) {
-    report.fail("If-Match on a missing key created the object: the store ignores If-Match");
+    p.report.fail("If-Match on a missing key created the object: the store ignores If-Match");
     co_return;
   }
-  report.info("If-Match on a missing key: HTTP " + std::to_string(missing.result.info.http_status) +
-              (missing.result.info.http_status == 404 ? " (as AWS)" : " (AWS answers 404)") +
-              "; s3lect treats both as \"not yours\"");
+  const int status = missing.result.info.http_status;
+  p.report.info("If-Match on a missing key: HTTP " + std::to_string(status) +
+                (status == 404 ? " (as AWS)" : " (AWS answers 404)") +
+                "; s3lect treats both as \"not yours\"");
+}
+
+/// Each step runs only if the ones before it found the store sound.
+asio::awaitable<void> probe(probe_context& p) {
+  const std::optional<std::string> created_etag = co_await probe_create(p);
+  if (!created_etag) co_return;
+  const bool read_back = co_await probe_read_back(p, *created_etag);
+  if (!read_back) co_return;
+  const std::optional<std::string> current_etag = co_await probe_if_match(p, *created_etag);
+  if (!current_etag) co_return;
+  co_await probe_quirks(p, *current_etag);
 }
 
 asio::awaitable<void> clean_up(s3_client& client, std::string scratch_key,
@@ -228,7 +264,8 @@ asio::awaitable<void> clean_up(s3_client& client, std::string scratch_key,
 asio::awaitable<void> run(s3_client& client, std::string lock_key, check_report& report) {
   const std::string scratch_key = lock_key + ".s3lect-check-" + random_suffix();
   const std::string missing_key = scratch_key + "-missing";
-  co_await probe(client, scratch_key, missing_key, report);
+  probe_context context{client, scratch_key, missing_key, random_suffix(), report};
+  co_await probe(context);
   co_await clean_up(client, scratch_key, missing_key);
 }
 
@@ -304,11 +341,7 @@ int run_check(const std::vector<std::string>& args) {
   asio::io_context io;
   s3_client client(io.get_executor(), target->config);
   check_report report;
-  std::exception_ptr failure;
-  asio::co_spawn(io, run(client, target->key, report),
-                 [&failure](std::exception_ptr e) { failure = e; });
-  io.run();
-  if (failure) std::rethrow_exception(failure);
+  run_to_completion(io, run(client, target->key, report));
 
   print_out("s3lect check s3://" + client.config().bucket + "/" + target->key + " at " +
             client.config().endpoint + " (region " + client.config().region + ")\n");

@@ -120,22 +120,82 @@ std::set<int> open_descriptors() {
   return result;
 }
 
+namespace {
+
+/// What the child needs after fork, all prepared before it: the child may only make
+/// async-signal-safe calls (no allocation), since this process may hold locks it cannot see.
+struct exec_plan {
+  const char* path = nullptr;
+  char* const* argv = nullptr;
+  char* const* envp = nullptr;
+  struct sigaction default_action {};
+  struct sigaction sigpipe_action {};
+  bool set_sigpipe = false;
+  pid_t parent = 0;
+  sigset_t previous_mask{};
+  int status_fd = -1;  ///< The write end of the pipe that gets the exec's errno.
+};
+
+/// The child's side of the fork: resets the signal handlers, leads its own process group, dies
+/// with its parent, then execs. Never returns.
+[[noreturn]] void exec_child(const exec_plan& plan) {
+  for (int signal = 1; signal < NSIG; ++signal) {
+    if (signal == SIGKILL || signal == SIGSTOP) continue;
+    struct sigaction current;
+    if (::sigaction(signal, nullptr, &current) != 0) continue;
+    if (signal == SIGPIPE && plan.set_sigpipe) {
+      ::sigaction(signal, &plan.sigpipe_action, nullptr);
+    } else if ((current.sa_flags & SA_SIGINFO) != 0 ||
+               (current.sa_handler != SIG_DFL && current.sa_handler != SIG_IGN)) {
+      ::sigaction(signal, &plan.default_action, nullptr);
+    }
+  }
+  ::setpgid(0, 0);
+  ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+  // The parent may have died before prctl: then no SIGKILL would ever come.
+  if (::getppid() != plan.parent) ::_exit(exec_failed_status);
+  ::sigprocmask(SIG_SETMASK, &plan.previous_mask, nullptr);
+  ::execve(plan.path, plan.argv, plan.envp);
+  const int exec_errno = errno;
+  [[maybe_unused]] const ssize_t ignored = ::write(plan.status_fd, &exec_errno, sizeof exec_errno);
+  ::_exit(exec_failed_status);
+}
+
+/// Blocks until child `pid` has exec'd (the pipe closes) or reported why it could not: a matter
+/// of microseconds, the same wait posix_spawn makes. A child that could not exec is reaped.
+/// Returns the exec's errno, 0 when it ran.
+int await_exec(pid_t pid, int status_fd) {
+  int exec_errno = 0;
+  ssize_t got;
+  do {
+    got = ::read(status_fd, &exec_errno, sizeof exec_errno);
+  } while (got < 0 && errno == EINTR);
+  ::close(status_fd);
+  if (got != static_cast<ssize_t>(sizeof exec_errno)) return 0;
+  int ignored_status = 0;
+  while (::waitpid(pid, &ignored_status, 0) < 0 && errno == EINTR) {
+  }
+  return exec_errno;
+}
+
+}  // namespace
+
 std::unique_ptr<child_process> child_process::spawn(asio::any_io_executor executor,
                                                     const spawn_request& request,
                                                     boost::system::error_code& error) {
-  // Everything the child needs is prepared here: after fork it may only make
-  // async-signal-safe calls (no allocation), since this process may hold locks it cannot see.
   std::vector<std::string> argv_strings = request.argv;
   std::vector<char*> argv = pointers(argv_strings);
   std::vector<std::string> env_strings = command_environment(request.environment);
   std::vector<char*> envp = pointers(env_strings);
-  const char* path = request.path.c_str();
-  struct sigaction default_action {};
-  default_action.sa_handler = SIG_DFL;
-  sigemptyset(&default_action.sa_mask);
-  struct sigaction sigpipe_action = default_action;
-  if (request.sigpipe_ignored && *request.sigpipe_ignored) sigpipe_action.sa_handler = SIG_IGN;
-  const bool set_sigpipe = request.sigpipe_ignored.has_value();
+  exec_plan plan;
+  plan.path = request.path.c_str();
+  plan.argv = argv.data();
+  plan.envp = envp.data();
+  plan.default_action.sa_handler = SIG_DFL;
+  sigemptyset(&plan.default_action.sa_mask);
+  plan.sigpipe_action = plan.default_action;
+  if (request.sigpipe_ignored && *request.sigpipe_ignored) plan.sigpipe_action.sa_handler = SIG_IGN;
+  plan.set_sigpipe = request.sigpipe_ignored.has_value();
 
   close_on_exec_except(request.inherited_descriptors);
   int exec_status[2];
@@ -143,39 +203,18 @@ std::unique_ptr<child_process> child_process::spawn(asio::any_io_executor execut
     error.assign(errno, boost::system::system_category());
     return nullptr;
   }
+  plan.status_fd = exec_status[1];
 
   // Signals stay blocked across fork, so that no handler of ours (Asio's, which writes to a
   // pipe shared with this process) runs in the child before it resets them.
-  sigset_t all_signals, previous_mask;
+  sigset_t all_signals;
   sigfillset(&all_signals);
-  ::pthread_sigmask(SIG_SETMASK, &all_signals, &previous_mask);
-  const pid_t parent = ::getpid();
+  ::pthread_sigmask(SIG_SETMASK, &all_signals, &plan.previous_mask);
+  plan.parent = ::getpid();
   const pid_t pid = ::fork();
-  if (pid == 0) {
-    for (int signal = 1; signal < NSIG; ++signal) {
-      if (signal == SIGKILL || signal == SIGSTOP) continue;
-      struct sigaction current;
-      if (::sigaction(signal, nullptr, &current) != 0) continue;
-      if (signal == SIGPIPE && set_sigpipe) {
-        ::sigaction(signal, &sigpipe_action, nullptr);
-      } else if ((current.sa_flags & SA_SIGINFO) != 0 ||
-                 (current.sa_handler != SIG_DFL && current.sa_handler != SIG_IGN)) {
-        ::sigaction(signal, &default_action, nullptr);
-      }
-    }
-    ::setpgid(0, 0);
-    ::prctl(PR_SET_PDEATHSIG, SIGKILL);
-    // The parent may have died before prctl: then no SIGKILL would ever come.
-    if (::getppid() != parent) ::_exit(exec_failed_status);
-    ::sigprocmask(SIG_SETMASK, &previous_mask, nullptr);
-    ::execve(path, argv.data(), envp.data());
-    const int exec_errno = errno;
-    [[maybe_unused]] const ssize_t ignored =
-        ::write(exec_status[1], &exec_errno, sizeof exec_errno);
-    ::_exit(exec_failed_status);
-  }
+  if (pid == 0) exec_child(plan);
   const int fork_errno = errno;
-  ::pthread_sigmask(SIG_SETMASK, &previous_mask, nullptr);
+  ::pthread_sigmask(SIG_SETMASK, &plan.previous_mask, nullptr);
   ::close(exec_status[1]);
   if (pid < 0) {
     ::close(exec_status[0]);
@@ -185,19 +224,7 @@ std::unique_ptr<child_process> child_process::spawn(asio::any_io_executor execut
   // Both sides set the group, so that it exists whichever runs first: signals sent to it right
   // after this function returns must reach the child.
   ::setpgid(pid, pid);
-
-  // Blocks until the child has exec'd (the pipe closes) or reported why it could not: a
-  // matter of microseconds, the same wait posix_spawn makes.
-  int exec_errno = 0;
-  ssize_t got;
-  do {
-    got = ::read(exec_status[0], &exec_errno, sizeof exec_errno);
-  } while (got < 0 && errno == EINTR);
-  ::close(exec_status[0]);
-  if (got == static_cast<ssize_t>(sizeof exec_errno)) {
-    int ignored_status = 0;
-    while (::waitpid(pid, &ignored_status, 0) < 0 && errno == EINTR) {
-    }
+  if (const int exec_errno = await_exec(pid, exec_status[0])) {
     error.assign(exec_errno, boost::system::system_category());
     return nullptr;
   }

@@ -11,7 +11,7 @@ namespace asio = boost::asio;
 
 namespace {
 
-/// One GET attempt, its data passed as parameters so it owns them (GCC 12, style.md).
+/// One GET attempt, its data passed as parameters so it owns them (GCC 12, docs/architecture.md).
 asio::awaitable<std::tuple<boost::system::error_code, get_result>> get_attempt(storage& store,
                                                                                std::string key) {
   const auto token = asio::as_tuple(asio::use_awaitable);

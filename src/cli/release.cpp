@@ -3,13 +3,13 @@
 #include "cli/console.hpp"
 #include "cli/exit_codes.hpp"
 #include "cli/lock_reader.hpp"
+#include "cli/run_to_completion.hpp"
 #include "cli/store_options.hpp"
 
 #include <s3lect/error.hpp>
 #include <s3lect/s3_client.hpp>
 
 #include <boost/asio/as_tuple.hpp>
-#include <boost/asio/co_spawn.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/use_awaitable.hpp>
 
@@ -39,7 +39,7 @@ struct certainly_not_written {
   }
 };
 
-/// One PUT attempt, its data passed as parameters so it owns them (GCC 12, style.md).
+/// One PUT attempt, its data passed as parameters so it owns them (GCC 12, docs/architecture.md).
 asio::awaitable<std::tuple<error_code, put_result>> put_attempt(storage& store, std::string key,
                                                                 std::string body,
                                                                 put_condition condition) {
@@ -47,74 +47,107 @@ asio::awaitable<std::tuple<error_code, put_result>> put_attempt(storage& store, 
   co_return co_await store.async_put(std::move(key), std::move(body), std::move(condition), token);
 }
 
-asio::awaitable<release_outcome> release(s3_client& client, std::string key, std::string url,
-                                         std::optional<std::uint64_t> if_term) {
+/// An outcome with `exit_code` and the message `error` for stderr.
+release_outcome failed(int exit_code, std::string error) {
   release_outcome outcome;
-  const retry_policy policy;  // Named: no aggregate temporaries in co_await (GCC 12).
-  lock_read read = co_await read_lock(client, key, policy);
+  outcome.exit_code = exit_code;
+  outcome.error = std::move(error);
+  return outcome;
+}
+
+/// Why the record `read` found is not to be written over, if it is not: it could not be read,
+/// there is none, it cannot be parsed, its term is not `if_term`, or it is released already.
+std::optional<release_outcome> refusal(const lock_read& read, const std::string& url,
+                                       const std::string& endpoint,
+                                       std::optional<std::uint64_t> if_term) {
   if (read.error) {
-    outcome.exit_code = exit_store_error;
-    outcome.error = "cannot read " + url + " at " + client.config().endpoint + ": " +
-                    describe_store_error(read.error, read.info);
-    co_return outcome;
+    return failed(exit_store_error, "cannot read " + url + " at " + endpoint + ": " +
+                                        describe_store_error(read.error, read.info));
   }
-  if (!read.found) {
-    outcome.exit_code = exit_no_record;
-    outcome.error = "no lock record at " + url + ": nothing to release";
-    co_return outcome;
-  }
+  if (!read.found)
+    return failed(exit_no_record, "no lock record at " + url + ": nothing to release");
   if (!read.decoded.record) {
-    outcome.exit_code = exit_malformed_record;
-    outcome.error = url + ": malformed lock record: " + read.decoded.message +
-                    "; refusing to overwrite a record whose term is unknown";
-    co_return outcome;
+    return failed(exit_malformed_record,
+                  url + ": malformed lock record: " + read.decoded.message +
+                      "; refusing to overwrite a record whose term is unknown");
   }
   const lock_record& current = *read.decoded.record;
   if (if_term && current.term != *if_term) {
-    outcome.exit_code = exit_term_mismatch;
-    outcome.error = "refusing to release " + url + ": its term is " + std::to_string(current.term) +
-                    ", not " + std::to_string(*if_term) +
-                    " (--if-term); leadership has changed since";
-    co_return outcome;
+    return failed(exit_term_mismatch, "refusing to release " + url + ": its term is " +
+                                          std::to_string(current.term) + ", not " +
+                                          std::to_string(*if_term) +
+                                          " (--if-term); leadership has changed since");
   }
   if (current.released) {
+    release_outcome outcome;
     outcome.out = url + " is already released (term " + std::to_string(current.term) + ")";
-    co_return outcome;
+    return outcome;
   }
+  return std::nullopt;
+}
 
-  const lock_record next = released_record(current, std::chrono::system_clock::now());
+/// Writes `next` over the object read with ETag `read_etag` (If-Match), retrying only failures
+/// that certainly did not reach the store. An ambiguous answer is resolved by re-reading: the
+/// record tells, by its nonce, whether the write happened.
+asio::awaitable<std::tuple<error_code, put_result>> write_released(s3_client& client,
+                                                                   std::string key,
+                                                                   std::string read_etag,
+                                                                   lock_record next,
+                                                                   retry_policy policy) {
   const std::string body = encode_record(next);
-  const auto condition = put_condition::matches(read.found->etag);
+  const auto condition = put_condition::matches(read_etag);
   storage& store = client;
   auto write = [&store, key, body, condition] { return put_attempt(store, key, body, condition); };
   const certainly_not_written retryable;
   auto [ec, result] = co_await async_retry(policy, write, retryable);
   if (ec == errc::conflict || ec == errc::outcome_unknown) {
-    // The write may or may not have happened: the record tells, by its nonce.
     lock_read check = co_await read_lock(client, key, policy);
     if (!check.error && check.decoded.record && check.decoded.record->nonce == next.nonce) {
       ec.clear();
-    } else if (!check.error && check.found && check.found->etag != read.found->etag) {
+    } else if (!check.error && check.found && check.found->etag != read_etag) {
       ec = errc::precondition_failed;
     }
   }
+  co_return std::make_tuple(ec, std::move(result));
+}
+
+asio::awaitable<release_outcome> release(s3_client& client, std::string key, std::string url,
+                                         std::optional<std::uint64_t> if_term) {
+  const retry_policy policy;  // Named: no aggregate temporaries in co_await (GCC 12).
+  const lock_read read = co_await read_lock(client, key, policy);
+  const std::string endpoint = client.config().endpoint;
+  if (auto refused = refusal(read, url, endpoint, if_term)) co_return std::move(*refused);
+  const lock_record current = *read.decoded.record;
+  const lock_record next = released_record(current, std::chrono::system_clock::now());
+  const std::string read_etag = read.found->etag;
+  const auto [ec, result] = co_await write_released(client, key, read_etag, next, policy);
   if (ec == errc::precondition_failed) {
-    outcome.exit_code = exit_lost_race;
-    outcome.error = "the record at " + url +
-                    " changed between reading and releasing it (the holder renewed it or "
-                    "another node took over); nothing was written. Check `s3lect status` and "
-                    "try again.";
-    co_return outcome;
+    co_return failed(exit_lost_race,
+                     "the record at " + url +
+                         " changed between reading and releasing it (the holder renewed it or "
+                         "another node took over); nothing was written. Check `s3lect status` and "
+                         "try again.");
   }
   if (ec) {
-    outcome.exit_code = exit_store_error;
-    outcome.error = "cannot write " + url + " at " + client.config().endpoint + ": " +
-                    describe_store_error(ec, result.info);
-    co_return outcome;
+    co_return failed(exit_store_error, "cannot write " + url + " at " + endpoint + ": " +
+                                           describe_store_error(ec, result.info));
   }
+  release_outcome outcome;
   outcome.out = "released " + url + " (term " + std::to_string(current.term) + ", held by " +
                 current.leader_id + ")";
   co_return outcome;
+}
+
+/// The value of --if-term; nullopt with `error` set when it is not a record's term.
+std::optional<std::uint64_t> parse_term(const std::string& text, std::string& error) {
+  std::uint64_t term = 0;
+  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), term);
+  if (ec != std::errc{} || end != text.data() + text.size() || text.empty() ||
+      term > max_record_term) {
+    error = "--if-term: expected a term (a whole number from 0 to 2^53), got '" + text + "'";
+    return std::nullopt;
+  }
+  return term;
 }
 
 }  // namespace
@@ -156,32 +189,14 @@ lock_record released_record(const lock_record& current, std::chrono::system_cloc
 
 int run_release(const std::vector<std::string>& args) {
   std::string error;
-  std::vector<std::string> flags = store_flag_names();
-  flags.push_back("help");
-  std::vector<std::string> valued = store_valued_names();
-  valued.push_back("if-term");
-  auto parsed = parsed_args::parse(args, flags, valued, error);
+  const auto parsed = parse_store_command(args, {"if-term"}, error);
   if (parsed && parsed->has("help")) {
     print_out(release_help());
     return exit_ok;
   }
-  if (parsed && !parsed->positional().empty()) {
-    error = "unexpected argument '" + parsed->positional()[0] + "'";
-  }
-  if (parsed && error.empty() && !parsed->trailing().empty())
-    error = "unexpected arguments after --";
   std::optional<std::uint64_t> if_term;
-  if (parsed && error.empty()) {
-    if (auto text = parsed->get("if-term")) {
-      std::uint64_t term = 0;
-      const auto [end, ec] = std::from_chars(text->data(), text->data() + text->size(), term);
-      if (ec != std::errc{} || end != text->data() + text->size() || text->empty() ||
-          term > max_record_term) {
-        error = "--if-term: expected a term (a whole number from 0 to 2^53), got '" + *text + "'";
-      } else {
-        if_term = term;
-      }
-    }
+  if (parsed) {
+    if (auto text = parsed->get("if-term")) if_term = parse_term(*text, error);
   }
   std::optional<store_target> target;
   if (parsed && error.empty()) target = make_store_target(*parsed, error);
@@ -192,15 +207,8 @@ int run_release(const std::vector<std::string>& args) {
 
   asio::io_context io;
   s3_client client(io.get_executor(), target->config);
-  release_outcome outcome;
-  std::exception_ptr failure;
-  asio::co_spawn(io, release(client, target->key, target->url(), if_term),
-                 [&outcome, &failure](std::exception_ptr e, release_outcome result) {
-                   failure = e;
-                   outcome = std::move(result);
-                 });
-  io.run();
-  if (failure) std::rethrow_exception(failure);
+  const release_outcome outcome =
+      run_to_completion(io, release(client, target->key, target->url(), if_term));
   if (!outcome.out.empty()) print_out(outcome.out + "\n");
   if (!outcome.error.empty()) print_err("s3lect release: " + outcome.error + "\n");
   return outcome.exit_code;

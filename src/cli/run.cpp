@@ -1,10 +1,11 @@
 #include "cli/run.hpp"
 
-#include "cli/child_process.hpp"
+#include "cli/command_supervisor.hpp"
 #include "cli/console.hpp"
 #include "cli/exit_codes.hpp"
 #include "cli/lock_reader.hpp"
 #include "cli/log_output.hpp"
+#include "cli/run_to_completion.hpp"
 
 #include <s3lect/elector.hpp>
 #include <s3lect/error.hpp>
@@ -27,8 +28,8 @@
 
 #include <cstdlib>
 #include <cstring>
+#include <functional>
 #include <optional>
-#include <variant>
 
 namespace s3lect::cli {
 
@@ -42,232 +43,6 @@ namespace {
 
 /// $PATH when the environment has none (as glibc's execvp, plus /usr/local/bin).
 constexpr const char* default_search_path = "/usr/local/bin:/usr/bin:/bin";
-
-bool is_stop_signal(int signal) {
-  return signal == SIGINT || signal == SIGTERM;
-}
-
-std::string signal_name(int signal) {
-  switch (signal) {
-    case SIGINT:
-      return "SIGINT";
-    case SIGTERM:
-      return "SIGTERM";
-    case SIGHUP:
-      return "SIGHUP";
-    case SIGUSR1:
-      return "SIGUSR1";
-    case SIGUSR2:
-      return "SIGUSR2";
-    case SIGKILL:
-      return "SIGKILL";
-    default:
-      return "signal " + std::to_string(signal);
-  }
-}
-
-std::string ms_since(steady::time_point start) {
-  return std::to_string(std::chrono::duration_cast<milliseconds>(steady::now() - start).count());
-}
-
-/// The exit status for a command that could not be started, as shells report it.
-int spawn_failure_status(const error_code& error) {
-  if (error.value() == ENOENT) return exit_not_found;
-  if (error.value() == EACCES || error.value() == ENOEXEC || error.value() == EPERM) {
-    return exit_not_executable;
-  }
-  return exit_failure;
-}
-
-/// The state `s3lect run` works on, shared by its coroutines on one io_context.
-struct supervisor {
-  elector& election;
-  const log_output& log;
-  const run_options& options;
-  spawn_request command;  ///< Without the per-leadership environment.
-  asio::signal_set& signals;
-  std::unique_ptr<child_process> child;
-  bool shutdown_requested = false;
-  health_server* peer_server = nullptr;  ///< Peer mode only.
-  metrics_server* metrics = nullptr;     ///< With --metrics-listen only.
-};
-
-std::unique_ptr<child_process> start_command(supervisor& s, std::uint64_t term,
-                                             asio::any_io_executor executor, error_code& error) {
-  spawn_request request = s.command;
-  request.environment = {{"S3LECT_TERM", std::to_string(term)},
-                         {"S3LECT_LEADER_ID", s.options.elector.config.server_id},
-                         {"S3LECT_LOCK", s.options.store.url()}};
-  return child_process::spawn(std::move(executor), request, error);
-}
-
-/// Stops the running command: SIGTERM to its group, SIGKILL after the kill grace, or at once on
-/// a second stop request. Returns when it has exited and been reaped.
-asio::awaitable<void> stop_command(supervisor& s, std::string reason) {
-  if (!s.child) co_return;
-  const pid_t pid = s.child->pid();
-  const milliseconds grace = s.options.kill_grace;
-  const auto started = steady::now();
-  const int first_signal = grace.count() == 0 ? SIGKILL : SIGTERM;
-  s.log.log(log_level::info, "stopping command",
-            {{"pid", std::to_string(pid)},
-             {"signal", signal_name(first_signal)},
-             {"grace_ms", std::to_string(grace.count())},
-             {"reason", reason}});
-  s.child->signal_group(first_signal);
-  bool killed = first_signal == SIGKILL;
-  asio::steady_timer grace_timer(co_await asio::this_coro::executor);
-  grace_timer.expires_after(grace);
-  int status = 0;
-  for (;;) {
-    if (killed) {
-      status = co_await s.child->async_wait_exit();
-      break;
-    }
-    auto event =
-        co_await (s.child->async_wait_exit() || grace_timer.async_wait(asio::use_awaitable) ||
-                  s.signals.async_wait(asio::use_awaitable));
-    if (event.index() == 0) {
-      status = std::get<0>(event);
-      break;
-    }
-    std::string kill_reason = "grace_expired";
-    if (event.index() == 2) {
-      const int signal = std::get<2>(event);
-      if (!is_stop_signal(signal)) {
-        s.child->signal_group(signal);
-        s.log.log(log_level::info, "forwarded signal", {{"signal", signal_name(signal)}});
-        continue;
-      }
-      if (!s.shutdown_requested) {
-        s.shutdown_requested = true;
-        s.log.log(log_level::info, "stop requested, waiting for the command",
-                  {{"signal", signal_name(signal)}});
-        continue;
-      }
-      kill_reason = "second_stop_signal";
-    }
-    s.log.log(log_level::warning, "killing command",
-              {{"pid", std::to_string(pid)}, {"signal", "SIGKILL"}, {"reason", kill_reason}});
-    s.child->signal_group(SIGKILL);
-    killed = true;
-  }
-  s.log.log(log_level::info, "command stopped",
-            {{"pid", std::to_string(pid)},
-             {"status", std::to_string(status)},
-             {"killed", killed ? "true" : "false"},
-             {"stop_ms", ms_since(started)}});
-  s.child.reset();
-}
-
-/// Stops the elector, releasing the lock if held.
-asio::awaitable<void> release_lock(supervisor& s) {
-  const auto token = asio::as_tuple(asio::use_awaitable);
-  co_await s.election.async_stop(token);
-  s.log.log(log_level::info, "stopped campaigning");
-}
-
-/// The leader's side: runs the command while leader. Returns s3lect's exit code.
-asio::awaitable<int> supervise(supervisor& s) {
-  const auto token = asio::as_tuple(asio::use_awaitable);
-  const auto executor = co_await asio::this_coro::executor;
-  auto campaign_started = steady::now();
-  for (;;) {
-    auto elected = co_await (s.election.async_wait_for_leadership(token) ||
-                             s.signals.async_wait(asio::use_awaitable));
-    if (elected.index() == 1) {
-      const int signal = std::get<1>(elected);
-      if (!is_stop_signal(signal)) {
-        s.log.log(log_level::info, "signal ignored: no command running",
-                  {{"signal", signal_name(signal)}});
-        continue;
-      }
-      s.log.log(log_level::info, "stopping", {{"signal", signal_name(signal)}});
-      co_await release_lock(s);
-      co_return exit_ok;
-    }
-    auto [wait_error, lease] = std::get<0>(elected);
-    if (wait_error) {
-      s.log.log(log_level::error, "election ended unexpectedly", {{"error", wait_error.message()}});
-      co_return exit_failure;
-    }
-    s.log.log(log_level::info, "became leader",
-              {{"term", std::to_string(lease.term)}, {"after_ms", ms_since(campaign_started)}});
-
-    error_code spawn_error;
-    s.child = start_command(s, lease.term, executor, spawn_error);
-    if (!s.child) {
-      s.log.log(log_level::error, "cannot start the command",
-                {{"command", s.command.path}, {"error", spawn_error.message()}});
-      co_await release_lock(s);
-      co_return spawn_failure_status(spawn_error);
-    }
-    s.log.log(log_level::info, "command started",
-              {{"pid", std::to_string(s.child->pid())}, {"term", std::to_string(lease.term)}});
-    const auto leader_since = steady::now();
-
-    for (;;) {
-      auto event =
-          co_await (s.child->async_wait_exit() || s.election.async_wait_for_loss(lease, token) ||
-                    s.signals.async_wait(asio::use_awaitable));
-      if (event.index() == 0) {
-        const int status = std::get<0>(event);
-        s.log.log(log_level::info, "command exited",
-                  {{"pid", std::to_string(s.child->pid())},
-                   {"status", std::to_string(status)},
-                   {"term", std::to_string(lease.term)}});
-        s.child.reset();
-        s.log.log(log_level::info, "releasing the lock", {{"term", std::to_string(lease.term)}});
-        co_await release_lock(s);
-        co_return status;
-      }
-      if (event.index() == 1) {
-        s.log.log(log_level::warning, "lost leadership",
-                  {{"term", std::to_string(lease.term)}, {"held_ms", ms_since(leader_since)}});
-        co_await stop_command(s, "leadership_lost");
-        if (s.shutdown_requested) {
-          co_await release_lock(s);
-          co_return exit_ok;
-        }
-        campaign_started = steady::now();
-        break;
-      }
-      const int signal = std::get<2>(event);
-      if (!is_stop_signal(signal)) {
-        s.child->signal_group(signal);
-        s.log.log(log_level::info, "forwarded signal", {{"signal", signal_name(signal)}});
-        continue;
-      }
-      s.log.log(log_level::info, "stopping", {{"signal", signal_name(signal)}});
-      s.shutdown_requested = true;
-      co_await stop_command(s, "stop_signal");
-      s.log.log(log_level::info, "releasing the lock", {{"term", std::to_string(lease.term)}});
-      co_await release_lock(s);
-      co_return exit_ok;
-    }
-  }
-}
-
-/// Stops the servers once the elector has stopped: the health server answers pending watches
-/// with the released state (a follower takes over at once), then closes.
-asio::awaitable<void> stop_servers(supervisor& s) {
-  const auto token = asio::as_tuple(asio::use_awaitable);
-  if (s.peer_server) {
-    co_await s.peer_server->async_stop(token);
-    s.log.log(log_level::info, "peer health server stopped");
-  }
-  if (s.metrics) {
-    co_await s.metrics->async_stop(token);
-    s.log.log(log_level::info, "metrics server stopped");
-  }
-}
-
-/// supervise(), then stop_servers(). Returns s3lect's exit code.
-asio::awaitable<int> supervise_and_stop(supervisor& s) {
-  const int code = co_await supervise(s);
-  co_await stop_servers(s);
-  co_return code;
-}
 
 /// The option to blame for a configuration the library refused at construction (an unreadable
 /// certificate file), from the field its message names.
@@ -342,50 +117,173 @@ asio::awaitable<std::optional<lock_read>> read_at_start(s3_client& client, std::
   }
 }
 
-}  // namespace
+/// Constructs a library object with `make`; a configuration the library refuses (an unreadable
+/// certificate file) is reported on stderr and gives nullptr.
+template <class T, class Make>
+std::unique_ptr<T> construct_or_report(Make make) {
+  try {
+    return make();
+  } catch (const boost::system::system_error& e) {
+    if (e.code() != errc::invalid_config) throw;
+    print_err("s3lect run: " + construction_error(e.what()) + "\n");
+    return nullptr;
+  }
+}
 
-std::string run_help() {
-  return std::string(
-             "usage: s3lect run --lock s3://BUCKET/KEY [options] -- COMMAND [ARGS...]\n"
-             "Campaigns for the lock and runs COMMAND only while this process is the leader.\n"
-             "\n"
-             "COMMAND runs in its own process group, with these variables added to its\n"
-             "environment:\n"
-             "  S3LECT_TERM       the fencing token: greater than every earlier leader's. Pass it\n"
-             "                    to the resources you protect, so that they can refuse a stale\n"
-             "                    leader.\n"
-             "  S3LECT_LEADER_ID  this node's --id\n"
-             "  S3LECT_LOCK       s3://BUCKET/KEY\n"
-             "When leadership is lost (no renewal succeeded within the renew deadline, or another\n"
-             "node holds the lock), COMMAND's group gets SIGTERM, and SIGKILL after --kill-grace;\n"
-             "s3lect then campaigns again and starts COMMAND anew when it leads again.\n"
-             "When COMMAND exits by itself, s3lect releases the lock, so that a follower takes\n"
-             "over at once, and exits with COMMAND's status. Whenever COMMAND's main process\n"
-             "exits, whatever is left in its process group is killed.\n"
-             "On SIGINT or SIGTERM, s3lect stops COMMAND the same way (a second signal kills it "
-             "at\n"
-             "once), releases the lock and exits 0. SIGHUP, SIGUSR1 and SIGUSR2 are passed on to\n"
-             "COMMAND's group. If s3lect dies, COMMAND is killed with it (PR_SET_PDEATHSIG).\n"
-             "A stopped s3lect (SIGSTOP, a debugger) cannot stop COMMAND: that is what the\n"
-             "fencing token is for.\n"
-             "Before campaigning, s3lect reads the lock once: an unreachable store, refused\n"
-             "credentials or a missing bucket end it at once (exit 4). With --wait-for-store,\n"
-             "failures that retrying can fix (timeouts, refused connections, DNS, TLS\n"
-             "handshakes, 5xx, throttling) are logged and retried every --frequent interval\n"
-             "instead, until the store answers or a stop signal comes (exit 0). Later store\n"
-             "failures are retried and logged, and a leader that cannot renew steps down.\n"
-             "\n"
-             "options:\n") +
-         store_location_help() + elector_options_help() + serve_options_help() +
-         "  --kill-grace DUR         time COMMAND has between SIGTERM and SIGKILL (default 3s;\n"
-         "                           0: SIGKILL at once). Must be less than lease - renew\n"
-         "                           deadline (5s by default), so that COMMAND is gone before\n"
-         "                           another node may take over.\n"
-         "  --wait-for-store         at start-up, wait for a store that cannot be reached yet\n"
-         "                           (see above; default: off, exit 4)\n"
-         "  --help                   print this help\n"
-         "  Durations: 500ms, 15s, 1m, 1m30s, 2h.\n"
+/// Whether the arguments before `--` ask for help (those after it are the command's).
+bool asks_for_help(const std::vector<std::string>& args) {
+  for (const auto& arg : args) {
+    if (arg == "--") return false;
+    if (arg == "--help") return true;
+  }
+  return false;
+}
+
+/// The command's executable, looked up in $PATH as the shell would.
+resolved_command resolve_in_path(const std::string& name) {
+  const char* search_path = std::getenv("PATH");
+  return resolve_command(name, search_path ? search_path : default_search_path);
+}
+
+/// What `s3lect run` has set up before the first read of the lock, for the steps after it.
+struct run_context {
+  const run_options& options;
+  const log_output& output;
+  asio::io_context& io;
+  asio::signal_set& signals;
+  s3_client& client;
+};
+
+/// The first read of the lock, reported. Returns s3lect's exit code when it must end here.
+std::optional<int> read_before_campaigning(run_context& run) {
+  const elector_config& settings = run.options.elector.config;
+  const std::optional<lock_read> read =
+      run_to_completion(run.io, read_at_start(run.client, settings.lock_key, settings.retry,
+                                              run.options.wait_for_store,
+                                              settings.frequent_interval, run.signals, run.output));
+  if (!read) return exit_ok;  // Stopped while waiting for the store: nothing was held.
+  if (read->error) {
+    print_err("s3lect run: cannot read " + run.options.store.url() + " at " +
+              run.client.config().endpoint + ": " + describe_store_error(read->error, read->info) +
+              "\n");
+    return exit_store_error;
+  }
+  if (read->found && !read->decoded.record) {
+    run.output.log(log_level::warning,
+                   "unreadable lock record: it can be taken over only once expired",
+                   {{"error", read->decoded.message}});
+  }
+  return std::nullopt;
+}
+
+/// The servers `s3lect run` answers on while campaigning.
+struct run_servers {
+  std::unique_ptr<health_server> peer;
+  std::unique_ptr<metrics_server> metrics;
+};
+
+/// Starts the peer health server and the metrics server, as configured. Listening before
+/// campaigning: a node never advertises an address nobody answers at. Returns s3lect's exit
+/// code when one cannot start.
+std::optional<int> start_servers(run_context& run, elector& election,
+                                 const std::function<std::string()>& render_metrics,
+                                 run_servers& servers) {
+  const serve_settings& serve = run.options.elector.serve;
+  if (serve.peer_server) {
+    health_server_config server_config = *serve.peer_server;
+    server_config.log = run.output.library_logger();
+    server_config.metrics = render_metrics;
+    servers.peer = construct_or_report<health_server>([&] {
+      return std::make_unique<health_server>(run.io.get_executor(), election, server_config);
+    });
+    if (!servers.peer) return exit_usage;
+    if (const error_code ec = servers.peer->start()) {
+      print_err("s3lect run: --peer-listen: cannot listen on " + server_config.bind_address + ": " +
+                ec.message() + "\n");
+      return exit_cannot_listen;
+    }
+  }
+  if (serve.metrics_listen) {
+    metrics_server_config metrics_config;
+    metrics_config.bind_address = *serve.metrics_listen;
+    metrics_config.render = render_metrics;
+    metrics_config.log = run.output.library_logger();
+    servers.metrics = std::make_unique<metrics_server>(run.io.get_executor(), metrics_config);
+    if (const error_code ec = servers.metrics->start()) {
+      print_err("s3lect run: --metrics-listen: cannot listen on " + *serve.metrics_listen + ": " +
+                ec.message() + "\n");
+      return exit_cannot_listen;
+    }
+  }
+  return std::nullopt;
+}
+
+/// Campaigns, and runs the command while leader, until s3lect must exit. Returns its exit code.
+int campaign(run_context& run, spawn_request command) {
+  const elector_config& settings = run.options.elector.config;
+  elector_config config = settings;
+  config.log = run.output.library_logger();
+  const std::unique_ptr<elector> election = construct_or_report<elector>(
+      [&] { return std::make_unique<elector>(run.io.get_executor(), run.client, config); });
+  if (!election) return exit_usage;
+
+  // Metrics of this elector, for the health server's /metrics and --metrics-listen.
+  metrics_registry registry;
+  registry.add(*election, {{"bucket", run.options.store.config.bucket}});
+  const std::function<std::string()> render_metrics = [&registry] { return registry.render(); };
+  run_servers servers;
+  if (const auto code = start_servers(run, *election, render_metrics, servers)) return *code;
+
+  supervisor state{*election, run.output, run.options, std::move(command), run.signals, nullptr};
+  state.peer_server = servers.peer.get();
+  state.metrics = servers.metrics.get();
+  run.output.log(log_level::info, "campaigning",
+                 {{"command", run.options.command[0]},
+                  {"lease_ms", std::to_string(settings.lease.count())},
+                  {"renew_deadline_ms", std::to_string(settings.renew_deadline.count())},
+                  {"kill_grace_ms", std::to_string(run.options.kill_grace.count())},
+                  {"peer", settings.peer.enabled ? "true" : "false"},
+                  {"addr", settings.server_address}});
+  election->start();
+  asio::co_spawn(run.io, observe(*election, run.output, settings.server_id), asio::detached);
+  return run_to_completion(run.io, supervise_and_stop(state));
+}
+
+/// What `s3lect run` does, the head of its help.
+const char* run_description() {
+  return "usage: s3lect run --lock s3://BUCKET/KEY [options] -- COMMAND [ARGS...]\n"
+         "Campaigns for the lock and runs COMMAND only while this process is the leader.\n"
          "\n"
+         "COMMAND runs in its own process group, with these variables added to its\n"
+         "environment:\n"
+         "  S3LECT_TERM       the fencing token: greater than every earlier leader's. Pass it\n"
+         "                    to the resources you protect, so that they can refuse a stale\n"
+         "                    leader.\n"
+         "  S3LECT_LEADER_ID  this node's --id\n"
+         "  S3LECT_LOCK       s3://BUCKET/KEY\n"
+         "When leadership is lost (no renewal succeeded within the renew deadline, or another\n"
+         "node holds the lock), COMMAND's group gets SIGTERM, and SIGKILL after --kill-grace;\n"
+         "s3lect then campaigns again and starts COMMAND anew when it leads again.\n"
+         "When COMMAND exits by itself, s3lect releases the lock, so that a follower takes\n"
+         "over at once, and exits with COMMAND's status. Whenever COMMAND's main process\n"
+         "exits, whatever is left in its process group is killed.\n"
+         "On SIGINT or SIGTERM, s3lect stops COMMAND the same way (a second signal kills it "
+         "at\n"
+         "once), releases the lock and exits 0. SIGHUP, SIGUSR1 and SIGUSR2 are passed on to\n"
+         "COMMAND's group. If s3lect dies, COMMAND is killed with it (PR_SET_PDEATHSIG).\n"
+         "A stopped s3lect (SIGSTOP, a debugger) cannot stop COMMAND: that is what the\n"
+         "fencing token is for.\n"
+         "Before campaigning, s3lect reads the lock once: an unreachable store, refused\n"
+         "credentials or a missing bucket end it at once (exit 4). With --wait-for-store,\n"
+         "failures that retrying can fix (timeouts, refused connections, DNS, TLS\n"
+         "handshakes, 5xx, throttling) are logged and retried every --frequent interval\n"
+         "instead, until the store answers or a stop signal comes (exit 0). Later store\n"
+         "failures are retried and logged, and a leader that cannot renew steps down.\n";
+}
+
+/// Peer mode, the log format and the exit codes, the tail of its help.
+const char* run_help_epilogue() {
+  return "\n"
          "peer mode, e.g. on 10.0.0.5 (the same options on every node, each with its own\n"
          "certificate naming its address):\n"
          "  s3lect run --lock s3://b/k --peer --addr 10.0.0.5:8443 --peer-cert node.pem \\\n"
@@ -407,6 +305,22 @@ std::string run_help() {
          "       this host's, or a privileged port)\n"
          "  126  COMMAND is not an executable file\n"
          "  127  COMMAND was not found\n";
+}
+
+}  // namespace
+
+std::string run_help() {
+  return std::string(run_description()) + "\noptions:\n" + store_location_help() +
+         elector_options_help() + serve_options_help() +
+         "  --kill-grace DUR         time COMMAND has between SIGTERM and SIGKILL (default 3s;\n"
+         "                           0: SIGKILL at once). Must be less than lease - renew\n"
+         "                           deadline (5s by default), so that COMMAND is gone before\n"
+         "                           another node may take over.\n"
+         "  --wait-for-store         at start-up, wait for a store that cannot be reached yet\n"
+         "                           (see above; default: off, exit 4)\n"
+         "  --help                   print this help\n"
+         "  Durations: 500ms, 15s, 1m, 1m30s, 2h.\n" +
+         run_help_epilogue();
 }
 
 std::optional<std::string> check_kill_grace(milliseconds kill_grace, const elector_config& config) {
@@ -465,22 +379,17 @@ std::optional<run_options> parse_run_options(const std::vector<std::string>& arg
 int run_run(const std::vector<std::string>& args) {
   // Before anything is opened: these descriptors were handed to us, and go on to COMMAND.
   const std::set<int> inherited = open_descriptors();
-  for (const auto& arg : args) {
-    if (arg == "--") break;
-    if (arg == "--help") {
-      print_out(run_help());
-      return exit_ok;
-    }
+  if (asks_for_help(args)) {
+    print_out(run_help());
+    return exit_ok;
   }
   std::string error;
-  auto options = parse_run_options(args, error);
+  const auto options = parse_run_options(args, error);
   if (!options) {
     print_err("s3lect run: " + error + "\n");
     return exit_usage;
   }
-  const char* search_path = std::getenv("PATH");
-  const resolved_command resolved =
-      resolve_command(options->command[0], search_path ? search_path : default_search_path);
+  const resolved_command resolved = resolve_in_path(options->command[0]);
   if (resolved.error != 0) {
     print_err("s3lect run: " + options->command[0] + ": " +
               (resolved.error == ENOENT ? "command not found" : "not an executable file") + "\n");
@@ -492,121 +401,25 @@ int run_run(const std::vector<std::string>& args) {
   struct sigaction original_sigpipe {};
   ::sigaction(SIGPIPE, nullptr, &original_sigpipe);
   ::signal(SIGPIPE, SIG_IGN);
+  spawn_request command;
+  command.path = resolved.path;
+  command.argv = options->command;
+  command.inherited_descriptors = inherited;
+  command.sigpipe_ignored = original_sigpipe.sa_handler == SIG_IGN;
 
-  const elector_config& settings = options->elector.config;
-  const std::string url = options->store.url();
-  log_output output(options->elector.format, options->elector.level,
-                    {{"lock", url}, {"id", settings.server_id}});
-
+  const log_output output(
+      options->elector.format, options->elector.level,
+      {{"lock", options->store.url()}, {"id", options->elector.config.server_id}});
   asio::io_context io;
   // Signals are caught from here on; one that arrives before the supervisor waits is queued.
   asio::signal_set signals(io, SIGINT, SIGTERM, SIGHUP);
   signals.add(SIGUSR1);
   signals.add(SIGUSR2);
   s3_client client(io.get_executor(), options->store.config);
-
-  std::optional<lock_read> read;
-  std::exception_ptr failure;
-  asio::co_spawn(io,
-                 read_at_start(client, settings.lock_key, settings.retry, options->wait_for_store,
-                               settings.frequent_interval, signals, output),
-                 [&read, &failure](std::exception_ptr e, std::optional<lock_read> result) {
-                   failure = e;
-                   read = std::move(result);
-                 });
-  io.run();
-  if (failure) std::rethrow_exception(failure);
-  if (!read) return exit_ok;  // Stopped while waiting for the store: nothing was held.
-  const lock_read& first_read = *read;
-  if (first_read.error) {
-    print_err("s3lect run: cannot read " + url + " at " + client.config().endpoint + ": " +
-              describe_store_error(first_read.error, first_read.info) + "\n");
-    return exit_store_error;
-  }
-  if (first_read.found && !first_read.decoded.record) {
-    output.log(log_level::warning, "unreadable lock record: it can be taken over only once expired",
-               {{"error", first_read.decoded.message}});
-  }
+  run_context run{*options, output, io, signals, client};
+  if (const auto code = read_before_campaigning(run)) return *code;
   io.restart();
-
-  elector_config config = settings;
-  config.log = output.library_logger();
-  std::unique_ptr<elector> election_owner;
-  try {
-    election_owner = std::make_unique<elector>(io.get_executor(), client, config);
-  } catch (const boost::system::system_error& e) {
-    if (e.code() != errc::invalid_config) throw;
-    print_err("s3lect run: " + construction_error(e.what()) + "\n");
-    return exit_usage;
-  }
-  elector& election = *election_owner;
-
-  // Metrics of this elector, for the health server's /metrics and --metrics-listen.
-  metrics_registry registry;
-  registry.add(election, {{"bucket", options->store.config.bucket}});
-  const auto render_metrics = [&registry] { return registry.render(); };
-
-  // Listening before campaigning: a node never advertises an address nobody answers at.
-  const serve_settings& serve = options->elector.serve;
-  std::unique_ptr<health_server> peer_server;
-  if (serve.peer_server) {
-    health_server_config server_config = *serve.peer_server;
-    server_config.log = output.library_logger();
-    server_config.metrics = render_metrics;
-    try {
-      peer_server = std::make_unique<health_server>(io.get_executor(), election, server_config);
-    } catch (const boost::system::system_error& e) {
-      if (e.code() != errc::invalid_config) throw;
-      print_err("s3lect run: " + construction_error(e.what()) + "\n");
-      return exit_usage;
-    }
-    if (const error_code ec = peer_server->start()) {
-      print_err("s3lect run: --peer-listen: cannot listen on " + server_config.bind_address + ": " +
-                ec.message() + "\n");
-      return exit_cannot_listen;
-    }
-  }
-  std::unique_ptr<metrics_server> metrics;
-  if (serve.metrics_listen) {
-    metrics_server_config metrics_config;
-    metrics_config.bind_address = *serve.metrics_listen;
-    metrics_config.render = render_metrics;
-    metrics_config.log = output.library_logger();
-    metrics = std::make_unique<metrics_server>(io.get_executor(), metrics_config);
-    if (const error_code ec = metrics->start()) {
-      print_err("s3lect run: --metrics-listen: cannot listen on " + *serve.metrics_listen + ": " +
-                ec.message() + "\n");
-      return exit_cannot_listen;
-    }
-  }
-
-  supervisor state{election, output, *options, {}, signals, nullptr};
-  state.peer_server = peer_server.get();
-  state.metrics = metrics.get();
-  state.command.path = resolved.path;
-  state.command.argv = options->command;
-  state.command.inherited_descriptors = inherited;
-  state.command.sigpipe_ignored = original_sigpipe.sa_handler == SIG_IGN;
-
-  output.log(log_level::info, "campaigning",
-             {{"command", options->command[0]},
-              {"lease_ms", std::to_string(settings.lease.count())},
-              {"renew_deadline_ms", std::to_string(settings.renew_deadline.count())},
-              {"kill_grace_ms", std::to_string(options->kill_grace.count())},
-              {"peer", settings.peer.enabled ? "true" : "false"},
-              {"addr", settings.server_address}});
-  election.start();
-  asio::co_spawn(io, observe(election, output, settings.server_id), asio::detached);
-  int exit_code = exit_failure;
-  asio::co_spawn(io, supervise_and_stop(state),
-                 [&io, &exit_code, &failure](std::exception_ptr e, int code) {
-                   failure = e;
-                   exit_code = code;
-                   io.stop();
-                 });
-  io.run();
-  if (failure) std::rethrow_exception(failure);
-  return exit_code;
+  return campaign(run, std::move(command));
 }
 
 }  // namespace s3lect::cli

@@ -110,11 +110,14 @@ const char* serve_options_help() {
 }
 
 std::string option_for_server_field(std::string_view field) {
+  // health_server_config names its TLS fields "tls.*"; the older names are still asked for.
+  if (field.substr(0, 4) == "tls.") field.remove_prefix(4);
   static const std::pair<std::string_view, std::string_view> options[] = {
       {"bind_address", "--peer-listen"},
       {"certificate_file", "--peer-cert"},
       {"private_key_file", "--peer-key"},
       {"private_key", "--peer-key"},
+      {"ca_file", "--peer-ca"},
       {"client_ca_file", "--peer-ca"},
       {"require_client_cert", "--peer-client-cert"},
       {"peer_ca_file", "--peer-ca"},
@@ -127,27 +130,42 @@ std::string option_for_server_field(std::string_view field) {
   return {};
 }
 
-std::optional<serve_settings> make_serve_settings(const parsed_args& args, elector_config& config,
-                                                  std::string& error) {
-  serve_settings settings;
+namespace {
+
+/// The files the peer options name.
+struct peer_files {
+  std::string cert;
+  std::string key;
+  std::optional<std::string> ca;
+  std::optional<std::string> client_cert;
+  std::optional<std::string> client_key;
+};
+
+/// --metrics-listen, checked; false with `error` set when it is malformed.
+bool apply_metrics_listen(const parsed_args& args, serve_settings& settings, std::string& error) {
   if (auto metrics = args.get("metrics-listen")) {
     if (auto problem = check_metrics_listen(*metrics)) {
       error = *problem;
-      return std::nullopt;
+      return false;
     }
     settings.metrics_listen = *metrics;
   }
+  return true;
+}
 
-  if (!args.has("peer")) {
-    for (const auto& option : peer_only_options()) {
-      if (args.has(option)) {
-        error = "--" + option + ": needs --peer";
-        return std::nullopt;
-      }
+/// Without --peer: refuses every other peer option.
+bool no_peer_options(const parsed_args& args, std::string& error) {
+  for (const auto& option : peer_only_options()) {
+    if (args.has(option)) {
+      error = "--" + option + ": needs --peer";
+      return false;
     }
-    return settings;
   }
+  return true;
+}
 
+/// The certificate, key and CA options, in the combinations that make sense.
+std::optional<peer_files> peer_file_options(const parsed_args& args, std::string& error) {
   const auto cert = args.get("peer-cert");
   const auto key = args.get("peer-key");
   if (!cert || !key) {
@@ -155,25 +173,63 @@ std::optional<serve_settings> make_serve_settings(const parsed_args& args, elect
             " (any node may lead, so every node serves the health endpoint over HTTPS)";
     return std::nullopt;
   }
-  const auto ca = args.get("peer-ca");
-  const auto client_cert = args.get("peer-client-cert");
-  const auto client_key = args.get("peer-client-key");
-  if (client_cert.has_value() != client_key.has_value()) {
-    error = client_cert ? "--peer-client-cert: needs --peer-client-key"
-                        : "--peer-client-key: needs --peer-client-cert";
+  peer_files files{*cert, *key, args.get("peer-ca"), args.get("peer-client-cert"),
+                   args.get("peer-client-key")};
+  if (files.client_cert.has_value() != files.client_key.has_value()) {
+    error = files.client_cert ? "--peer-client-cert: needs --peer-client-key"
+                              : "--peer-client-key: needs --peer-client-cert";
     return std::nullopt;
   }
-  if (client_cert && !ca) {
+  if (files.client_cert && !files.ca) {
     error =
         "--peer-client-cert: mutual TLS needs --peer-ca, the CA that the nodes' client "
         "certificates must chain to";
     return std::nullopt;
   }
+  return files;
+}
 
-  health_server_config server;
-  const std::string& addr = config.server_address;
+/// True when every file named is readable; else false with `error` naming the option.
+bool peer_files_readable(const peer_files& files, std::string& error) {
+  return readable("peer-cert", files.cert, error) && readable("peer-key", files.key, error) &&
+         (!files.ca || readable("peer-ca", *files.ca, error)) &&
+         (!files.client_cert || readable("peer-client-cert", *files.client_cert, error)) &&
+         (!files.client_key || readable("peer-client-key", *files.client_key, error));
+}
+
+/// --peer-listen as the bind address; without --addr it becomes the advertised address.
+std::optional<std::string> bind_to_peer_listen(const std::string& listen, elector_config& config,
+                                               std::string& error) {
+  const auto parts = split_host_port(listen);
+  const auto ip = parts ? ip_literal(parts->host) : std::nullopt;
+  if (!parts || !ip) {
+    error =
+        "--peer-listen: expected IP:PORT with an IP address, such as 10.0.0.5:8443 or "
+        "0.0.0.0:8443, got '" +
+        listen + "'";
+    return std::nullopt;
+  }
+  if (parts->port == "0") {
+    error = "--peer-listen: port 0 is not allowed: followers must know the port";
+    return std::nullopt;
+  }
+  if (config.server_address.empty()) {
+    if (ip->is_unspecified()) {
+      error = "--addr: needed with --peer-listen " + listen +
+              ": followers reach the leader at --addr, and " + parts->host +
+              " is not an address they can reach";
+      return std::nullopt;
+    }
+    config.server_address = listen;
+  }
+  return listen;
+}
+
+/// Where the health server listens: --peer-listen, else every interface on --addr's port.
+std::optional<std::string> peer_bind_address(const parsed_args& args, elector_config& config,
+                                             std::string& error) {
   std::optional<host_port> advertised;
-  if (!addr.empty()) {
+  if (const std::string& addr = config.server_address; !addr.empty()) {
     advertised = split_host_port(addr);  // --addr was checked to be HOST:PORT
     const auto ip = advertised ? ip_literal(advertised->host) : std::nullopt;
     if (ip && ip->is_unspecified()) {
@@ -182,75 +238,81 @@ std::optional<serve_settings> make_serve_settings(const parsed_args& args, elect
       return std::nullopt;
     }
   }
-  if (auto listen = args.get("peer-listen")) {
-    const auto parts = split_host_port(*listen);
-    const auto ip = parts ? ip_literal(parts->host) : std::nullopt;
-    if (!parts || !ip) {
-      error =
-          "--peer-listen: expected IP:PORT with an IP address, such as 10.0.0.5:8443 or "
-          "0.0.0.0:8443, got '" +
-          *listen + "'";
-      return std::nullopt;
-    }
-    if (parts->port == "0") {
-      error = "--peer-listen: port 0 is not allowed: followers must know the port";
-      return std::nullopt;
-    }
-    if (addr.empty()) {
-      if (ip->is_unspecified()) {
-        error = "--addr: needed with --peer-listen " + *listen +
-                ": followers reach the leader at --addr, and " + parts->host +
-                " is not an address they can reach";
-        return std::nullopt;
-      }
-      config.server_address = *listen;
-    }
-    server.bind_address = *listen;
-  } else if (advertised) {
+  if (auto listen = args.get("peer-listen")) return bind_to_peer_listen(*listen, config, error);
+  if (advertised) {
     const auto ip = ip_literal(advertised->host);
-    server.bind_address = (ip && ip->is_v6() ? "[::]:" : "0.0.0.0:") + advertised->port;
-  } else {
-    error =
-        "--peer: needs --addr HOST:PORT (where followers reach this node) or --peer-listen "
-        "IP:PORT";
-    return std::nullopt;
+    return (ip && ip->is_v6() ? "[::]:" : "0.0.0.0:") + advertised->port;
   }
+  error =
+      "--peer: needs --addr HOST:PORT (where followers reach this node) or --peer-listen "
+      "IP:PORT";
+  return std::nullopt;
+}
 
-  if (!readable("peer-cert", *cert, error) || !readable("peer-key", *key, error) ||
-      (ca && !readable("peer-ca", *ca, error)) ||
-      (client_cert && !readable("peer-client-cert", *client_cert, error)) ||
-      (client_key && !readable("peer-client-key", *client_key, error))) {
-    return std::nullopt;
+/// The TLS files into the server's settings and the elector's peer client settings. A node
+/// that presents a client certificate also requires one: mutual TLS for the whole group.
+void apply_peer_files(const peer_files& files, health_server_config& server,
+                      elector_config& config) {
+  server.tls.certificate_file = files.cert;
+  server.tls.private_key_file = files.key;
+  if (files.client_cert) {
+    server.tls.ca_file = *files.ca;
+    server.tls.require_client_cert = true;
+    config.peer.tls.certificate_file = *files.client_cert;
+    config.peer.tls.private_key_file = *files.client_key;
   }
-  server.certificate_file = *cert;
-  server.private_key_file = *key;
-  if (client_cert) {
-    server.client_ca_file = *ca;
-    server.require_client_cert = true;
-    config.peer.tls.certificate_file = *client_cert;
-    config.peer.tls.private_key_file = *client_key;
-  }
-  if (ca) config.peer.tls.ca_file = *ca;
+  if (files.ca) config.peer.tls.ca_file = *files.ca;
+}
+
+/// --peer-timeout, --peer-watch and peer mode itself into `config`.
+bool apply_peer_behaviour(const parsed_args& args, elector_config& config, std::string& error) {
   if (auto timeout = args.get("peer-timeout")) {
     const auto parsed = parse_duration(*timeout);
     if (!parsed || *parsed <= std::chrono::milliseconds::zero()) {
       error = "--peer-timeout: expected a duration greater than 0 such as 500ms or 3s, got '" +
               *timeout + "'";
-      return std::nullopt;
+      return false;
     }
     config.peer.timeout = *parsed;
   }
   config.peer.enabled = true;
   config.peer.watch = args.has("peer-watch");
-  server.handler.path = config.peer.health_path;
+  return true;
+}
 
-  if (auto problem = server.validate()) {
-    std::string_view field = *problem;
-    field = field.substr(0, field.find_first_of(":."));
-    const std::string option = option_for_server_field(field);
-    error = option.empty() ? "invalid peer configuration: " + *problem : option + ": " + *problem;
-    return std::nullopt;
+/// The library's own check of the server's settings, blamed on the option that set the field.
+bool server_settings_valid(const health_server_config& server, std::string& error) {
+  const auto problem = server.validate();
+  if (!problem) return true;
+  std::string_view field = *problem;
+  field = field.substr(0, field.find(':'));
+  // "handler.path" and the like: blame the top-level field.
+  if (field.substr(0, 4) != "tls.") field = field.substr(0, field.find('.'));
+  const std::string option = option_for_server_field(field);
+  error = option.empty() ? "invalid peer configuration: " + *problem : option + ": " + *problem;
+  return false;
+}
+
+}  // namespace
+
+std::optional<serve_settings> make_serve_settings(const parsed_args& args, elector_config& config,
+                                                  std::string& error) {
+  serve_settings settings;
+  if (!apply_metrics_listen(args, settings, error)) return std::nullopt;
+  if (!args.has("peer")) {
+    if (!no_peer_options(args, error)) return std::nullopt;
+    return settings;
   }
+  const std::optional<peer_files> files = peer_file_options(args, error);
+  if (!files) return std::nullopt;
+  health_server_config server;
+  std::optional<std::string> bind_address = peer_bind_address(args, config, error);
+  if (!bind_address || !peer_files_readable(*files, error)) return std::nullopt;
+  server.bind_address = std::move(*bind_address);
+  apply_peer_files(*files, server, config);
+  if (!apply_peer_behaviour(args, config, error)) return std::nullopt;
+  server.handler.path = config.peer.health_path;
+  if (!server_settings_valid(server, error)) return std::nullopt;
   settings.peer_server = std::move(server);
   return settings;
 }

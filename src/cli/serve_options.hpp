@@ -48,7 +48,7 @@ const char* serve_options_help();
 std::optional<serve_settings> make_serve_settings(const parsed_args& args, elector_config& config,
                                                   std::string& error);
 
-/// The option that sets health_server_config field `field` ("certificate_file" →
+/// The option that sets health_server_config field `field` ("tls.certificate_file" →
 /// "--peer-cert"); empty when none does.
 std::string option_for_server_field(std::string_view field);
 

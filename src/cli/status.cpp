@@ -4,11 +4,11 @@
 #include "cli/exit_codes.hpp"
 #include "cli/json_text.hpp"
 #include "cli/lock_reader.hpp"
+#include "cli/run_to_completion.hpp"
 #include "cli/store_options.hpp"
 
 #include <s3lect/s3_client.hpp>
 
-#include <boost/asio/co_spawn.hpp>
 #include <boost/asio/io_context.hpp>
 
 namespace s3lect::cli {
@@ -128,20 +128,13 @@ std::string malformed_status_json(const std::string& lock_url, const std::string
 
 int run_status(const std::vector<std::string>& args) {
   std::string error;
-  std::vector<std::string> flags = store_flag_names();
-  flags.push_back("help");
-  auto parsed = parsed_args::parse(args, flags, store_valued_names(), error);
+  const auto parsed = parse_store_command(args, {}, error);
   if (parsed && parsed->has("help")) {
     print_out(status_help());
     return exit_ok;
   }
-  if (parsed && !parsed->positional().empty()) {
-    error = "unexpected argument '" + parsed->positional()[0] + "'";
-  }
-  if (parsed && error.empty() && !parsed->trailing().empty())
-    error = "unexpected arguments after --";
   std::optional<store_target> target;
-  if (parsed && error.empty()) target = make_store_target(*parsed, error);
+  if (parsed) target = make_store_target(*parsed, error);
   if (!target) {
     print_err("s3lect status: " + error + "\n");
     return exit_usage;
@@ -149,15 +142,7 @@ int run_status(const std::vector<std::string>& args) {
 
   asio::io_context io;
   s3_client client(io.get_executor(), target->config);
-  lock_read read;
-  std::exception_ptr failure;
-  asio::co_spawn(io, read_lock(client, target->key, retry_policy{}),
-                 [&read, &failure](std::exception_ptr e, lock_read result) {
-                   failure = e;
-                   read = std::move(result);
-                 });
-  io.run();
-  if (failure) std::rethrow_exception(failure);
+  const lock_read read = run_to_completion(io, read_lock(client, target->key, retry_policy{}));
 
   const std::string url = target->url();
   if (read.error) {

@@ -39,6 +39,26 @@ const char* store_options_help() {
   return text.c_str();
 }
 
+std::optional<parsed_args> parse_store_command(const std::vector<std::string>& args,
+                                               const std::vector<std::string>& extra_valued,
+                                               std::string& error) {
+  std::vector<std::string> flags = store_flag_names();
+  flags.push_back("help");
+  std::vector<std::string> valued = store_valued_names();
+  valued.insert(valued.end(), extra_valued.begin(), extra_valued.end());
+  auto parsed = parsed_args::parse(args, flags, valued, error);
+  if (!parsed || parsed->has("help")) return parsed;
+  if (!parsed->positional().empty()) {
+    error = "unexpected argument '" + parsed->positional()[0] + "'";
+    return std::nullopt;
+  }
+  if (!parsed->trailing().empty()) {
+    error = "unexpected arguments after --";
+    return std::nullopt;
+  }
+  return parsed;
+}
+
 std::optional<store_target> make_store_target(const parsed_args& args, std::string& error) {
   const auto lock = args.get("lock");
   if (!lock) {

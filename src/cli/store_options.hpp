@@ -31,6 +31,14 @@ struct store_target {
   std::string url() const { return "s3://" + config.bucket + "/" + key; }
 };
 
+/// Parses the arguments of a subcommand that reads or writes the lock: the store options,
+/// --help and `extra_valued` options, with no positional argument and nothing after `--`.
+/// Returns nullopt and sets `error` on a problem; arguments with --help are returned as parsed,
+/// whatever else is wrong with them.
+std::optional<parsed_args> parse_store_command(const std::vector<std::string>& args,
+                                               const std::vector<std::string>& extra_valued,
+                                               std::string& error);
+
 /// Builds the target; returns nullopt and sets `error` when an option is missing or invalid.
 std::optional<store_target> make_store_target(const parsed_args& args, std::string& error);
 

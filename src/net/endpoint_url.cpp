@@ -50,8 +50,11 @@ bool is_ipv4_literal(std::string_view host) {
   return inet_pton(AF_INET, copy.c_str(), &address) == 1;
 }
 
-std::optional<endpoint_url> parse_endpoint_url(std::string_view url, std::string& problem) {
-  endpoint_url result;
+namespace {
+
+/// Takes the scheme off `url` (setting tls and the default port) and checks that only an
+/// authority remains. False with `problem` set otherwise.
+bool take_scheme(std::string_view& url, endpoint_url& result, std::string& problem) {
   if (url.starts_with("https://")) {
     result.tls = true;
     result.port = 443;
@@ -62,75 +65,98 @@ std::optional<endpoint_url> parse_endpoint_url(std::string_view url, std::string
     url.remove_prefix(7);
   } else {
     problem = "must start with http:// or https://";
-    return std::nullopt;
+    return false;
   }
   if (url.ends_with('/')) url.remove_suffix(1);
   if (url.find_first_of("/?#") != std::string_view::npos) {
     problem = "must not have a path, query or fragment";
-    return std::nullopt;
+    return false;
   }
   if (url.find('@') != std::string_view::npos) {
     problem = "must not contain user information";
-    return std::nullopt;
+    return false;
   }
+  return true;
+}
 
+/// `[IPv6]` or `[IPv6]:port` into host and port (empty when absent).
+bool split_bracketed(std::string_view authority, std::string_view& host, std::string_view& port,
+                     std::string& problem) {
+  const std::size_t close = authority.find(']');
+  if (close == std::string_view::npos) {
+    problem = "IPv6 address lacks its closing ']'";
+    return false;
+  }
+  host = authority.substr(1, close - 1);
+  const std::string_view rest = authority.substr(close + 1);
+  if (!rest.empty()) {
+    if (rest.front() != ':') {
+      problem = "unexpected characters after the IPv6 address";
+      return false;
+    }
+    port = rest.substr(1);
+    if (port.empty()) {
+      problem = "empty port";
+      return false;
+    }
+  }
+  if (!is_ipv6_literal(host)) {
+    problem = "invalid IPv6 address";
+    return false;
+  }
+  return true;
+}
+
+/// `host` or `host:port` (a name or an IPv4 literal) into host and port (empty when absent).
+bool split_unbracketed(std::string_view authority, std::string_view& host, std::string_view& port,
+                       bool& is_ipv4, std::string& problem) {
+  const std::size_t colon = authority.find(':');
+  host = authority.substr(0, colon);
+  if (colon != std::string_view::npos) {
+    port = authority.substr(colon + 1);
+    if (port.empty()) {
+      problem = "empty port";
+      return false;
+    }
+  }
+  if (host.empty()) {
+    problem = "missing host";
+    return false;
+  }
+  is_ipv4 = is_ipv4_literal(host);
+  if (!is_ipv4 && !is_host_name(host)) {
+    problem = "invalid host name";
+    return false;
+  }
+  return true;
+}
+
+/// An explicit port, 1 to 65535, into `result`.
+bool take_port(std::string_view port, endpoint_url& result, std::string& problem) {
+  unsigned value = 0;
+  const auto [end, ec] = std::from_chars(port.data(), port.data() + port.size(), value);
+  if (ec != std::errc{} || end != port.data() + port.size() || value == 0 || value > 65535) {
+    problem = "port must be a number from 1 to 65535";
+    return false;
+  }
+  result.port = static_cast<std::uint16_t>(value);
+  result.explicit_port = true;
+  return true;
+}
+
+}  // namespace
+
+std::optional<endpoint_url> parse_endpoint_url(std::string_view url, std::string& problem) {
+  endpoint_url result;
+  if (!take_scheme(url, result, problem)) return std::nullopt;
   std::string_view host;
   std::string_view port;
-  if (url.starts_with('[')) {
-    const std::size_t close = url.find(']');
-    if (close == std::string_view::npos) {
-      problem = "IPv6 address lacks its closing ']'";
-      return std::nullopt;
-    }
-    host = url.substr(1, close - 1);
-    const std::string_view rest = url.substr(close + 1);
-    if (!rest.empty()) {
-      if (rest.front() != ':') {
-        problem = "unexpected characters after the IPv6 address";
-        return std::nullopt;
-      }
-      port = rest.substr(1);
-      if (port.empty()) {
-        problem = "empty port";
-        return std::nullopt;
-      }
-    }
-    if (!is_ipv6_literal(host)) {
-      problem = "invalid IPv6 address";
-      return std::nullopt;
-    }
-    result.host_is_ipv6 = true;
-  } else {
-    const std::size_t colon = url.find(':');
-    host = url.substr(0, colon);
-    if (colon != std::string_view::npos) {
-      port = url.substr(colon + 1);
-      if (port.empty()) {
-        problem = "empty port";
-        return std::nullopt;
-      }
-    }
-    if (host.empty()) {
-      problem = "missing host";
-      return std::nullopt;
-    }
-    result.host_is_ipv4 = is_ipv4_literal(host);
-    if (!result.host_is_ipv4 && !is_host_name(host)) {
-      problem = "invalid host name";
-      return std::nullopt;
-    }
-  }
-
-  if (!port.empty()) {
-    unsigned value = 0;
-    const auto [end, ec] = std::from_chars(port.data(), port.data() + port.size(), value);
-    if (ec != std::errc{} || end != port.data() + port.size() || value == 0 || value > 65535) {
-      problem = "port must be a number from 1 to 65535";
-      return std::nullopt;
-    }
-    result.port = static_cast<std::uint16_t>(value);
-    result.explicit_port = true;
-  }
+  result.host_is_ipv6 = url.starts_with('[');
+  const bool split = result.host_is_ipv6
+                         ? split_bracketed(url, host, port, problem)
+                         : split_unbracketed(url, host, port, result.host_is_ipv4, problem);
+  if (!split) return std::nullopt;
+  if (!port.empty() && !take_port(port, result, problem)) return std::nullopt;
   result.host = std::string(host);
   return result;
 }

@@ -1,5 +1,5 @@
-// What the two TLS clients share, S3 connections (s3_connection.cpp) and peer checks
-// (peer_client.cpp): the host name check and how a failed handshake is reported.
+// The client side of TLS beyond the context (http_client.cpp): the host name check and how a
+// failed handshake is reported.
 #pragma once
 
 #include <s3lect/error.hpp>

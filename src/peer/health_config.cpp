@@ -46,16 +46,16 @@ std::optional<std::string> health_server_config::validate() const {
   boost::system::error_code ec;
   boost::asio::ip::make_address(std::string(parts->host), ec);
   if (ec) return "bind_address: '" + std::string(parts->host) + "' is not an IP address";
-  if (auto error =
-          one_source(certificate_file, certificate_pem, "certificate_file", "certificate_pem")) {
+  if (auto error = one_source(tls.certificate_file, tls.certificate_pem, "tls.certificate_file",
+                              "tls.certificate_pem")) {
     return error;
   }
-  if (auto error =
-          one_source(private_key_file, private_key_pem, "private_key_file", "private_key_pem")) {
+  if (auto error = one_source(tls.private_key_file, tls.private_key_pem, "tls.private_key_file",
+                              "tls.private_key_pem")) {
     return error;
   }
-  if (require_client_cert && client_ca_file.empty() && client_ca_pem.empty()) {
-    return "require_client_cert: needs client_ca_file or client_ca_pem";
+  if (tls.require_client_cert && tls.ca_file.empty() && tls.ca_pem.empty()) {
+    return "tls.require_client_cert: needs tls.ca_file or tls.ca_pem";
   }
   // Below 1 KiB ordinary clients fail; above 1 MiB the limit no longer protects memory.
   if (max_header_bytes < 1024 || max_header_bytes > 1024 * 1024) {

@@ -1,5 +1,7 @@
 #include "health_protocol.hpp"
 
+#include "http_message.hpp"
+
 // Boost.JSON is compiled once, in record.cpp; these headers only declare it.
 #include <boost/json/array.hpp>
 #include <boost/json/object.hpp>
@@ -238,54 +240,10 @@ std::string follower_body(const leadership_snapshot& snapshot) {
   return json::serialize(body);
 }
 
-namespace {
-
-/// The reason phrases of the statuses this library sends; others get none (RFC 9112 §4 allows an
-/// empty reason phrase, and clients must ignore it anyway).
-std::string_view reason_phrase(unsigned status) noexcept {
-  switch (status) {
-    case 200:
-      return "OK";
-    case 400:
-      return "Bad Request";
-    case 404:
-      return "Not Found";
-    case 405:
-      return "Method Not Allowed";
-    case 431:
-      return "Request Header Fields Too Large";
-    case 500:
-      return "Internal Server Error";
-    case 503:
-      return "Service Unavailable";
-    default:
-      return {};
-  }
-}
-
-}  // namespace
-
 void append_http_response(std::string& out, const health_response& response, unsigned version,
                           bool keep_alive, bool head) {
-  out += version == 10 ? "HTTP/1.0 " : "HTTP/1.1 ";
-  out += std::to_string(response.status);
-  out += ' ';
-  out += reason_phrase(response.status);
-  out += "\r\n";
-  for (const auto& [name, value] : response.headers) {
-    out += name;
-    out += ": ";
-    out += value;
-    out += "\r\n";
-  }
-  out += "Content-Length: ";
-  out += std::to_string(response.body.size());
-  out += "\r\n";
-  // HTTP/1.1 persists unless told otherwise; HTTP/1.0 closes unless told otherwise.
-  if (version == 10 && keep_alive) out += "Connection: keep-alive\r\n";
-  if (version != 10 && !keep_alive) out += "Connection: close\r\n";
-  out += "\r\n";
-  if (!head) out += response.body;
+  append_http_response(out, response.status, response.headers, response.body, version, keep_alive,
+                       head);
 }
 
 health_response leadership_response(const leadership_snapshot& snapshot) {

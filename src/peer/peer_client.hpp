@@ -1,7 +1,7 @@
 // The follower's side of peer mode (design §7): asks the current leader's health endpoint over
 // HTTPS whether it still leads, on one keep-alive TLS connection, optionally holding the request
-// open with `?watch=<ms>&term=<T>`. Beast-free: the transport lives in peer_client.cpp and the
-// answer's interpretation in peer_response.cpp.
+// open with `?watch=<ms>&term=<T>`. Beast-free: the transport is net's http_client and the
+// answer's interpretation lives in peer_response.cpp.
 #pragma once
 
 #include <s3lect/logger.hpp>

@@ -1,35 +1,28 @@
 // s3_client: builds and signs requests, runs each operation as a coroutine on its own strand
 // under a deadline and the caller's cancellation slot, and turns replies into s3lect::errc.
-// The HTTP transport lives in s3_connection.cpp, the only Beast translation unit.
+// The HTTP transport lives in net/http_client.cpp, the only Beast client translation unit.
 #include <s3lect/error.hpp>
 #include <s3lect/s3_client.hpp>
 
 #include "credentials_cache.hpp"
 #include "etag.hpp"
-#include "s3_connection.hpp"
+#include "http_client.hpp"
+#include "request_operation.hpp"
 #include "s3_endpoint.hpp"
 #include "s3_error_xml.hpp"
 #include "s3_reply.hpp"
 #include "sigv4.hpp"
 
-#include <boost/asio/any_completion_executor.hpp>
 #include <boost/asio/as_tuple.hpp>
-#include <boost/asio/associated_cancellation_slot.hpp>
-#include <boost/asio/associated_executor.hpp>
 #include <boost/asio/co_spawn.hpp>
-#include <boost/asio/dispatch.hpp>
-#include <boost/asio/execution/outstanding_work.hpp>
-#include <boost/asio/post.hpp>
-#include <boost/asio/prefer.hpp>
-#include <boost/asio/steady_timer.hpp>
 #include <boost/asio/strand.hpp>
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/system/system_error.hpp>
 
 #include <atomic>
-#include <cstdio>
 #include <exception>
 #include <optional>
+#include <type_traits>
 
 namespace s3lect {
 
@@ -52,10 +45,10 @@ detail::endpoint_url parsed_endpoint(const s3_config& config) {
   return *detail::parse_endpoint_url(config.endpoint, problem);  // validate() checked it
 }
 
-detail::transport_settings make_transport_settings(const s3_config& config,
-                                                   const detail::endpoint_url& endpoint,
-                                                   const detail::request_addressing& addressing) {
-  detail::transport_settings settings;
+detail::http_client_settings make_http_client_settings(
+    const s3_config& config, const detail::endpoint_url& endpoint,
+    const detail::request_addressing& addressing) {
+  detail::http_client_settings settings;
   settings.host = addressing.connect_host;
   settings.port = endpoint.port;
   settings.tls = endpoint.tls;
@@ -98,7 +91,7 @@ struct client_core {
         config(resolved_config(std::move(cfg))),
         endpoint(parsed_endpoint(config)),
         addressing(detail::choose_addressing(endpoint, config.bucket, config.addressing)),
-        pool(executor, make_transport_settings(config, endpoint, addressing)),
+        pool(executor, make_http_client_settings(config, endpoint, addressing)),
         static_credentials(explicit_credentials(config)),
         credentials(make_credentials_cache(executor, config)) {}
 
@@ -106,7 +99,7 @@ struct client_core {
   s3_config config;
   detail::endpoint_url endpoint;
   detail::request_addressing addressing;
-  detail::connection_pool pool;
+  detail::http_client pool;
   aws_credentials static_credentials;                      ///< used when `credentials` is null
   std::shared_ptr<detail::credentials_cache> credentials;  ///< null with explicit keys
   std::atomic<std::uint64_t> gets{0};
@@ -130,14 +123,14 @@ std::string_view method_of(detail::s3_operation kind) {
   }
 }
 
-response_info& info_of(get_result& result) {
-  return result.info;
-}
-response_info& info_of(put_result& result) {
-  return result.info;
-}
-response_info& info_of(response_info& result) {
-  return result;
+/// The response_info of any operation's result (const or not).
+template <class Result>
+auto& info_of(Result& result) {
+  if constexpr (std::is_same_v<std::remove_const_t<Result>, response_info>) {
+    return result;
+  } else {
+    return result.info;
+  }
 }
 
 bool has_control_character(std::string_view s) {
@@ -236,129 +229,63 @@ error_code interpret(detail::s3_operation kind, detail::exchange_result& exchang
   return verdict.error;
 }
 
-enum class abort_reason { timeout, cancelled };
-
-/// One running S3 operation: owns the caller's handler, the deadline and the request control,
-/// and completes the handler exactly once, whichever of reply, deadline and cancellation comes
-/// first. Everything but the constructor and watch_cancellation() runs on `strand()`.
-///
-/// Why not co_spawn(..., bind_cancellation_slot(caller's slot, ...)) and a timer raced with
-/// operator||: a resolve in progress ignores per-operation cancellation (getaddrinfo runs on a
-/// helper thread), and `||` waits for the cancelled branch to finish, so a slow DNS answer would
-/// hold both the deadline and the caller's cancellation hostage. Instead the caller's slot and
-/// the deadline both post abort() to the strand, which closes the socket (or cancels the
-/// resolver) and completes the handler at once; the coroutine notices control()->aborted() when
-/// its pending step returns and ends without touching the handler.
+/// One running S3 operation (see request_operation for how the deadline and the caller's
+/// terminal cancellation end it without waiting for the I/O).
 template <class Result>
-class operation : public std::enable_shared_from_this<operation<Result>> {
+class operation final : public detail::request_operation<Result> {
  public:
-  using handler_type = asio::any_completion_handler<void(error_code, Result)>;
+  using base = detail::request_operation<Result>;
 
   operation(std::shared_ptr<client_core> client, detail::s3_operation kind, std::string key,
-            handler_type handler)
-      : client_(std::move(client)),
+            typename base::handler_type handler)
+      : base(asio::make_strand(client->executor), client->executor, std::move(handler)),
+        client_(std::move(client)),
         kind_(kind),
-        key_(std::move(key)),
-        strand_(asio::make_strand(client_->executor)),
-        timer_(strand_),
-        control_(std::make_shared<detail::request_control>()),
-        handler_work_(asio::prefer(asio::get_associated_executor(handler, client_->executor),
-                                   asio::execution::outstanding_work.tracked)),
-        handler_(std::move(handler)) {}
+        key_(std::move(key)) {}
 
   client_core& client() const noexcept { return *client_; }
   const std::string& key() const noexcept { return key_; }
-  const asio::strand<asio::any_io_executor>& strand() const noexcept { return strand_; }
-  std::shared_ptr<detail::request_control> control() const { return control_; }
 
-  /// Routes the caller's terminal cancellation to abort(); called in the initiating function,
-  /// on the erased handler's slot, before anything can complete.
-  void watch_cancellation() {
-    auto slot = asio::get_associated_cancellation_slot(*handler_);
-    if (!slot.is_connected()) return;
-    std::weak_ptr<operation> weak = this->shared_from_this();
-    slot.assign([weak, strand = strand_](asio::cancellation_type type) {
-      if ((type & asio::cancellation_type::terminal) == asio::cancellation_type::none) return;
-      asio::post(strand, [weak] {
-        if (auto self = weak.lock()) self->abort(abort_reason::cancelled);
-      });
-    });
-  }
-
-  /// Starts the deadline covering the whole request.
+  /// Starts the deadline covering the whole request, if there is one.
   void arm_timer() {
     const auto timeout = client_->config.request_timeout;
-    if (timeout.count() <= 0) return;
-    std::weak_ptr<operation> weak = this->shared_from_this();
-    timer_.expires_after(timeout);
-    timer_.async_wait([weak](error_code ec) {
-      if (ec) return;
-      if (auto self = weak.lock()) self->abort(abort_reason::timeout);
-    });
-  }
-
-  /// Completes the handler with `ec` and `result` unless it already completed.
-  void finish(error_code ec, Result result) {
-    if (finished_) return;
-    finished_ = true;
-    timer_.cancel();
-    account(ec, info_of(result));
-
-    // Move-construct only: move-assigning any_completion_handler recurses in Boost 1.81.
-    handler_type handler(std::move(*handler_));
-    handler_.reset();
-    asio::any_completion_executor work(std::move(handler_work_));
-    asio::dispatch(work, [handler = std::move(handler), ec, result = std::move(result)]() mutable {
-      // The slot is cleared where the caller emits into it, its handler's executor (Asio's
-      // rule): cleared from our strand, it raced a cancellation emitted there (TSan). An
-      // emission before this point reaches abort(), which sees the operation finished.
-      handler.get_cancellation_slot().clear();
-      std::move(handler)(ec, std::move(result));
-    });
-  }
-
-  /// Ends the operation at the deadline or on cancellation without waiting for the I/O, which
-  /// may not be interruptible (DNS): the coroutine notices control()->aborted() and stops.
-  void abort(abort_reason reason) {
-    if (finished_) return;
-    control_->abort();
-    Result result{};
-    response_info& info = info_of(result);
-    error_code ec;
-    if (reason == abort_reason::cancelled) {
-      ec = asio::error::operation_aborted;
-      info.message = "cancelled";
-    } else if (is_put(kind_) && control_->may_be_delivered) {
-      ec = errc::outcome_unknown;
-      info.message = "no reply within " + std::to_string(client_->config.request_timeout.count()) +
-                     " ms; the write may have been applied";
-    } else {
-      ec = errc::timeout;
-      info.message =
-          "no reply within " + std::to_string(client_->config.request_timeout.count()) + " ms";
-    }
-    finish(ec, std::move(result));
-  }
-
-  /// Completion of the coroutine: only exceptions matter, the coroutine called finish() itself.
-  void on_coroutine_end(std::exception_ptr error) {
-    if (!error) return;
-    Result result{};
-    error_code ec = is_put(kind_) && control_->may_be_delivered
-                        ? make_error_code(errc::outcome_unknown)
-                        : make_error_code(errc::protocol_error);
-    try {
-      std::rethrow_exception(error);
-    } catch (const std::exception& e) {
-      info_of(result).message = std::string("internal error: ") + e.what();
-    } catch (...) {
-      info_of(result).message = "internal error";
-    }
-    finish(ec, std::move(result));
+    if (timeout.count() > 0) this->arm_deadline(timeout);
   }
 
  private:
-  void account(const error_code& ec, const response_info& info) {
+  void on_cancelled() override {
+    this->control()->abort();
+    Result result{};
+    info_of(result).message = "cancelled";
+    this->finish(asio::error::operation_aborted, std::move(result));
+  }
+
+  void on_deadline() override {
+    this->control()->abort();
+    Result result{};
+    response_info& info = info_of(result);
+    const std::string waited =
+        "no reply within " + std::to_string(client_->config.request_timeout.count()) + " ms";
+    if (is_put(kind_) && this->control()->may_be_delivered) {
+      info.message = waited + "; the write may have been applied";
+      this->finish(errc::outcome_unknown, std::move(result));
+      return;
+    }
+    info.message = waited;
+    this->finish(errc::timeout, std::move(result));
+  }
+
+  void on_internal_error(std::string what) override {
+    Result result{};
+    info_of(result).message = std::move(what);
+    const error_code ec = is_put(kind_) && this->control()->may_be_delivered
+                              ? make_error_code(errc::outcome_unknown)
+                              : make_error_code(errc::protocol_error);
+    this->finish(ec, std::move(result));
+  }
+
+  void on_finish(const error_code& ec, const Result& result) override {
+    const response_info& info = info_of(result);
     if (ec && ec != errc::precondition_failed) ++client_->failures;
     // Temporary credentials revoked or expired early: fetch new ones for the next request.
     if (info.error_code == "ExpiredToken" && client_->credentials) {
@@ -366,12 +293,8 @@ class operation : public std::enable_shared_from_this<operation<Result>> {
     }
     const logger& log = client_->config.log;
     if (!log.enabled(log_level::debug)) return;
-    const auto elapsed = std::chrono::steady_clock::now() - started_;
-    char ms[32];
-    std::snprintf(ms, sizeof ms, "%.1f",
-                  std::chrono::duration<double, std::milli>(elapsed).count());
     std::string line = "s3 request method=" + std::string(method_of(kind_)) + " key=" + key_ +
-                       " status=" + std::to_string(info.http_status) + " ms=" + ms;
+                       " status=" + std::to_string(info.http_status) + " ms=" + this->elapsed_ms();
     line += ec ? " result=\"" + ec.message() + "\"" : std::string(" result=ok");
     if (!info.error_code.empty()) line += " s3_code=" + info.error_code;
     if (ec && !info.message.empty()) line += " detail=\"" + info.message + "\"";
@@ -382,13 +305,6 @@ class operation : public std::enable_shared_from_this<operation<Result>> {
   std::shared_ptr<client_core> client_;
   detail::s3_operation kind_;
   std::string key_;
-  asio::strand<asio::any_io_executor> strand_;
-  asio::steady_timer timer_;
-  std::shared_ptr<detail::request_control> control_;
-  std::chrono::steady_clock::time_point started_ = std::chrono::steady_clock::now();
-  asio::any_completion_executor handler_work_;  // before handler_: initialised from it
-  std::optional<handler_type> handler_;
-  bool finished_ = false;
 };
 
 /// co_spawn's completion handler for an operation's coroutine.
@@ -408,7 +324,7 @@ asio::awaitable<std::optional<aws_credentials>> signing_credentials(
   if (!client.credentials) co_return client.static_credentials;
   if (std::optional<aws_credentials> cached = client.credentials->current()) co_return cached;
   auto [ec, fetched] = co_await client.credentials->async_get(asio::as_tuple(asio::use_awaitable));
-  if (op->control()->aborted()) co_return std::nullopt;
+  if (op->finished()) co_return std::nullopt;
   if (ec) {
     Result failed{};
     info_of(failed).message = "credentials: " + fetched.message;
@@ -555,7 +471,7 @@ void s3_client::get_impl(std::string key, asio::any_completion_handler<get_signa
   ++impl_->gets;
   auto op = std::make_shared<operation<get_result>>(impl_, detail::s3_operation::get,
                                                     std::move(key), std::move(handler));
-  op->watch_cancellation();
+  op->watch_cancellation(asio::cancellation_type::terminal);
   asio::co_spawn(op->strand(), run_get(op), coroutine_end<get_result>{op});
 }
 
@@ -567,7 +483,7 @@ void s3_client::put_impl(std::string key, std::string body, put_condition condit
                         : detail::s3_operation::put_if_match;
   auto op =
       std::make_shared<operation<put_result>>(impl_, kind, std::move(key), std::move(handler));
-  op->watch_cancellation();
+  op->watch_cancellation(asio::cancellation_type::terminal);
   asio::co_spawn(op->strand(), run_put(op, std::move(body), std::move(condition)),
                  coroutine_end<put_result>{op});
 }
@@ -576,7 +492,7 @@ void s3_client::delete_impl(std::string key, delete_handler handler) {
   ++impl_->deletes;
   auto op = std::make_shared<operation<response_info>>(impl_, detail::s3_operation::remove,
                                                        std::move(key), std::move(handler));
-  op->watch_cancellation();
+  op->watch_cancellation(asio::cancellation_type::terminal);
   asio::co_spawn(op->strand(), run_delete(op), coroutine_end<response_info>{op});
 }
 

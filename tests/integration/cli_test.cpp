@@ -13,6 +13,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 
 namespace s3lect {
 namespace {
@@ -292,8 +293,43 @@ long long latest_start(const std::string& file) {
   return term;
 }
 
+/// Freezes `pid` (SIGSTOP) right after one of its renewals lands, and returns when it froze.
+/// `read_etag` reads the lock object's ETag, new with every write. A renewal seen between two
+/// reads was issued no later than the freeze, and at most 100 ms (plus its own round trip)
+/// before it when the freeze comes within 100 ms of the start of the read that did not see it
+/// yet. Then the next renewal, 0.4 s later, has not been issued: nothing the leader sent before
+/// the freeze can land after it. A freeze that came later is undone at once (far from the renew
+/// deadline) and tried again. (The record's lastUpdated cannot serve as the renewal's time: it
+/// is on the leader's estimate of the store's clock, which may be off this machine's by the
+/// estimate's error, hundreds of milliseconds.)
+std::optional<steady::time_point> freeze_after_renewal(
+    pid_t pid, const std::function<std::string()>& read_etag) {
+  auto previous_started = steady::now();
+  std::string previous = read_etag();
+  for (int read = 0; read < 2000; ++read) {
+    const auto started = steady::now();
+    const std::string current = read_etag();
+    if (!previous.empty() && !current.empty() && current != previous) {
+      ::kill(pid, SIGSTOP);
+      const auto frozen_at = steady::now();
+      if (frozen_at - previous_started < 100ms) return frozen_at;
+      ::kill(pid, SIGCONT);
+    }
+    previous = current;
+    previous_started = started;
+  }
+  return std::nullopt;
+}
+
 TEST_F(CliIntegration, FrozenLeaderStopsItsCommandBeforeAnotherStarts) {
   const std::string journal = scratch + "/journal";
+  boost::asio::io_context io;
+  s3_client reader(io.get_executor(), s3.config(false));
+  const auto read_etag = [&] {
+    auto [ec, read] = test::run_until_complete<get_result>(
+        io, [&](auto handler) { reader.async_get(key, std::move(handler)); });
+    return !ec && read.found ? read.found->etag : std::string();
+  };
   std::vector<cli_process*> nodes;
   for (int i = 0; i < 3; ++i) {
     auto args = run_args("frozen-" + std::to_string(i));
@@ -315,11 +351,12 @@ TEST_F(CliIntegration, FrozenLeaderStopsItsCommandBeforeAnotherStarts) {
       }
     }
     ASSERT_NE(leader, nullptr) << current.out();
-    // Frozen past its renew deadline (1.2 s) but short of the lease (2 s) minus a renewal
-    // interval (0.4 s): on waking it must find itself demoted and stop its command before any
-    // follower may take over.
-    ::kill(leader->pid, SIGSTOP);
-    std::this_thread::sleep_for(1300ms);
+    // Frozen just after a renewal until just past its renew deadline (1.2 s) after it, at least
+    // 0.5 s short of the lease (2 s) after which a follower may take over: on waking it must
+    // find itself demoted and stop its command before any follower may take over.
+    const auto frozen_at = freeze_after_renewal(leader->pid, read_etag);
+    ASSERT_TRUE(frozen_at) << "no renewal seen just before a freeze";
+    std::this_thread::sleep_until(*frozen_at + 1300ms);
     ::kill(leader->pid, SIGCONT);
     ASSERT_TRUE(eventually([&] { return latest_start(journal) > term; }, 15s))
         << leader->err() << read_file(journal);

@@ -282,11 +282,11 @@ TEST_F(PeerOptions, PeerModeListensOnTheAddressFollowersUse) {
   const auto& server = options->elector.serve.peer_server;
   ASSERT_TRUE(server);
   EXPECT_EQ(server->bind_address, "127.0.0.1:8443");
-  EXPECT_EQ(server->certificate_file, file("cert.pem"));
-  EXPECT_EQ(server->private_key_file, file("key.pem"));
+  EXPECT_EQ(server->tls.certificate_file, file("cert.pem"));
+  EXPECT_EQ(server->tls.private_key_file, file("key.pem"));
   EXPECT_EQ(server->handler.path, config.peer.health_path);
-  EXPECT_FALSE(server->require_client_cert);
-  EXPECT_TRUE(server->client_ca_file.empty());
+  EXPECT_FALSE(server->tls.require_client_cert);
+  EXPECT_TRUE(server->tls.ca_file.empty());
   EXPECT_FALSE(options->elector.serve.metrics_listen);
 }
 
@@ -325,15 +325,15 @@ TEST_F(PeerOptions, MutualTlsOnBothSidesWithAClientCertificate) {
   EXPECT_EQ(config.peer.tls.certificate_file, file("client.pem"));
   EXPECT_EQ(config.peer.tls.private_key_file, file("client-key.pem"));
   const auto& server = *options->elector.serve.peer_server;
-  EXPECT_TRUE(server.require_client_cert);
-  EXPECT_EQ(server.client_ca_file, file("ca.pem"));
+  EXPECT_TRUE(server.tls.require_client_cert);
+  EXPECT_EQ(server.tls.ca_file, file("ca.pem"));
 
   // A CA alone verifies the leader; the server then asks for no client certificate.
   options = parse(peer({"--peer-listen", "127.0.0.1:8443", "--peer-ca", file("ca.pem")}));
   ASSERT_TRUE(options) << error_;
   EXPECT_EQ(options->elector.config.peer.tls.ca_file, file("ca.pem"));
-  EXPECT_FALSE(options->elector.serve.peer_server->require_client_cert);
-  EXPECT_TRUE(options->elector.serve.peer_server->client_ca_file.empty());
+  EXPECT_FALSE(options->elector.serve.peer_server->tls.require_client_cert);
+  EXPECT_TRUE(options->elector.serve.peer_server->tls.ca_file.empty());
 }
 
 TEST_F(PeerOptions, RefusesIncompleteOrContradictoryPeerOptions) {

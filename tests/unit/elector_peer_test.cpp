@@ -82,11 +82,11 @@ struct peer_group {
 
       health_server_config server;
       server.bind_address = "127.0.0.1:0";
-      server.certificate_pem = options.identity.certificate;
-      server.private_key_pem = options.identity.private_key;
+      server.tls.certificate_pem = options.identity.certificate;
+      server.tls.private_key_pem = options.identity.private_key;
       if (options.require_client_cert) {
-        server.client_ca_pem = pki().ca.certificate;
-        server.require_client_cert = true;
+        server.tls.ca_pem = pki().ca.certificate;
+        server.tls.require_client_cert = true;
       }
       servers.push_back(
           std::make_unique<health_server>(io.get_executor(), *electors.back(), server));

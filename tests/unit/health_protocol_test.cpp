@@ -297,8 +297,8 @@ TEST(HealthProtocol, SplitsBindAddresses) {
 health_server_config valid_server_config() {
   health_server_config config;
   config.bind_address = "127.0.0.1:0";
-  config.certificate_pem = "pem";
-  config.private_key_file = "/key.pem";
+  config.tls.certificate_pem = "pem";
+  config.tls.private_key_file = "/key.pem";
   return config;
 }
 
@@ -327,15 +327,15 @@ TEST(HealthProtocol, ValidatesServerConfig) {
   config.bind_address = "localhost:80";
   expect_error(config, "bind_address: 'localhost' is not an IP address");
   config = valid_server_config();
-  config.certificate_file = "/cert.pem";
-  expect_error(config, "certificate_file: set exactly one");
+  config.tls.certificate_file = "/cert.pem";
+  expect_error(config, "tls.certificate_file: set exactly one");
   config = valid_server_config();
-  config.private_key_file.clear();
-  expect_error(config, "private_key_file: set exactly one");
+  config.tls.private_key_file.clear();
+  expect_error(config, "tls.private_key_file: set exactly one");
   config = valid_server_config();
-  config.require_client_cert = true;
-  expect_error(config, "require_client_cert:");
-  config.client_ca_pem = "ca";
+  config.tls.require_client_cert = true;
+  expect_error(config, "tls.require_client_cert: needs tls.ca_file or tls.ca_pem");
+  config.tls.ca_pem = "ca";
   EXPECT_FALSE(config.validate());
   config = valid_server_config();
   config.max_header_bytes = 100;

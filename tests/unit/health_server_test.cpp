@@ -185,8 +185,8 @@ class HealthServer : public ::testing::Test {
   health_server_config base_config() const {
     health_server_config config;
     config.bind_address = "127.0.0.1:0";
-    config.certificate_pem = pki().server.certificate;
-    config.private_key_pem = pki().server.private_key;
+    config.tls.certificate_pem = pki().server.certificate;
+    config.tls.private_key_pem = pki().server.private_key;
     config.read_timeout = 2s;
     return config;
   }
@@ -441,8 +441,8 @@ TEST_F(HealthServer, ClientWithTheRightCaConnectsAndOneWithAnotherCaFails) {
 
 TEST_F(HealthServer, ExpiredServerCertificateFailsVerification) {
   health_server_config config = base_config();
-  config.certificate_pem = pki().expired_server.certificate;
-  config.private_key_pem = pki().expired_server.private_key;
+  config.tls.certificate_pem = pki().expired_server.certificate;
+  config.tls.private_key_pem = pki().expired_server.private_key;
   start(config);
   auto c = client();
   run(expect_handshake_failure(*c, endpoint));
@@ -459,8 +459,8 @@ asio::awaitable<void> expect_request_refused(tls_client& client, tcp::endpoint e
 
 TEST_F(HealthServer, MutualTlsRequiresAClientCertificateFromTheCa) {
   health_server_config config = base_config();
-  config.client_ca_pem = pki().ca.certificate;
-  config.require_client_cert = true;
+  config.tls.ca_pem = pki().ca.certificate;
+  config.tls.require_client_cert = true;
   start(config);
   auto anonymous = client();
   run(expect_request_refused(*anonymous, endpoint));
@@ -491,12 +491,12 @@ TEST_F(HealthServer, CertificatesAndClientCaFromFiles) {
   const temporary_file key(pki().server.private_key);
   const temporary_file ca(pki().ca.certificate);
   health_server_config config = base_config();
-  config.certificate_pem.clear();
-  config.private_key_pem.clear();
-  config.certificate_file = certificate.path();
-  config.private_key_file = key.path();
-  config.client_ca_file = ca.path();
-  config.require_client_cert = true;
+  config.tls.certificate_pem.clear();
+  config.tls.private_key_pem.clear();
+  config.tls.certificate_file = certificate.path();
+  config.tls.private_key_file = key.path();
+  config.tls.ca_file = ca.path();
+  config.tls.require_client_cert = true;
   start(config);
   auto member = client(&pki().client);
   run(expect_leader_record(*member, endpoint));
@@ -515,15 +515,15 @@ void expect_config_error(asio::io_context& io, leadership_source& source,
 
 TEST_F(HealthServer, UnusableCertificatesAreReportedByTheConstructor) {
   health_server_config config = base_config();
-  config.certificate_pem.clear();
-  config.certificate_file = "/nonexistent/cert.pem";
-  expect_config_error(io, source, config, "health_server_config.certificate_file: cannot load");
+  config.tls.certificate_pem.clear();
+  config.tls.certificate_file = "/nonexistent/cert.pem";
+  expect_config_error(io, source, config, "health_server_config.tls.certificate_file: cannot load");
   config = base_config();
-  config.private_key_pem = pki().client.private_key;
-  expect_config_error(io, source, config, "private_key_pem: cannot load");
+  config.tls.private_key_pem = pki().client.private_key;
+  expect_config_error(io, source, config, "tls.private_key_pem: cannot load");
   config = base_config();
-  config.certificate_pem = "not a certificate";
-  expect_config_error(io, source, config, "certificate_pem: cannot load");
+  config.tls.certificate_pem = "not a certificate";
+  expect_config_error(io, source, config, "tls.certificate_pem: cannot load");
   config = base_config();
   config.bind_address = "localhost:0";
   expect_config_error(io, source, config, "health_server_config.bind_address");

@@ -9,6 +9,7 @@
 #include <s3lect/metrics.hpp>
 #include <s3lect/metrics_server.hpp>
 
+#include "fake/background_io.hpp"
 #include "fake/fake_leadership_source.hpp"
 #include "fake/test_certificates.hpp"
 
@@ -724,17 +725,7 @@ http_reply plain_request(tcp::endpoint endpoint, const std::string& method,
   return parse_reply(raw);
 }
 
-/// Runs an io_context on a thread until destroyed.
-struct background_io {
-  asio::io_context io;
-  asio::executor_work_guard<asio::io_context::executor_type> work = asio::make_work_guard(io);
-  std::thread thread{[this] { io.run(); }};
-  ~background_io() {
-    work.reset();
-    io.stop();
-    thread.join();
-  }
-};
+using test::background_io;
 
 template <class Server>
 void stop_server(Server& server) {
@@ -860,8 +851,8 @@ TEST(HealthServerMetrics, ServesMetricsBesideTheHealthEndpointWhenSet) {
   test::fake_leadership_source source(runner.io.get_executor());
   health_server_config config;
   config.bind_address = "127.0.0.1:0";
-  config.certificate_pem = pki.server.certificate;
-  config.private_key_pem = pki.server.private_key;
+  config.tls.certificate_pem = pki.server.certificate;
+  config.tls.private_key_pem = pki.server.private_key;
 
   {
     health_server without(runner.io.get_executor(), source, config);

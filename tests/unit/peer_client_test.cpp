@@ -273,8 +273,8 @@ class PeerClient : public ::testing::Test {
   health_server_config server_config(const pem_pair& identity) const {
     health_server_config config;
     config.bind_address = "127.0.0.1:0";
-    config.certificate_pem = identity.certificate;
-    config.private_key_pem = identity.private_key;
+    config.tls.certificate_pem = identity.certificate;
+    config.tls.private_key_pem = identity.private_key;
     return config;
   }
 
@@ -594,8 +594,8 @@ TEST_F(PeerClient, ACertificateForAnotherIpOrNameFailsVerification) {
 
 TEST_F(PeerClient, MutualTlsNeedsAClientCertificateFromTheCa) {
   health_server_config config = server_config(pki().server);
-  config.client_ca_pem = pki().ca.certificate;
-  config.require_client_cert = true;
+  config.tls.ca_pem = pki().ca.certificate;
+  config.tls.require_client_cert = true;
   health_server& server = start_server(config);
 
   auto anonymous = make_client();
@@ -624,8 +624,8 @@ TEST_F(PeerClient, MutualTlsNeedsAClientCertificateFromTheCa) {
 
 TEST_F(PeerClient, CertificatesAndKeyFromFiles) {
   health_server_config config = server_config(pki().server);
-  config.client_ca_pem = pki().ca.certificate;
-  config.require_client_cert = true;
+  config.tls.ca_pem = pki().ca.certificate;
+  config.tls.require_client_cert = true;
   health_server& server = start_server(config);
   const temporary_file ca(pki().ca.certificate);
   const temporary_file certificate(pki().client.certificate);

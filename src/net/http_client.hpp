@@ -1,14 +1,19 @@
-// HTTP/1.1 over TCP or TLS with a small keep-alive pool: the one place that includes Beast and
-// OpenSSL's TLS. The interface is Beast-free so the rest of the client compiles quickly.
+// The one HTTP client of s3lect (S3, the credential endpoints, the peer health checks): HTTP/1.1
+// over TCP or TLS to one host, with a small keep-alive pool, replay on a connection the server
+// closed while idle, and one classification of transport failures. The only client translation
+// unit that includes Beast and OpenSSL; this interface is free of both.
 #pragma once
 
 #include <s3lect/logger.hpp>
 #include <s3lect/tls.hpp>
 
+#include "tls_context.hpp"
+
 #include <boost/asio/any_io_executor.hpp>
 #include <boost/asio/awaitable.hpp>
 #include <boost/system/error_code.hpp>
 
+#include <atomic>
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
@@ -47,6 +52,8 @@ enum class replay_policy {
   /// Conditional PUT: resent only if its bytes certainly did not all leave (the write failed);
   /// a failure after a complete write is ambiguous and reported as such.
   unless_written,
+  /// Never resent: a long poll (a peer watch), where a closed connection is the news itself.
+  never,
 };
 
 /// State one request shares between its owner (which enforces the timeout and cancellation) and
@@ -74,6 +81,12 @@ class request_control {
   /// been committed by the store.
   bool may_be_delivered = false;
 
+  /// What the transport is doing ("resolving", "connecting", "handshaking", "sending the
+  /// request", then `waiting_phase`), for the owner's timeout message.
+  const char* phase = "starting";
+  /// The phase while the reply is awaited; a long poll names it after what it waits for.
+  const char* waiting_phase = "waiting for the answer";
+
  private:
   bool aborted_ = false;
   std::function<void()> hook_;
@@ -82,7 +95,8 @@ class request_control {
 /// The result of sending one request: a complete reply, or a transport failure.
 struct exchange_result {
   /// Empty when `response` is a complete reply; else resolve_failed, connect_failed,
-  /// tls_handshake_failed, tls_verification_failed, connection_lost, protocol_error or
+  /// tls_handshake_failed (also a TLS 1.3 server refusing our certificate, or its absence,
+  /// after the handshake), tls_verification_failed, connection_lost, protocol_error or
   /// body_too_large. Timeouts and cancellation are the owner's business (see request_control).
   boost::system::error_code error;
   std::string detail;  ///< what failed, for response_info::message and logs
@@ -90,25 +104,44 @@ struct exchange_result {
   std::chrono::microseconds round_trip{0};  ///< from the start of the write to the last byte
 };
 
+/// Counters of one or more http_clients (a peer client replaces its http_client when the
+/// leader moves and keeps counting).
+struct http_client_counters {
+  std::atomic<std::uint64_t> connections_opened{0};  ///< TCP connections established
+  std::atomic<std::uint64_t> requests_sent{0};       ///< writes started (a resend counts twice)
+};
+
 /// Where and how to connect.
-struct transport_settings {
+struct http_client_settings {
   std::string host;  ///< resolved, SNI (names only) and the certificate's expected name or IP
   std::uint16_t port = 443;
   bool tls = true;
   tls_config tls_settings;
+  /// How the owner's configuration names the TLS fields, for errors ("tls.ca_file").
+  tls_field_names tls_names{"tls."};
+  /// A context built already (make_shared_tls_context), shared with other clients; null: one
+  /// is built from tls_settings.
+  std::shared_ptr<boost::asio::ssl::context> tls_context;
   std::size_t max_body_bytes = 1024 * 1024;
+  /// Reply headers are a few hundred bytes; anything near this is not the expected server.
+  std::uint32_t max_header_bytes = 64 * 1024;
   std::size_t max_idle_connections = 4;
+  /// Names the client in its log lines ("s3", "peer").
+  std::string name = "s3";
   logger log;
+  /// Shared counters; null: the client keeps its own.
+  std::shared_ptr<http_client_counters> counters;
 };
 
 /// Sends requests over pooled keep-alive connections to one host. Thread-safe.
-class connection_pool {
+class http_client {
  public:
-  /// Throws boost::system::system_error(errc::invalid_config) when the CA cannot be loaded.
-  connection_pool(boost::asio::any_io_executor executor, transport_settings settings);
-  ~connection_pool();
-  connection_pool(const connection_pool&) = delete;
-  connection_pool& operator=(const connection_pool&) = delete;
+  /// Throws boost::system::system_error(errc::invalid_config), naming the field through
+  /// settings.tls_names, when the CAs or the client certificate cannot be loaded.
+  http_client(boost::asio::any_io_executor executor, http_client_settings settings);
+  ~http_client();
+  http_client(const http_client&) = delete;
+  http_client& operator=(const http_client&) = delete;
 
   /// Sends `request` on an idle connection or a new one and reads the reply. Must be awaited on
   /// `control`'s strand; returns early, with an unspecified result, once control->abort() ran.
@@ -120,6 +153,8 @@ class connection_pool {
 
   /// TCP connections opened so far.
   std::uint64_t connections_opened() const noexcept;
+  /// Requests written so far (a resend counts twice).
+  std::uint64_t requests_sent() const noexcept;
 
  private:
   struct impl;

@@ -1,8 +1,11 @@
-// The Beast + OpenSSL translation unit of the S3 client (compiles in ~30-80 s: keep it alone).
-#include "s3_connection.hpp"
+// The Beast + OpenSSL translation unit of every HTTP client (compiles in ~30-80 s: keep it
+// alone).
+#include "http_client.hpp"
 
 #include <s3lect/error.hpp>
 
+#include "beast_names.hpp"
+#include "tls_context.hpp"
 #include "tls_verify.hpp"
 
 #include <boost/asio/connect.hpp>
@@ -26,19 +29,8 @@
 
 namespace s3lect::detail {
 
-namespace asio = boost::asio;
-namespace beast = boost::beast;
-namespace http = beast::http;
-namespace ssl = asio::ssl;
-using tcp = asio::ip::tcp;
-using boost::system::error_code;
-
 namespace {
 
-/// S3 reply headers are a few hundred bytes; anything near this is not a store talking.
-constexpr std::uint32_t max_header_bytes = 64 * 1024;
-
-using tls_stream = ssl::stream<tcp::socket>;
 using request_message = http::request<http::string_body>;
 
 /// One TCP or TLS connection and the read buffer that belongs to it.
@@ -48,6 +40,7 @@ struct connection {
 
   std::variant<tcp::socket, tls_stream> stream;
   beast::flat_buffer buffer;
+  bool answered = false;  ///< has carried a complete reply (the TLS session was accepted)
 
   tcp::socket& socket() {
     if (auto* tls = std::get_if<tls_stream>(&stream)) return tls->next_layer();
@@ -66,6 +59,9 @@ struct connection {
   /// into a connection that is already gone, which for a PUT would be ambiguous.
   bool idle_and_open() {
     if (buffer.size() != 0 || !socket().is_open()) return false;
+    if (auto* tls = std::get_if<tls_stream>(&stream); tls && SSL_pending(tls->native_handle())) {
+      return false;
+    }
     pollfd descriptor{socket().native_handle(), POLLIN, 0};
     return ::poll(&descriptor, 1, 0) == 0;
   }
@@ -85,47 +81,24 @@ class abort_hook_scope {
   request_control& control_;
 };
 
-boost::system::system_error config_error(const std::string& what) {
-  return boost::system::system_error(make_error_code(errc::invalid_config), what);
-}
-
-ssl::context make_tls_context(const tls_config& tls) {
-  ssl::context context(ssl::context::tls_client);
-  context.set_options(ssl::context::default_workarounds | ssl::context::no_sslv2 |
-                      ssl::context::no_sslv3 | ssl::context::no_tlsv1 | ssl::context::no_tlsv1_1);
-  SSL_CTX_set_min_proto_version(context.native_handle(), TLS1_2_VERSION);
-  if (!tls.verify_peer) {
-    context.set_verify_mode(ssl::verify_none);
-    return context;
-  }
-  context.set_verify_mode(ssl::verify_peer);
-  error_code ec;
-  if (tls.ca_file.empty() && tls.ca_pem.empty()) {
-    context.set_default_verify_paths(ec);
-    if (ec) throw config_error("tls: cannot load the system CA certificates: " + ec.message());
-  }
-  if (!tls.ca_file.empty()) {
-    context.load_verify_file(tls.ca_file, ec);
-    if (ec) throw config_error("tls.ca_file: cannot load " + tls.ca_file + ": " + ec.message());
-  }
-  if (!tls.ca_pem.empty()) {
-    context.add_certificate_authority(asio::buffer(tls.ca_pem), ec);
-    if (ec) throw config_error("tls.ca_pem: not a PEM certificate list: " + ec.message());
-  }
-  return context;
-}
-
 /// Maps a failed read of the reply. `nothing_received`: not a single reply byte arrived.
-errc classify_read_error(const error_code& ec, bool nothing_received, std::string& detail) {
+errc classify_read_error(const error_code& ec, const connection& conn, bool nothing_received,
+                         const http_client_settings& settings, std::string& detail) {
   if (ec == http::error::body_limit) {
-    detail = "reply body exceeds max_body_bytes";
+    detail = "reply body exceeds max_body_bytes (" + std::to_string(settings.max_body_bytes) + ")";
     return errc::body_too_large;
   }
   if (ec == http::error::header_limit) {
-    detail = "reply header exceeds " + std::to_string(max_header_bytes) + " bytes";
+    detail = "reply header exceeds " + std::to_string(settings.max_header_bytes) + " bytes";
     return errc::protocol_error;
   }
   if (nothing_received) {
+    // In TLS 1.3 a server refuses our certificate (or its absence) after our handshake has
+    // completed: its alert arrives where the reply should be.
+    if (!conn.answered && ec.category() == asio::error::get_ssl_category()) {
+      detail = "the server refused the TLS session: " + ec.message();
+      return errc::tls_handshake_failed;
+    }
     detail = "connection closed before the reply: " + ec.message();
     return errc::connection_lost;
   }
@@ -146,6 +119,12 @@ bool is_ip_literal(const std::string& host) {
   error_code ec;
   asio::ip::make_address(host, ec);
   return !ec;
+}
+
+/// host:port as written in a URL, for messages.
+std::string authority(const std::string& host, bool is_ip, const std::string& port) {
+  const bool ipv6 = is_ip && host.find(':') != std::string::npos;
+  return (ipv6 ? "[" + host + "]" : host) + ":" + port;
 }
 
 request_message to_message(http_request& request) {
@@ -176,17 +155,27 @@ std::string_view http_response::header(std::string_view name) const {
   return {};
 }
 
-struct connection_pool::impl {
-  impl(asio::any_io_executor ex, transport_settings config)
+struct http_client::impl {
+  impl(asio::any_io_executor ex, http_client_settings config)
       : executor(std::move(ex)),
         settings(std::move(config)),
         port_text(std::to_string(settings.port)),
-        host_is_ip(is_ip_literal(settings.host)) {
-    if (settings.tls) tls_context.emplace(make_tls_context(settings.tls_settings));
+        host_is_ip(is_ip_literal(settings.host)),
+        tls_context(settings.tls ? settings.tls_context : nullptr),
+        counters(settings.counters ? settings.counters : std::make_shared<http_client_counters>()) {
+    if (settings.tls && !tls_context) {
+      tls_context =
+          make_shared_tls_context(settings.tls_settings, tls_role::client, settings.tls_names);
+    }
   }
 
   asio::awaitable<std::unique_ptr<connection>> open(std::shared_ptr<request_control> control,
                                                     exchange_result& failure);
+  asio::awaitable<tcp::resolver::results_type> resolve(std::shared_ptr<request_control> control,
+                                                       exchange_result& failure);
+  asio::awaitable<bool> handshake(tls_stream& tls, connection& conn,
+                                  std::shared_ptr<request_control> control,
+                                  exchange_result& failure);
   asio::awaitable<attempt> round_trip(connection& conn, const request_message& message,
                                       std::shared_ptr<request_control> control);
   template <class Stream>
@@ -205,84 +194,110 @@ struct connection_pool::impl {
     return nullptr;
   }
 
+  /// The newest wins: it is the one least likely to hit the server's idle timeout.
   void give_back(std::unique_ptr<connection> conn) {
+    std::unique_ptr<connection> dropped;
     std::lock_guard lock(mutex);
-    if (idle.size() < settings.max_idle_connections) idle.push_back(std::move(conn));
+    if (settings.max_idle_connections == 0) return;
+    if (idle.size() >= settings.max_idle_connections) {
+      dropped = std::move(idle.front());
+      idle.erase(idle.begin());
+    }
+    idle.push_back(std::move(conn));
   }
 
   asio::any_io_executor executor;
-  transport_settings settings;
+  http_client_settings settings;
   std::string port_text;
   bool host_is_ip;
-  std::optional<ssl::context> tls_context;
-  std::atomic<std::uint64_t> opened{0};
+  std::shared_ptr<ssl::context> tls_context;
+  std::shared_ptr<http_client_counters> counters;
   std::mutex mutex;
   std::vector<std::unique_ptr<connection>> idle;
 };
 
-asio::awaitable<std::unique_ptr<connection>> connection_pool::impl::open(
+asio::awaitable<tcp::resolver::results_type> http_client::impl::resolve(
     std::shared_ptr<request_control> control, exchange_result& failure) {
   error_code ec;
-  auto token = asio::redirect_error(asio::use_awaitable, ec);
-
   tcp::resolver resolver(executor);
   tcp::resolver::results_type endpoints;
   {
     // A resolve in progress cannot be interrupted (getaddrinfo runs on a helper thread); the
     // owner completes the operation at the deadline anyway and this coroutine ends later.
+    control->phase = "resolving";
     abort_hook_scope hook(*control, [&resolver] { resolver.cancel(); });
     const auto flags = host_is_ip ? tcp::resolver::numeric_host : tcp::resolver::flags{};
-    endpoints = co_await resolver.async_resolve(settings.host, port_text, flags, token);
+    endpoints = co_await resolver.async_resolve(settings.host, port_text, flags,
+                                                asio::redirect_error(asio::use_awaitable, ec));
   }
-  if (control->aborted()) co_return nullptr;
-  if (ec) {
+  if (ec && !control->aborted()) {
     failure.error = errc::resolve_failed;
     failure.detail = "cannot resolve " + settings.host + ": " + ec.message();
-    co_return nullptr;
   }
+  co_return endpoints;
+}
+
+asio::awaitable<bool> http_client::impl::handshake(tls_stream& tls, connection& conn,
+                                                   std::shared_ptr<request_control> control,
+                                                   exchange_result& failure) {
+  // SNI carries names only (RFC 6066); an IP endpoint is verified against its IP SAN.
+  if (!host_is_ip && SSL_set_tlsext_host_name(tls.native_handle(), settings.host.c_str()) != 1) {
+    failure.error = errc::tls_handshake_failed;
+    failure.detail = "cannot set TLS server name " + settings.host;
+    co_return false;
+  }
+  if (settings.tls_settings.verify_peer)
+    tls.set_verify_callback(verify_host(settings.host, host_is_ip));
+  error_code ec;
+  {
+    control->phase = "handshaking";
+    abort_hook_scope hook(*control, [c = &conn] { c->close(); });
+    co_await tls.async_handshake(ssl::stream_base::client,
+                                 asio::redirect_error(asio::use_awaitable, ec));
+  }
+  if (control->aborted()) co_return false;
+  if (ec) {
+    failure.error = classify_handshake_error(ec, tls.native_handle(), failure.detail);
+    co_return false;
+  }
+  co_return true;
+}
+
+asio::awaitable<std::unique_ptr<connection>> http_client::impl::open(
+    std::shared_ptr<request_control> control, exchange_result& failure) {
+  const tcp::resolver::results_type endpoints = co_await resolve(control, failure);
+  if (control->aborted() || failure.error) co_return nullptr;
 
   auto conn = tls_context ? std::make_unique<connection>(std::in_place_type<tls_stream>, executor,
                                                          *tls_context)
                           : std::make_unique<connection>(std::in_place_type<tcp::socket>, executor);
+  error_code ec;
   {
+    control->phase = "connecting";
     abort_hook_scope hook(*control, [c = conn.get()] { c->close(); });
-    co_await asio::async_connect(conn->socket(), endpoints, token);
+    co_await asio::async_connect(conn->socket(), endpoints,
+                                 asio::redirect_error(asio::use_awaitable, ec));
   }
   if (control->aborted()) co_return nullptr;
   if (ec) {
     failure.error = errc::connect_failed;
-    failure.detail = "cannot connect to " + settings.host + ":" + port_text + ": " + ec.message();
+    failure.detail = "cannot connect to " + authority(settings.host, host_is_ip, port_text) + ": " +
+                     ec.message();
     co_return nullptr;
   }
-  ++opened;
+  ++counters->connections_opened;
   error_code ignored;
   conn->socket().set_option(tcp::no_delay(true), ignored);
 
   if (auto* tls = std::get_if<tls_stream>(&conn->stream)) {
-    // SNI carries names only (RFC 6066); an IP endpoint is verified against its IP SAN.
-    if (!host_is_ip && SSL_set_tlsext_host_name(tls->native_handle(), settings.host.c_str()) != 1) {
-      failure.error = errc::tls_handshake_failed;
-      failure.detail = "cannot set TLS server name " + settings.host;
-      co_return nullptr;
-    }
-    if (settings.tls_settings.verify_peer) {
-      tls->set_verify_callback(verify_host(settings.host, host_is_ip));
-    }
-    {
-      abort_hook_scope hook(*control, [c = conn.get()] { c->close(); });
-      co_await tls->async_handshake(ssl::stream_base::client, token);
-    }
-    if (control->aborted()) co_return nullptr;
-    if (ec) {
-      failure.error = classify_handshake_error(ec, tls->native_handle(), failure.detail);
-      co_return nullptr;
-    }
+    if (!co_await handshake(*tls, *conn, control, failure)) co_return nullptr;
   }
   co_return conn;
 }
 
-asio::awaitable<attempt> connection_pool::impl::round_trip(
-    connection& conn, const request_message& message, std::shared_ptr<request_control> control) {
+asio::awaitable<attempt> http_client::impl::round_trip(connection& conn,
+                                                       const request_message& message,
+                                                       std::shared_ptr<request_control> control) {
   if (auto* tls = std::get_if<tls_stream>(&conn.stream)) {
     co_return co_await round_trip_on(*tls, conn, message, std::move(control));
   }
@@ -290,8 +305,29 @@ asio::awaitable<attempt> connection_pool::impl::round_trip(
                                    std::move(control));
 }
 
+namespace {
+
+/// A complete reply as an attempt's outcome.
+attempt received(http::response<http::string_body> reply, connection& conn,
+                 std::chrono::steady_clock::time_point started) {
+  attempt out;
+  conn.answered = true;
+  out.result.round_trip = std::chrono::duration_cast<std::chrono::microseconds>(
+      std::chrono::steady_clock::now() - started);
+  out.result.response.status = reply.result_int();
+  for (const auto& field : reply) {
+    out.result.response.headers.emplace_back(std::string(field.name_string()),
+                                             std::string(field.value()));
+  }
+  out.keep_alive = reply.keep_alive() && conn.buffer.size() == 0;
+  out.result.response.body = std::move(reply.body());
+  return out;
+}
+
+}  // namespace
+
 template <class Stream>
-asio::awaitable<attempt> connection_pool::impl::round_trip_on(
+asio::awaitable<attempt> http_client::impl::round_trip_on(
     Stream& stream, connection& conn, const request_message& message,
     std::shared_ptr<request_control> control) {
   attempt out;
@@ -300,7 +336,9 @@ asio::awaitable<attempt> connection_pool::impl::round_trip_on(
   abort_hook_scope hook(*control, [c = &conn] { c->close(); });
 
   const auto started = std::chrono::steady_clock::now();
+  control->phase = "sending the request";
   control->may_be_delivered = true;
+  ++counters->requests_sent;
   co_await http::async_write(stream, message, token);
   if (control->aborted()) co_return out;
   if (ec) {
@@ -314,39 +352,31 @@ asio::awaitable<attempt> connection_pool::impl::round_trip_on(
     co_return out;
   }
 
+  control->phase = control->waiting_phase;
   http::response_parser<http::string_body> parser;
-  parser.header_limit(max_header_bytes);
+  parser.header_limit(settings.max_header_bytes);
   parser.body_limit(settings.max_body_bytes);
   co_await http::async_read(stream, conn.buffer, parser, token);
   if (control->aborted()) co_return out;
   if (ec) {
     out.nothing_received = !parser.got_some() && conn.buffer.size() == 0;
-    out.result.error = classify_read_error(ec, out.nothing_received, out.result.detail);
+    out.result.error =
+        classify_read_error(ec, conn, out.nothing_received, settings, out.result.detail);
     co_return out;
   }
-
-  auto reply = parser.release();
-  out.result.round_trip = std::chrono::duration_cast<std::chrono::microseconds>(
-      std::chrono::steady_clock::now() - started);
-  out.result.response.status = reply.result_int();
-  for (const auto& field : reply) {
-    out.result.response.headers.emplace_back(std::string(field.name_string()),
-                                             std::string(field.value()));
-  }
-  out.keep_alive = reply.keep_alive() && conn.buffer.size() == 0;
-  out.result.response.body = std::move(reply.body());
-  co_return out;
+  co_return received(parser.release(), conn, started);
 }
 
-connection_pool::connection_pool(asio::any_io_executor executor, transport_settings settings)
+http_client::http_client(asio::any_io_executor executor, http_client_settings settings)
     : impl_(std::make_unique<impl>(std::move(executor), std::move(settings))) {}
 
-connection_pool::~connection_pool() = default;
+http_client::~http_client() = default;
 
-asio::awaitable<exchange_result> connection_pool::exchange(std::shared_ptr<request_control> control,
-                                                           http_request request,
-                                                           replay_policy replay) {
+asio::awaitable<exchange_result> http_client::exchange(std::shared_ptr<request_control> control,
+                                                       http_request request, replay_policy replay) {
   const request_message message = to_message(request);
+  // Aborted before the first step could install its abort hook.
+  if (control->aborted()) co_return exchange_result{};
   for (bool resent = false;;) {
     std::unique_ptr<connection> conn = impl_->take_idle();
     const bool reused = conn != nullptr;
@@ -362,13 +392,16 @@ asio::awaitable<exchange_result> connection_pool::exchange(std::shared_ptr<reque
     // A reused connection that fails before any reply byte was most likely closed by the server
     // while idle (the race the idle check cannot close). Resending once is what browsers and
     // SDKs do; for a PUT only when the write itself failed, since a PUT that was written whole
-    // may have been applied, and its owner must then be told the outcome is unknown.
+    // may have been applied, and its owner must then be told the outcome is unknown. A long
+    // poll is never resent: there the same failure is how a crashed server shows itself.
     const bool closed_while_idle = reused && outcome.nothing_received;
-    if (closed_while_idle && !resent &&
-        (replay == replay_policy::idempotent || outcome.write_failed)) {
+    const bool may_resend = replay == replay_policy::idempotent ||
+                            (replay == replay_policy::unless_written && outcome.write_failed);
+    if (closed_while_idle && !resent && may_resend) {
       resent = true;
-      impl_->settings.log.log(log_level::debug,
-                              "s3 idle connection closed by the server; resending on a new one");
+      impl_->settings.log.log(
+          log_level::debug,
+          impl_->settings.name + " idle connection closed by the server; resending on a new one");
       continue;
     }
     if (!outcome.result.error && outcome.keep_alive) impl_->give_back(std::move(conn));
@@ -376,14 +409,18 @@ asio::awaitable<exchange_result> connection_pool::exchange(std::shared_ptr<reque
   }
 }
 
-void connection_pool::close_idle() {
+void http_client::close_idle() {
   std::vector<std::unique_ptr<connection>> closing;
   std::lock_guard lock(impl_->mutex);
   closing.swap(impl_->idle);
 }
 
-std::uint64_t connection_pool::connections_opened() const noexcept {
-  return impl_->opened;
+std::uint64_t http_client::connections_opened() const noexcept {
+  return impl_->counters->connections_opened;
+}
+
+std::uint64_t http_client::requests_sent() const noexcept {
+  return impl_->counters->requests_sent;
 }
 
 }  // namespace s3lect::detail

@@ -1,0 +1,49 @@
+// The leader's side of `s3lect run`: starts the command when elected, stops it when leadership
+// is lost or a stop signal comes, passes other signals on to it, and releases the lock.
+#pragma once
+
+#include "cli/child_process.hpp"
+#include "cli/log_output.hpp"
+#include "cli/run.hpp"
+
+#include <s3lect/elector.hpp>
+#include <s3lect/health.hpp>
+#include <s3lect/metrics_server.hpp>
+
+#include <boost/asio/awaitable.hpp>
+#include <boost/asio/signal_set.hpp>
+
+#include <chrono>
+#include <memory>
+#include <string>
+
+namespace s3lect::cli {
+
+/// The state `s3lect run` works on, shared by its coroutines on one io_context.
+struct supervisor {
+  elector& election;
+  const log_output& log;
+  const run_options& options;
+  spawn_request command;  ///< Without the per-leadership environment.
+  boost::asio::signal_set& signals;
+  std::unique_ptr<child_process> child;
+  bool shutdown_requested = false;
+  health_server* peer_server = nullptr;  ///< Peer mode only.
+  metrics_server* metrics = nullptr;     ///< With --metrics-listen only.
+};
+
+/// Campaigns and runs the command while leader until s3lect must exit, then stops the servers:
+/// the health server answers pending watches with the released state (a follower takes over at
+/// once), then closes. Returns s3lect's exit code.
+boost::asio::awaitable<int> supervise_and_stop(supervisor& s);
+
+/// SIGINT and SIGTERM stop s3lect; the other signals it catches go to the command.
+bool is_stop_signal(int signal);
+
+/// "SIGTERM", or "signal N" for one without a name here, for the log.
+std::string signal_name(int signal);
+
+/// Milliseconds from `start` to now, for the log.
+std::string ms_since(std::chrono::steady_clock::time_point start);
+
+}  // namespace s3lect::cli

@@ -1,0 +1,532 @@
+// The Beast + OpenSSL translation unit of the HTTP server skeleton (~30 s to compile: keep it
+// alone). The health and metrics servers only route and answer (http_responder).
+#include "http_server.hpp"
+
+#include <s3lect/error.hpp>
+
+#include "beast_names.hpp"
+#include "tcp_listen.hpp"
+
+#include <boost/asio/append.hpp>
+#include <boost/asio/as_tuple.hpp>
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/dispatch.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/asio/ssl/context.hpp>
+#include <boost/asio/ssl/stream.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/strand.hpp>
+#include <boost/asio/use_awaitable.hpp>
+#include <boost/asio/write.hpp>
+#include <boost/beast/core/flat_buffer.hpp>
+#include <boost/beast/http/error.hpp>
+#include <boost/beast/http/parser.hpp>
+#include <boost/beast/http/string_body.hpp>
+
+#include <algorithm>
+#include <atomic>
+#include <exception>
+#include <list>
+#include <mutex>
+#include <variant>
+#include <vector>
+
+namespace s3lect::detail {
+
+namespace {
+
+/// Bytes asked for by the read that waits for a request's first byte.
+constexpr std::size_t first_read_bytes = 4 * 1024;
+/// Pause after a failed accept (e.g. out of file descriptors) so the loop does not spin.
+constexpr std::chrono::milliseconds accept_backoff{100};
+
+/// Named once: GCC 12 mishandles temporaries built inside a co_await expression (style.md).
+constexpr auto use_tuple = asio::as_tuple(asio::use_awaitable);
+
+// A plain socket, under TLS or not, without beast::tcp_stream: its timeouts arm and cancel a
+// timer for every read and write, which cost more CPU than the TLS record itself for a health
+// answer. One watchdog timer per connection enforces the deadlines instead (server_connection).
+using clock_type = std::chrono::steady_clock;
+using request_parser = http::request_parser<http::string_body>;
+
+bool is_http_error(const error_code& ec) {
+  return ec.category() == http::make_error_code(http::error::bad_method).category();
+}
+
+std::string describe(const error_code& ec) {
+  return ec.message() + " (" + ec.to_string() + ")";
+}
+
+}  // namespace
+
+/// One accepted connection, listed so that a stop can close it. Shared by its coroutine and its
+/// watchdog's pending wait, so that neither outlives it.
+struct server_connection : std::enable_shared_from_this<server_connection> {
+  enum class phase { handshake, idle, reading, answering, writing };
+
+  server_connection(tcp::socket socket, ssl::context* tls, std::chrono::milliseconds tick)
+      : stream(make_stream(std::move(socket), tls)),
+        watchdog(socket_of().get_executor()),
+        longest_wait(tick) {}
+
+  tcp::socket& socket_of() {
+    if (auto* tls = std::get_if<tls_stream>(&stream)) return tls->next_layer();
+    return std::get<tcp::socket>(stream);
+  }
+
+  /// Makes every pending operation on the connection complete at once.
+  void close() {
+    error_code ignored;
+    socket_of().close(ignored);
+  }
+
+  /// Closes the connection unless it is done by `when` (time_point::max(): no deadline).
+  /// Costs no timer operation while deadlines only move later, which they do on the request
+  /// path: the watchdog never sleeps longer than `longest_wait` (the read timeout), and every
+  /// deadline set is at least that far away.
+  void set_deadline(clock_type::time_point when) {
+    deadline = when;
+    if (!watching) {
+      watching = true;
+      arm();
+    } else if (when < armed_for) {
+      watchdog.cancel();  // the wake-up re-arms for the new deadline
+    }
+  }
+
+  /// Ends the watchdog: the connection's coroutine is done with it.
+  void finish() {
+    finished = true;
+    watchdog.cancel();
+  }
+
+  std::variant<tcp::socket, tls_stream> stream;
+  phase state = phase::handshake;
+  bool timed_out = false;  ///< The watchdog closed the connection.
+  /// Reused for every answer, so that keep-alive requests do not allocate one each.
+  std::string output;
+
+ private:
+  static std::variant<tcp::socket, tls_stream> make_stream(tcp::socket socket, ssl::context* tls) {
+    if (tls)
+      return std::variant<tcp::socket, tls_stream>(std::in_place_type<tls_stream>,
+                                                   std::move(socket), *tls);
+    return std::variant<tcp::socket, tls_stream>(std::move(socket));
+  }
+
+  void arm() {
+    armed_for = std::min(deadline, clock_type::now() + longest_wait);
+    watchdog.expires_at(armed_for);
+    watchdog.async_wait([self = shared_from_this()](error_code) { self->wake(); });
+  }
+
+  void wake() {
+    if (finished) return;
+    if (clock_type::now() >= deadline) {
+      timed_out = true;
+      watching = false;
+      close();
+      return;
+    }
+    arm();
+  }
+
+  asio::steady_timer watchdog;
+  const clock_type::duration longest_wait;
+  clock_type::time_point deadline = clock_type::time_point::max();
+  clock_type::time_point armed_for = clock_type::time_point::max();
+  bool watching = false;
+  bool finished = false;
+};
+
+struct http_server_state : std::enable_shared_from_this<http_server_state> {
+  http_server_state(asio::any_io_executor ex, http_server_settings config,
+                    std::shared_ptr<http_responder> answering)
+      : strand(asio::make_strand(ex)),
+        settings(std::move(config)),
+        responder(std::move(answering)),
+        acceptor(strand) {}
+
+  void log(log_level level, const std::string& line) const {
+    settings.log.log(level, settings.name + " " + line);
+  }
+
+  /// Strand only. Stops accepting and closes connections that are not answering; `abort`
+  /// closes those too (destruction: nobody waits for the answers).
+  void begin_stop(bool abort) {
+    if (!stopping.exchange(true)) {
+      error_code ignored;
+      acceptor.close(ignored);
+      responder->stopping();
+      log(log_level::info, "server stopping");
+    }
+    for (server_connection* connection : connections) {
+      const auto state = connection->state;
+      if (abort || state == server_connection::phase::handshake ||
+          state == server_connection::phase::idle || state == server_connection::phase::reading) {
+        connection->close();
+      }
+    }
+    finish_stop_if_done();
+  }
+
+  /// Strand only. Completes the stop waiters once nothing runs any more.
+  void finish_stop_if_done() {
+    if (!stopping || accepting || !connections.empty()) return;
+    std::vector<http_server::stop_handler> waiters = std::move(stop_waiters);
+    stop_waiters.clear();
+    for (http_server::stop_handler& waiter : waiters) {
+      // post() runs the handler on its own associated executor, never inline here.
+      asio::post(strand, asio::append(std::move(waiter), error_code{}));
+    }
+  }
+
+  asio::strand<asio::any_io_executor> strand;
+  const http_server_settings settings;
+  const std::shared_ptr<http_responder> responder;
+  tcp::acceptor acceptor;
+
+  mutable std::mutex start_mutex;
+  bool started = false;  // guarded by start_mutex
+  tcp::endpoint bound;   // guarded by start_mutex
+
+  std::atomic<bool> stopping{false};
+  bool accepting = false;                     // strand only (set by start() before the loop)
+  std::list<server_connection*> connections;  // strand only
+  std::vector<http_server::stop_handler> stop_waiters;  // strand only
+
+  std::atomic<std::uint64_t> accepted{0};
+  std::atomic<std::uint64_t> rejected{0};
+  std::atomic<std::uint64_t> failed_handshakes{0};
+  std::atomic<std::uint64_t> requests{0};
+  std::atomic<std::uint64_t> active_connections{0};
+};
+
+namespace {
+
+using state_ptr = std::shared_ptr<http_server_state>;
+using phase = server_connection::phase;
+
+/// Keeps a connection in the server's list for as long as its coroutine runs.
+class connection_registration {
+ public:
+  connection_registration(http_server_state& server, server_connection& connection)
+      : server_(server),
+        connection_(connection),
+        position_(server.connections.insert(server.connections.end(), &connection)) {
+    ++server_.active_connections;
+  }
+  ~connection_registration() {
+    connection_.finish();
+    server_.connections.erase(position_);
+    --server_.active_connections;
+    server_.finish_stop_if_done();
+  }
+  connection_registration(const connection_registration&) = delete;
+  connection_registration& operator=(const connection_registration&) = delete;
+
+ private:
+  http_server_state& server_;
+  server_connection& connection_;
+  std::list<server_connection*>::iterator position_;
+};
+
+/// Between requests the idle timeout applies; from a request's first byte, read_timeout.
+void set_read_deadline(const http_server_state& server, server_connection& connection,
+                       bool request_started, bool& read_deadline_set) {
+  if (!request_started) {
+    connection.state = phase::idle;
+    connection.set_deadline(clock_type::now() + server.settings.idle_timeout);
+  } else if (!read_deadline_set) {
+    connection.state = phase::reading;
+    connection.set_deadline(clock_type::now() + server.settings.read_timeout);
+    read_deadline_set = true;
+  }
+}
+
+/// Reads one request into `parser`, from what `buffer` holds and then from the connection; the
+/// bytes after it stay in `buffer` (pipelining). Parsed here rather than by http::async_read, so
+/// that a request that arrives whole costs one read and no timer. An error of the HTTP category
+/// is the client's fault and gets an answer; any other ends the connection.
+template <class Stream>
+asio::awaitable<error_code> read_request(const http_server_state& server,
+                                         server_connection& connection, Stream& stream,
+                                         beast::flat_buffer& buffer, request_parser& parser) {
+  bool read_deadline_set = false;
+  for (;;) {
+    if (buffer.size() != 0) {
+      error_code parse_ec;
+      const std::size_t used = parser.put(buffer.data(), parse_ec);
+      buffer.consume(used);
+      if (parser.is_done()) co_return error_code{};
+      if (parse_ec && parse_ec != http::error::need_more) co_return parse_ec;
+      if (!parse_ec && used != 0) continue;  // the header is done; the body comes next
+      if (buffer.size() == buffer.max_size()) co_return http::error::buffer_overflow;
+    }
+    const bool request_started = buffer.size() != 0 || parser.got_some();
+    set_read_deadline(server, connection, request_started, read_deadline_set);
+    const std::size_t room = std::min(first_read_bytes, buffer.max_size() - buffer.size());
+    auto [read_ec, bytes] = co_await stream.async_read_some(buffer.prepare(room), use_tuple);
+    buffer.commit(bytes);
+    if (read_ec == asio::error::eof && (parser.got_some() || buffer.size() != 0)) {
+      co_return http::error::partial_message;
+    }
+    if (read_ec) co_return read_ec;
+  }
+}
+
+server_request to_server_request(const http::request<http::string_body>& request) {
+  server_request out;
+  out.method = std::string(request.method_string());
+  out.target = std::string(request.target());
+  out.version = request.version();
+  out.keep_alive = request.keep_alive();
+  return out;
+}
+
+/// Fills connection.output with the answer to what read_request() produced; false when the
+/// connection is to end without an answer (a timeout, a reset, a stop, a departing responder).
+asio::awaitable<bool> prepare_answer(http_server_state& server, server_connection& connection,
+                                     const error_code& read_ec, const request_parser& parser,
+                                     bool& keep_alive) {
+  std::string& output = connection.output;
+  output.clear();
+  keep_alive = false;
+  if (read_ec == http::error::header_limit || (read_ec && is_http_error(read_ec))) {
+    const server_answer answer =
+        read_ec == http::error::header_limit
+            ? server.responder->reject(431, "request header fields too large")
+            : server.responder->reject(400, "malformed HTTP request: " + read_ec.message());
+    append_http_response(output, answer.status, answer.headers, answer.body, 11, false);
+    co_return true;
+  }
+  if (read_ec) co_return false;
+  connection.state = phase::answering;
+  connection.set_deadline(clock_type::time_point::max());  // a watch may be held
+  server_request request = to_server_request(parser.get());
+  const unsigned version = request.version;
+  const bool wants_keep_alive = request.keep_alive;
+  std::optional<server_answer> answer = server.responder->answer_at_once(request);
+  if (!answer) {
+    server_answer later = co_await server.responder->answer_later(std::move(request));
+    answer.emplace(std::move(later));
+  }
+  if (!answer->send) co_return false;
+  // Read after the answer: a watch may have been held across a stop.
+  keep_alive = wants_keep_alive && !server.stopping;
+  append_http_response(output, answer->status, answer->headers, answer->body, version, keep_alive,
+                       answer->head);
+  co_return true;
+}
+
+/// Ends a connection the server chose to close: close_notify under TLS tells the client the
+/// close is deliberate, not a truncation; a plain socket sends FIN.
+asio::awaitable<void> close_gracefully(tls_stream& stream) {
+  auto [shutdown_ec] = co_await stream.async_shutdown(use_tuple);
+  (void)shutdown_ec;
+}
+
+asio::awaitable<void> close_gracefully(tcp::socket& socket) {
+  error_code ignored;
+  socket.shutdown(tcp::socket::shutdown_send, ignored);
+  co_return;
+}
+
+/// Reads requests and writes answers until the client leaves, a timeout, an error, or a stop.
+template <class Stream>
+asio::awaitable<void> serve_requests(http_server_state& server, server_connection& connection,
+                                     Stream& stream) {
+  const http_server_settings& settings = server.settings;
+  // Bounded so that pipelined garbage cannot grow it without limit.
+  beast::flat_buffer buffer(settings.max_header_bytes + settings.max_body_bytes + first_read_bytes);
+  for (;;) {
+    if (buffer.size() == 0 && server.stopping) break;
+    request_parser parser;
+    parser.header_limit(static_cast<std::uint32_t>(settings.max_header_bytes));
+    parser.body_limit(settings.max_body_bytes);
+    const error_code read_ec = co_await read_request(server, connection, stream, buffer, parser);
+    bool keep_alive = false;
+    if (!co_await prepare_answer(server, connection, read_ec, parser, keep_alive)) {
+      if (read_ec && (!connection.timed_out || buffer.size() != 0)) {
+        server.log(log_level::debug,
+                   "read ended error=" +
+                       (connection.timed_out ? std::string("timeout") : describe(read_ec)));
+      }
+      break;
+    }
+    connection.state = phase::writing;
+    connection.set_deadline(clock_type::now() + settings.read_timeout);
+    // Counted before the write: a client that has read its answer finds it counted.
+    ++server.requests;
+    auto [write_ec, written] =
+        co_await asio::async_write(stream, asio::buffer(connection.output), use_tuple);
+    (void)written;
+    if (write_ec) break;
+    if (!keep_alive) {
+      // After a protocol error the client may still be sending: close without waiting.
+      if (!read_ec) co_await close_gracefully(stream);
+      break;
+    }
+  }
+}
+
+asio::awaitable<void> run_connection(http_server_state& server, server_connection& connection) {
+  connection.set_deadline(clock_type::now() + server.settings.read_timeout);
+  if (auto* tls = std::get_if<tls_stream>(&connection.stream)) {
+    auto [handshake_ec] = co_await tls->async_handshake(ssl::stream_base::server, use_tuple);
+    if (handshake_ec) {
+      ++server.failed_handshakes;
+      server.log(log_level::debug, "handshake failed error=" + describe(handshake_ec));
+      co_return;
+    }
+    co_await serve_requests(server, connection, *tls);
+    co_return;
+  }
+  auto& socket = std::get<tcp::socket>(connection.stream);
+  co_await serve_requests(server, connection, socket);
+  // The metrics listener always ended with a FIN, whatever ended the loop.
+  co_await close_gracefully(socket);
+}
+
+asio::awaitable<void> serve_connection(state_ptr server, tcp::socket socket) {
+  const auto connection = std::make_shared<server_connection>(
+      std::move(socket), server->settings.tls.get(), server->settings.read_timeout);
+  const connection_registration registration(*server, *connection);
+  co_await run_connection(*server, *connection);
+}
+
+/// Completion of a detached coroutine: logs what escaped it (a connection must not take down
+/// the application's io_context), and ends the accept loop's share of a stop.
+struct coroutine_done {
+  state_ptr server;
+  bool accept_loop;
+  void operator()(std::exception_ptr failure) const {
+    if (failure) {
+      try {
+        std::rethrow_exception(failure);
+      } catch (const std::exception& e) {
+        server->log(log_level::error, std::string("server coroutine failed what=") + e.what());
+      }
+    }
+    if (accept_loop) {
+      server->accepting = false;
+      server->finish_stop_if_done();
+    }
+  }
+};
+
+/// Takes an accepted socket on or closes it (max_connections reached).
+void admit(const state_ptr& server, tcp::socket socket) {
+  ++server->accepted;
+  if (server->connections.size() >= server->settings.max_connections) {
+    ++server->rejected;
+    server->log(log_level::debug, "connection rejected reason=max_connections");
+    error_code ignored;
+    socket.close(ignored);
+    return;
+  }
+  // Answers are small and written at once: without TCP_NODELAY the first answer on a new TLS
+  // connection waits ~40 ms for the client's delayed ACK of the session ticket (Nagle).
+  error_code nodelay_ignored;
+  socket.set_option(tcp::no_delay(true), nodelay_ignored);
+  asio::co_spawn(server->strand, serve_connection(server, std::move(socket)),
+                 coroutine_done{server, false});
+}
+
+asio::awaitable<void> accept_connections(state_ptr server) {
+  for (;;) {
+    auto [ec, socket] = co_await server->acceptor.async_accept(use_tuple);
+    if (server->stopping) co_return;
+    if (!ec) {
+      admit(server, std::move(socket));
+      continue;
+    }
+    if (ec == asio::error::operation_aborted) co_return;
+    server->log(log_level::warning, "accept failed error=" + describe(ec));
+    asio::steady_timer backoff(server->strand, accept_backoff);
+    auto [timer_ec] = co_await backoff.async_wait(use_tuple);
+    (void)timer_ec;
+  }
+}
+
+/// Runs begin_stop on the strand, then queues the stop's completion.
+struct stop_on_strand {
+  state_ptr server;
+  http_server::stop_handler handler;
+  void operator()() {
+    if (handler) server->stop_waiters.push_back(std::move(handler));
+    server->begin_stop(false);
+  }
+};
+
+struct abort_on_strand {
+  state_ptr server;
+  void operator()() const { server->begin_stop(true); }
+};
+
+}  // namespace
+
+server_answer plain_text_answer(unsigned status, std::string body) {
+  server_answer answer;
+  answer.status = status;
+  answer.headers = {{"Content-Type", "text/plain; charset=utf-8"}, {"Cache-Control", "no-store"}};
+  answer.body = std::move(body);
+  return answer;
+}
+
+http_server::http_server(asio::any_io_executor executor, http_server_settings settings,
+                         std::shared_ptr<http_responder> responder)
+    : state_(std::make_shared<http_server_state>(std::move(executor), std::move(settings),
+                                                 std::move(responder))) {}
+
+http_server::~http_server() {
+  asio::post(state_->strand, abort_on_strand{state_});
+}
+
+error_code http_server::start() {
+  const std::lock_guard lock(state_->start_mutex);
+  if (state_->started) return asio::error::already_started;
+  if (state_->stopping) return errc::stopped;
+  tcp::endpoint bound;
+  const error_code ec = listen_on(state_->acceptor, state_->settings.endpoint, bound);
+  if (ec) {
+    // Returned to the caller, who reports it: only a debug line here.
+    state_->log(log_level::debug,
+                "server cannot listen address=" + state_->settings.endpoint.address().to_string() +
+                    " port=" + std::to_string(state_->settings.endpoint.port()) +
+                    " error=" + describe(ec));
+    return ec;
+  }
+  state_->started = true;
+  state_->bound = bound;
+  state_->accepting = true;
+  state_->log(log_level::info, "server listening address=" + bound.address().to_string() +
+                                   " port=" + std::to_string(bound.port()));
+  asio::co_spawn(state_->strand, accept_connections(state_), coroutine_done{state_, true});
+  return {};
+}
+
+tcp::endpoint http_server::local_endpoint() const {
+  const std::lock_guard lock(state_->start_mutex);
+  return state_->bound;
+}
+
+void http_server::stop(stop_handler handler) {
+  asio::dispatch(state_->strand, stop_on_strand{state_, std::move(handler)});
+}
+
+bool http_server::stopping() const noexcept {
+  return state_->stopping;
+}
+
+http_server_stats http_server::stats() const {
+  http_server_stats stats;
+  stats.accepted_connections = state_->accepted;
+  stats.rejected_connections = state_->rejected;
+  stats.failed_handshakes = state_->failed_handshakes;
+  stats.requests = state_->requests;
+  stats.active_connections = state_->active_connections;
+  return stats;
+}
+
+}  // namespace s3lect::detail
