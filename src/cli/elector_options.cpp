@@ -149,26 +149,30 @@ std::string option_for_field(std::string_view field) {
   }
 }
 
-std::optional<elector_settings> make_elector_settings(const parsed_args& args, store_target& target,
-                                                      std::string& error) {
-  elector_settings settings;
-  elector_config& config = settings.config;
-  config.lock_key = target.key;
+namespace {
+
+/// --id and --addr.
+bool read_identity(const parsed_args& args, elector_config& config, std::string& error) {
   config.server_id = args.get("id").value_or(default_server_id());
   if (auto addr = args.get("addr")) {
     if (!is_host_port(*addr)) {
       error = "--addr: expected HOST:PORT with a port of 1-65535, got '" + *addr + "'";
-      return std::nullopt;
+      return false;
     }
     config.server_address = *addr;
   }
+  return true;
+}
 
+/// The durations, --max-clock-skew, --request-timeout and --retry-delays.
+bool read_timing(const parsed_args& args, store_target& target, elector_config& config,
+                 std::string& error) {
   if (!read_duration(args, "lease", config.lease, error) ||
       !read_duration(args, "renew-deadline", config.renew_deadline, error) ||
       !read_duration(args, "frequent", config.frequent_interval, error) ||
       !read_duration(args, "infrequent", config.infrequent_interval, error) ||
       !read_duration(args, "acquire-grace", config.acquire_grace, error)) {
-    return std::nullopt;
+    return false;
   }
   if (auto skew = args.get("max-clock-skew")) {
     if (*skew == "off") {
@@ -177,7 +181,7 @@ std::optional<elector_settings> make_elector_settings(const parsed_args& args, s
       config.max_clock_skew = *parsed;
     } else {
       error = "--max-clock-skew: expected a duration such as 2s, or off, got '" + *skew + "'";
-      return std::nullopt;
+      return false;
     }
   }
   // make_store_target already checked --request-timeout; the elector's default is shorter
@@ -185,13 +189,16 @@ std::optional<elector_settings> make_elector_settings(const parsed_args& args, s
   config.request_timeout = args.has("request-timeout") ? target.config.request_timeout
                                                        : default_elector_request_timeout();
   target.config.request_timeout = config.request_timeout;
-  if (!read_retry_delays(args, config.retry, error)) return std::nullopt;
+  return read_retry_delays(args, config.retry, error);
+}
 
+/// --log-level and --log-format.
+bool read_log_settings(const parsed_args& args, elector_settings& settings, std::string& error) {
   if (auto level = args.get("log-level")) {
     auto parsed = parse_log_level(*level);
     if (!parsed) {
       error = "--log-level: expected trace, debug, info, warning or error, got '" + *level + "'";
-      return std::nullopt;
+      return false;
     }
     settings.level = *parsed;
   }
@@ -199,22 +206,38 @@ std::optional<elector_settings> make_elector_settings(const parsed_args& args, s
     auto parsed = parse_log_format(*format);
     if (!parsed) {
       error = "--log-format: expected text or json, got '" + *format + "'";
-      return std::nullopt;
+      return false;
     }
     settings.format = *parsed;
   }
+  return true;
+}
 
+/// The library's message names the config field; say which option sets it.
+std::string invalid_configuration(const std::string& problem) {
+  std::string_view field = problem;
+  field = field.substr(0, field.find(':'));
+  const std::string option = option_for_field(field);
+  return option.empty() ? "invalid configuration: " + problem
+                        : "invalid configuration (" + option + "): " + problem;
+}
+
+}  // namespace
+
+std::optional<elector_settings> make_elector_settings(const parsed_args& args, store_target& target,
+                                                      std::string& error) {
+  elector_settings settings;
+  elector_config& config = settings.config;
+  config.lock_key = target.key;
+  if (!read_identity(args, config, error) || !read_timing(args, target, config, error) ||
+      !read_log_settings(args, settings, error)) {
+    return std::nullopt;
+  }
   auto serve = make_serve_settings(args, config, error);
   if (!serve) return std::nullopt;
   settings.serve = std::move(*serve);
-
   if (auto problem = config.validate()) {
-    // The library's message names the config field; say which option sets it.
-    std::string_view field = *problem;
-    field = field.substr(0, field.find(':'));
-    const std::string option = option_for_field(field);
-    error = option.empty() ? "invalid configuration: " + *problem
-                           : "invalid configuration (" + option + "): " + *problem;
+    error = invalid_configuration(*problem);
     return std::nullopt;
   }
   return settings;

@@ -227,8 +227,9 @@ elector_metrics collect_metrics(const elector& election, std::vector<metric_labe
   return metrics;
 }
 
-std::string prometheus_text(const std::vector<elector_metrics>& electors) {
-  exposition out;
+namespace {
+
+void write_request_counts(exposition& out, const std::vector<elector_metrics>& electors) {
   out.family("s3lect_s3_requests_total", "counter",
              "Requests for the lock record, retries included, by operation and outcome.");
   for (const elector_metrics& elector : electors) {
@@ -249,13 +250,10 @@ std::string prometheus_text(const std::vector<elector_metrics>& electors) {
                  elector.counters.peer_check.*outcome.field);
     }
   }
-  for (const simple_series& series : simple) {
-    out.family(series.name, series.type, series.help);
-    for (const elector_metrics& elector : electors) {
-      out.sample(series.name, elector, {}, series.value(elector));
-    }
-  }
-  // Unknown before the store's first answer: no sample rather than a made-up zero.
+}
+
+// Unknown before the store's first answer: no sample rather than a made-up zero.
+void write_clock_offsets(exposition& out, const std::vector<elector_metrics>& electors) {
   out.family("s3lect_clock_offset_seconds", "gauge",
              "The store's clock minus this node's wall clock, from the Date of the store's "
              "answers.");
@@ -271,6 +269,9 @@ std::string prometheus_text(const std::vector<elector_metrics>& electors) {
     out.sample("s3lect_clock_offset_error_bound_seconds", elector, {},
                seconds_of(elector.clock_offset->error_bound));
   }
+}
+
+void write_renewal_latency(exposition& out, const std::vector<elector_metrics>& electors) {
   out.family("s3lect_renewal_latency_seconds", "histogram",
              "Time from sending a renewal's first attempt to its success.");
   for (const elector_metrics& elector : electors) {
@@ -289,6 +290,21 @@ std::string prometheus_text(const std::vector<elector_metrics>& electors) {
                     6));
     out.sample("s3lect_renewal_latency_seconds_count", elector, {}, histogram.count);
   }
+}
+
+}  // namespace
+
+std::string prometheus_text(const std::vector<elector_metrics>& electors) {
+  exposition out;
+  write_request_counts(out, electors);
+  for (const simple_series& series : simple) {
+    out.family(series.name, series.type, series.help);
+    for (const elector_metrics& elector : electors) {
+      out.sample(series.name, elector, {}, series.value(elector));
+    }
+  }
+  write_clock_offsets(out, electors);
+  write_renewal_latency(out, electors);
   return out.take();
 }
 
