@@ -15,8 +15,8 @@
 
 namespace s3lect {
 
-/// Peer mode (design §7): followers in stable mode ask the leader's health endpoint whether it
-/// still leads instead of reading S3. Nested in elector_config as `peer`.
+/// Peer mode (docs/peer-mode.md): followers in stable mode ask the leader's health endpoint whether
+/// it still leads instead of reading S3. Nested in elector_config as `peer`.
 struct peer_config {
   /// Followers in stable mode check the leader's health endpoint instead of reading S3.
   bool enabled = false;

@@ -213,7 +213,8 @@ class elector : public leadership_source {
                         boost::asio::any_completion_handler<change_signature> handler) override;
 
   // Named initiation objects rather than lambdas: GCC 12 mishandles lambda temporaries in
-  // co_await expressions (style.md), and these end up inside the caller's co_await.
+  // co_await expressions (docs/architecture.md#gcc-12-coroutine-rules), and these end up inside the
+  // caller's co_await.
   struct initiate_stop {
     elector* self;
     template <class Handler>

@@ -1,8 +1,9 @@
-// The peer-mode health endpoint (design §7): a leader answers `GET /health/leadership` with its
-// last successful lock record, followers hold a `?watch=` request open to hear of a release at
-// once. Three layers: leadership_source (what the elector exposes), health_handler (request to
-// response, usable inside any HTTP server) and health_server (a standalone HTTPS server).
-// No Beast, OpenSSL or JSON here; see beast_handler.hpp to embed the handler in a Beast server.
+// The peer-mode health endpoint (docs/peer-mode.md#the-endpoint): a leader answers `GET
+// /health/leadership` with its last successful lock record, followers hold a `?watch=` request open
+// to hear of a release at once. Three layers: leadership_source (what the elector exposes),
+// health_handler (request to response, usable inside any HTTP server) and health_server (a
+// standalone HTTPS server). No Beast, OpenSSL or JSON here; see beast_handler.hpp to embed the
+// handler in a Beast server.
 #pragma once
 
 #include <s3lect/logger.hpp>

@@ -1,5 +1,5 @@
 // The lock record stored at the lock key: a JSON superset of the Go s3lect format, so Go and
-// C++ nodes read each other's records (design §2).
+// C++ nodes read each other's records (docs/algorithm.md#the-lock-record).
 #pragma once
 
 #include <s3lect/error.hpp>
@@ -44,8 +44,8 @@ struct lock_record {
   friend bool operator==(const lock_record&, const lock_record&) = default;
 };
 
-/// Serialises `record` as the JSON of design §2, lastUpdated as RFC 3339 UTC with milliseconds
-/// (rounded up). A released record is written with Go's zero lastUpdated,
+/// Serialises `record` as the JSON of docs/algorithm.md#the-lock-record, lastUpdated as RFC 3339
+/// UTC with milliseconds (rounded up). A released record is written with Go's zero lastUpdated,
 /// "0001-01-01T00:00:00Z", so that Go readers, which know no "released" field, see it expired
 /// and take over at once too.
 std::string encode_record(const lock_record& record);

@@ -1,6 +1,7 @@
-// The retry policy every network operation runs under (design §6): attempt at once, then after
-// 100 ms, then after 1 s, then give up and let the caller decide. Only transient failures are
-// retried. The schedule is a sans-I/O class; async_retry is the coroutine that performs it.
+// The retry policy every network operation runs under (docs/configuration.md, `retry`): attempt at
+// once, then after 100 ms, then after 1 s, then give up and let the caller decide. Only transient
+// failures are retried. The schedule is a sans-I/O class; async_retry is the coroutine that
+// performs it.
 #pragma once
 
 #include <s3lect/error.hpp>

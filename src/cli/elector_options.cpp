@@ -137,6 +137,7 @@ std::string option_for_field(std::string_view field) {
       {"peer.tls.ca_file", "--peer-ca"},
       {"peer.tls.certificate_file", "--peer-client-cert"},
       {"peer.tls.private_key_file", "--peer-client-key"},
+      {"peer.tls.private_key", "--peer-client-key"},
   };
   // The field path, then its parents: "retry.delays[1]" is set by the options of "retry".
   for (;;) {

@@ -45,16 +45,20 @@ namespace {
 constexpr const char* default_search_path = "/usr/local/bin:/usr/bin:/bin";
 
 /// The option to blame for a configuration the library refused at construction (an unreadable
-/// certificate file), from the field its message names.
+/// certificate file). The message starts with the field: "health_server_config.tls.ca_file: ..."
+/// from the peer server, "peer_client_config.tls.certificate_file: ..." from the follower's
+/// client.
 std::string construction_error(const std::string& what) {
-  for (const char* field : {"certificate_file", "private_key_file", "private_key", "client_ca_file",
-                            "peer_ca_file", "peer_client_cert_file", "peer_client_key_file"}) {
-    if (what.find(field) != std::string::npos) {
-      const std::string option = option_for_server_field(field);
-      if (!option.empty()) return option + ": " + what;
-    }
+  const std::string_view field = std::string_view(what).substr(0, what.find(':'));
+  std::string option;
+  if (field.starts_with("health_server_config.")) {
+    option =
+        option_for_server_field(field.substr(std::string_view("health_server_config.").size()));
+  } else if (field.starts_with("peer_client_config.")) {
+    option = option_for_field(
+        "peer." + std::string(field.substr(std::string_view("peer_client_config.").size())));
   }
-  return "invalid configuration: " + what;
+  return option.empty() ? "invalid configuration: " + what : option + ": " + what;
 }
 
 /// Logs every change of holder or term, as this node sees it.

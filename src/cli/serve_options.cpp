@@ -110,19 +110,12 @@ const char* serve_options_help() {
 }
 
 std::string option_for_server_field(std::string_view field) {
-  // health_server_config names its TLS fields "tls.*"; the older names are still asked for.
+  // health_server_config names its TLS fields "tls.*".
   if (field.substr(0, 4) == "tls.") field.remove_prefix(4);
   static const std::pair<std::string_view, std::string_view> options[] = {
-      {"bind_address", "--peer-listen"},
-      {"certificate_file", "--peer-cert"},
-      {"private_key_file", "--peer-key"},
-      {"private_key", "--peer-key"},
-      {"ca_file", "--peer-ca"},
-      {"client_ca_file", "--peer-ca"},
-      {"require_client_cert", "--peer-client-cert"},
-      {"peer_ca_file", "--peer-ca"},
-      {"peer_client_cert_file", "--peer-client-cert"},
-      {"peer_client_key_file", "--peer-client-key"},
+      {"bind_address", "--peer-listen"},  {"certificate_file", "--peer-cert"},
+      {"private_key_file", "--peer-key"}, {"private_key", "--peer-key"},
+      {"ca_file", "--peer-ca"},           {"require_client_cert", "--peer-client-cert"},
   };
   for (const auto& [name, option] : options) {
     if (name == field) return std::string(option);

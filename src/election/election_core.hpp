@@ -1,5 +1,5 @@
-// The election state machine of design §4-§6 without I/O: fed "now" and events, it answers with
-// the actions to perform. The coroutine layer (elector) performs them: one storage operation
+// The election state machine of docs/algorithm.md without I/O: fed "now" and events, it answers
+// with the actions to perform. The coroutine layer (elector) performs them: one storage operation
 // at a time under the retry policy, one timer, and the notifications to waiters and hooks.
 //
 // Choices made where the design is silent (S = send time of the last successful renewal):
@@ -81,7 +81,7 @@ enum class loss_reason {
   stopped,         ///< stop() was called.
 };
 
-/// A peer-mode health check of the leader's endpoint (design §7).
+/// A peer-mode health check of the leader's endpoint (docs/peer-mode.md#how-it-works).
 struct peer_check_request {
   std::string address;  ///< The leader's leaderAddr.
   /// Set: a watch of this duration on `term` (and `serial`, when set). Unset: a plain check.
@@ -255,8 +255,8 @@ class election_core {
   };
   // A peer's answer that showed the leader's last successful write: that write was sent
   // before `first_at`, our monotonic time when the answer arrived less the write's age the
-  // leader reported (design §7: a leader reports only writes that landed). Rule (b) may count
-  // from here for the ETag holding that record.
+  // leader reported (docs/peer-mode.md#the-endpoint: a leader reports only writes that landed).
+  // Rule (b) may count from here for the ETag holding that record.
   struct peer_evidence {
     lock_record record;
     steady_time first_at;

@@ -1,5 +1,5 @@
-// The election core in peer mode (design §7): when a stable follower asks the leader instead of
-// the store, and what the leader's answer means.
+// The election core in peer mode (docs/peer-mode.md#how-it-works): when a stable follower asks the
+// leader instead of the store, and what the leader's answer means.
 #include "election_core.hpp"
 #include "election_core_helpers.hpp"
 

@@ -49,7 +49,8 @@ class guarded_storage {
   }
 
  private:
-  // Named initiations, not lambdas: they end up inside co_await (style.md).
+  // Named initiations, not lambdas: they end up inside co_await
+  // (docs/architecture.md#gcc-12-coroutine-rules).
   struct initiate_get {
     guarded_storage* self;
     template <class Handler>

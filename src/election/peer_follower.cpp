@@ -20,14 +20,8 @@ namespace {
 /// The peer client's settings from the elector's (elector_config::peer onto the client's own
 /// fields).
 peer_client_config peer_settings(const elector_config& config) {
-  const tls_config& tls = config.peer.tls;
   peer_client_config out;
-  out.ca_file = tls.ca_file;
-  out.ca_pem = tls.ca_pem;
-  out.client_cert_file = tls.certificate_file;
-  out.client_cert_pem = tls.certificate_pem;
-  out.client_key_file = tls.private_key_file;
-  out.client_key_pem = tls.private_key_pem;
+  out.tls = config.peer.tls;
   out.health_path = config.peer.health_path;
   out.timeout = config.peer.timeout;
   out.log = config.log;

@@ -164,8 +164,8 @@ struct http_client::impl {
         tls_context(settings.tls ? settings.tls_context : nullptr),
         counters(settings.counters ? settings.counters : std::make_shared<http_client_counters>()) {
     if (settings.tls && !tls_context) {
-      tls_context =
-          make_shared_tls_context(settings.tls_settings, tls_role::client, settings.tls_names);
+      tls_context = make_shared_tls_context(settings.tls_settings, tls_role::client,
+                                            settings.tls_field_prefix);
     }
   }
 

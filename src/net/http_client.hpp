@@ -117,8 +117,8 @@ struct http_client_settings {
   std::uint16_t port = 443;
   bool tls = true;
   tls_config tls_settings;
-  /// How the owner's configuration names the TLS fields, for errors ("tls.ca_file").
-  tls_field_names tls_names{"tls."};
+  /// How the owner's configuration names its tls_config, for errors ("tls." + "ca_file").
+  std::string tls_field_prefix = "tls.";
   /// A context built already (make_shared_tls_context), shared with other clients; null: one
   /// is built from tls_settings.
   std::shared_ptr<boost::asio::ssl::context> tls_context;
@@ -137,7 +137,7 @@ struct http_client_settings {
 class http_client {
  public:
   /// Throws boost::system::system_error(errc::invalid_config), naming the field through
-  /// settings.tls_names, when the CAs or the client certificate cannot be loaded.
+  /// settings.tls_field_prefix, when the CAs or the client certificate cannot be loaded.
   http_client(boost::asio::any_io_executor executor, http_client_settings settings);
   ~http_client();
   http_client(const http_client&) = delete;

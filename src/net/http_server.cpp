@@ -40,7 +40,8 @@ constexpr std::size_t first_read_bytes = 4 * 1024;
 /// Pause after a failed accept (e.g. out of file descriptors) so the loop does not spin.
 constexpr std::chrono::milliseconds accept_backoff{100};
 
-/// Named once: GCC 12 mishandles temporaries built inside a co_await expression (style.md).
+/// Named once: GCC 12 mishandles temporaries built inside a co_await expression
+/// (docs/architecture.md#gcc-12-coroutine-rules).
 constexpr auto use_tuple = asio::as_tuple(asio::use_awaitable);
 
 // A plain socket, under TLS or not, without beast::tcp_stream: its timeouts arm and cancel a

@@ -15,55 +15,55 @@ using boost::system::error_code;
 
 namespace {
 
-[[noreturn]] void throw_config(const tls_field_names& names, std::string_view field,
+[[noreturn]] void throw_config(std::string_view prefix, std::string_view field,
                                const std::string& problem) {
-  std::string message(names.prefix);
+  std::string message(prefix);
   message += field;
   message += ": " + problem;
   throw boost::system::system_error(errc::invalid_config, message);
 }
 
-void load_or_throw(const error_code& ec, const tls_field_names& names, std::string_view field,
+void load_or_throw(const error_code& ec, std::string_view prefix, std::string_view field,
                    const std::string& source) {
-  if (ec) throw_config(names, field, "cannot load '" + source + "': " + ec.message());
+  if (ec) throw_config(prefix, field, "cannot load '" + source + "': " + ec.message());
 }
 
 void load_trusted_cas(ssl::context& context, const tls_config& tls, tls_role role,
-                      const tls_field_names& names) {
+                      std::string_view prefix) {
   error_code ec;
   if (role == tls_role::client && tls.ca_file.empty() && tls.ca_pem.empty()) {
     context.set_default_verify_paths(ec);
-    load_or_throw(ec, names, names.ca_file, "the system's default CA certificates");
+    load_or_throw(ec, prefix, "ca_file", "the system's default CA certificates");
   }
   if (!tls.ca_file.empty()) {
     context.load_verify_file(tls.ca_file, ec);
-    load_or_throw(ec, names, names.ca_file, tls.ca_file);
+    load_or_throw(ec, prefix, "ca_file", tls.ca_file);
   }
   if (!tls.ca_pem.empty()) {
     context.add_certificate_authority(asio::buffer(tls.ca_pem), ec);
-    load_or_throw(ec, names, names.ca_pem, "PEM text");
+    load_or_throw(ec, prefix, "ca_pem", "PEM text");
   }
 }
 
 /// This side's certificate and key; OpenSSL checks that they match as the key is loaded.
-void load_own_identity(ssl::context& context, const tls_config& tls, const tls_field_names& names) {
+void load_own_identity(ssl::context& context, const tls_config& tls, std::string_view prefix) {
   error_code ec;
   if (!tls.certificate_file.empty()) {
     context.use_certificate_chain_file(tls.certificate_file, ec);
-    load_or_throw(ec, names, names.certificate_file, tls.certificate_file);
+    load_or_throw(ec, prefix, "certificate_file", tls.certificate_file);
   } else {
     context.use_certificate_chain(asio::buffer(tls.certificate_pem), ec);
-    load_or_throw(ec, names, names.certificate_pem, "PEM text");
+    load_or_throw(ec, prefix, "certificate_pem", "PEM text");
   }
   if (!tls.private_key_file.empty()) {
     context.use_private_key_file(tls.private_key_file, ssl::context::pem, ec);
-    load_or_throw(ec, names, names.private_key_file, tls.private_key_file);
+    load_or_throw(ec, prefix, "private_key_file", tls.private_key_file);
   } else {
     context.use_private_key(asio::buffer(tls.private_key_pem), ssl::context::pem, ec);
-    load_or_throw(ec, names, names.private_key_pem, "PEM text");
+    load_or_throw(ec, prefix, "private_key_pem", "PEM text");
   }
   if (SSL_CTX_check_private_key(context.native_handle()) != 1) {
-    throw_config(names, "private_key", "does not match the certificate");
+    throw_config(prefix, "private_key", "does not match the certificate");
   }
 }
 
@@ -82,7 +82,7 @@ void set_client_verification(ssl::context& context, const tls_config& tls) {
 
 }  // namespace
 
-ssl::context make_tls_context(const tls_config& tls, tls_role role, const tls_field_names& names) {
+ssl::context make_tls_context(const tls_config& tls, tls_role role, std::string_view prefix) {
   const bool server = role == tls_role::server;
   ssl::context context(server ? ssl::context::tls_server : ssl::context::tls_client);
   context.set_options(ssl::context::default_workarounds | ssl::context::no_compression |
@@ -92,8 +92,8 @@ ssl::context make_tls_context(const tls_config& tls, tls_role role, const tls_fi
   context.set_password_callback(
       [](std::size_t, ssl::context::password_purpose) { return std::string(); });
   if (server) {
-    load_own_identity(context, tls, names);
-    load_trusted_cas(context, tls, role, names);
+    load_own_identity(context, tls, prefix);
+    load_trusted_cas(context, tls, role, prefix);
     set_client_verification(context, tls);
     return context;
   }
@@ -101,17 +101,17 @@ ssl::context make_tls_context(const tls_config& tls, tls_role role, const tls_fi
     context.set_verify_mode(ssl::verify_none);
   } else {
     context.set_verify_mode(ssl::verify_peer);
-    load_trusted_cas(context, tls, role, names);
+    load_trusted_cas(context, tls, role, prefix);
   }
   if (!tls.certificate_file.empty() || !tls.certificate_pem.empty()) {
-    load_own_identity(context, tls, names);
+    load_own_identity(context, tls, prefix);
   }
   return context;
 }
 
 std::shared_ptr<ssl::context> make_shared_tls_context(const tls_config& tls, tls_role role,
-                                                      const tls_field_names& names) {
-  return std::make_shared<ssl::context>(make_tls_context(tls, role, names));
+                                                      std::string_view prefix) {
+  return std::make_shared<ssl::context>(make_tls_context(tls, role, prefix));
 }
 
 }  // namespace s3lect::detail

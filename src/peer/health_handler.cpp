@@ -167,7 +167,8 @@ asio::awaitable<handle_result> hold_watch(state_ptr st, detail::watch_params wat
     }
     if (timer.expiry() <= std::chrono::steady_clock::now()) break;
 
-    // Named before the co_await: GCC 12 miscompiles temporaries built inside it (style.md).
+    // Named before the co_await: GCC 12 miscompiles temporaries built inside it
+    // (docs/architecture.md#gcc-12-coroutine-rules).
     auto change = st->async_wait_change(snapshot.version, asio::deferred);
     auto tick = timer.async_wait(asio::deferred);
     auto race = asio::experimental::make_parallel_group(std::move(change), std::move(tick));

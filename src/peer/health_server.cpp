@@ -23,7 +23,8 @@ using boost::system::error_code;
 
 namespace {
 
-/// Named once: GCC 12 mishandles temporaries built inside a co_await expression (style.md).
+/// Named once: GCC 12 mishandles temporaries built inside a co_await expression
+/// (docs/architecture.md#gcc-12-coroutine-rules).
 constexpr auto use_tuple = asio::as_tuple(asio::use_awaitable);
 
 [[noreturn]] void throw_config(const std::string& message) {
@@ -39,10 +40,9 @@ detail::server_answer to_answer(health_response response) {
 }
 
 detail::http_server_settings server_settings(const health_server_config& config) {
-  detail::tls_field_names names;
-  names.prefix = "health_server_config.tls.";
   detail::http_server_settings settings = detail::listener_settings(config, "health");
-  settings.tls = detail::make_shared_tls_context(config.tls, detail::tls_role::server, names);
+  settings.tls = detail::make_shared_tls_context(config.tls, detail::tls_role::server,
+                                                 "health_server_config.tls.");
   return settings;
 }
 

@@ -36,26 +36,8 @@ constexpr std::chrono::milliseconds max_watch{std::chrono::hours{24}};
   throw boost::system::system_error(errc::invalid_config, "peer_client_config." + message);
 }
 
-/// The settings as the one TLS settings type; a peer client always verifies the leader.
-tls_config tls_settings(const peer_client_config& config) {
-  tls_config tls;
-  tls.ca_file = config.ca_file;
-  tls.ca_pem = config.ca_pem;
-  tls.certificate_file = config.client_cert_file;
-  tls.certificate_pem = config.client_cert_pem;
-  tls.private_key_file = config.client_key_file;
-  tls.private_key_pem = config.client_key_pem;
-  return tls;
-}
-
 std::shared_ptr<asio::ssl::context> make_client_tls_context(const peer_client_config& config) {
-  tls_field_names names;
-  names.prefix = "peer_client_config.";
-  names.certificate_file = "client_cert_file";
-  names.certificate_pem = "client_cert_pem";
-  names.private_key_file = "client_key_file";
-  names.private_key_pem = "client_key_pem";
-  return make_shared_tls_context(tls_settings(config), tls_role::client, names);
+  return make_shared_tls_context(config.tls, tls_role::client, "peer_client_config.tls.");
 }
 
 /// Where a leader address points.
@@ -100,7 +82,7 @@ struct peer_client_state {
     http_client_settings settings;
     settings.host = endpoint.host;
     settings.port = endpoint.port;
-    settings.tls_settings = tls_settings(config);
+    settings.tls_settings = config.tls;
     settings.tls_context = tls;
     settings.max_body_bytes = config.max_body_bytes;
     settings.max_header_bytes = max_header_bytes;
@@ -302,16 +284,20 @@ bool printable_path(const std::string& path) {
 }  // namespace
 
 std::optional<std::string> peer_client_config::validate() const {
-  if (!client_cert_file.empty() && !client_cert_pem.empty()) {
-    return "client_cert_file: set together with client_cert_pem; set one of them";
+  if (!tls.certificate_file.empty() && !tls.certificate_pem.empty()) {
+    return "tls.certificate_file: set together with tls.certificate_pem; set one of them";
   }
-  if (!client_key_file.empty() && !client_key_pem.empty()) {
-    return "client_key_file: set together with client_key_pem; set one of them";
+  if (!tls.private_key_file.empty() && !tls.private_key_pem.empty()) {
+    return "tls.private_key_file: set together with tls.private_key_pem; set one of them";
   }
-  const bool has_certificate = !client_cert_file.empty() || !client_cert_pem.empty();
-  const bool has_key = !client_key_file.empty() || !client_key_pem.empty();
-  if (has_certificate && !has_key) return "client_key_pem: required with a client certificate";
-  if (has_key && !has_certificate) return "client_cert_pem: required with a client key";
+  const bool has_certificate = !tls.certificate_file.empty() || !tls.certificate_pem.empty();
+  const bool has_key = !tls.private_key_file.empty() || !tls.private_key_pem.empty();
+  if (has_certificate && !has_key) {
+    return "tls.private_key_pem: required with a client certificate";
+  }
+  if (has_key && !has_certificate) return "tls.certificate_pem: required with a client key";
+  if (!tls.verify_peer) return "tls.verify_peer: a peer client always verifies the leader";
+  if (tls.require_client_cert) return "tls.require_client_cert: applies to servers only";
   if (health_path.empty() || health_path.front() != '/') {
     return "health_path: must start with '/'";
   }

@@ -1,11 +1,12 @@
-// The follower's side of peer mode (design §7): asks the current leader's health endpoint over
-// HTTPS whether it still leads, on one keep-alive TLS connection, optionally holding the request
-// open with `?watch=<ms>&term=<T>`. Beast-free: the transport is net's http_client and the
-// answer's interpretation lives in peer_response.cpp.
+// The follower's side of peer mode (docs/peer-mode.md#how-it-works): asks the current leader's
+// health endpoint over HTTPS whether it still leads, on one keep-alive TLS connection, optionally
+// holding the request open with `?watch=<ms>&term=<T>`. Beast-free: the transport is net's
+// http_client and the answer's interpretation lives in peer_response.cpp.
 #pragma once
 
 #include <s3lect/logger.hpp>
 #include <s3lect/storage.hpp>
+#include <s3lect/tls.hpp>
 
 #include "peer_response.hpp"
 
@@ -28,17 +29,12 @@ struct peer_client_state;
 
 /// Settings of a peer_client. An aggregate: set the fields, then validate().
 struct peer_client_config {
-  /// CAs the leader's certificate must chain to: a PEM file and/or PEM text (both are loaded
-  /// when both are set). Both empty: the system's default trust store.
-  std::string ca_file;
-  std::string ca_pem;
-  /// Optional client certificate chain (leaf first) for mutual TLS: at most one of file and
-  /// PEM text, and only together with a private key.
-  std::string client_cert_file;
-  std::string client_cert_pem;
-  /// The client certificate's unencrypted private key: at most one of file and PEM text.
-  std::string client_key_file;
-  std::string client_key_pem;
+  /// ca_file/ca_pem: the CAs the leader's certificate must chain to (both are loaded when both
+  /// are set; both empty: the system's default trust store). certificate_*/private_key_*: the
+  /// optional client certificate (leaf first) for mutual TLS, each as at most one of file and
+  /// PEM text, and only together. The leader's certificate is always verified: verify_peer and
+  /// require_client_cert must keep their defaults.
+  tls_config tls;
   /// Path of the leader's health endpoint: starts with '/', printable ASCII, no space, '?' or
   /// '#'.
   std::string health_path = "/health/leadership";

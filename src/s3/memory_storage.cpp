@@ -418,7 +418,8 @@ class memory_request : public std::enable_shared_from_this<memory_request> {
 
   template <class Signature, class Result>
   void deliver(asio::any_completion_handler<Signature>& stored, Result result) {
-    // Move-constructed, never move-assigned (style.md: Boost 1.81's move-assignment recurses).
+    // Move-constructed, never move-assigned (docs/architecture.md#gcc-12-coroutine-rules:
+    // Boost 1.81's move-assignment recurses).
     asio::any_completion_handler<Signature> handler(std::move(stored));
     const auto handler_executor = asio::get_associated_executor(handler, state_->executor);
     asio::dispatch(handler_executor,

@@ -405,7 +405,9 @@ TEST_F(PeerOptions, MetricsListenWorksBesidePeerMode) {
 TEST(ServerFields, NameTheirOptions) {
   EXPECT_EQ(s3lect::cli::option_for_server_field("certificate_file"), "--peer-cert");
   EXPECT_EQ(s3lect::cli::option_for_server_field("private_key_file"), "--peer-key");
-  EXPECT_EQ(s3lect::cli::option_for_server_field("client_ca_file"), "--peer-ca");
+  EXPECT_EQ(s3lect::cli::option_for_server_field("tls.ca_file"), "--peer-ca");
+  EXPECT_EQ(s3lect::cli::option_for_server_field("tls.private_key"), "--peer-key");
+  EXPECT_EQ(option_for_field("peer.tls.private_key"), "--peer-client-key");
   EXPECT_EQ(s3lect::cli::option_for_server_field("bind_address"), "--peer-listen");
   EXPECT_EQ(option_for_field("peer.tls.ca_file"), "--peer-ca");
   EXPECT_EQ(option_for_field("peer.tls.certificate_file"), "--peer-client-cert");

@@ -1,5 +1,6 @@
-// election_core: the follower expiry rules (b) and (c) of design §4, acting exactly at the
-// expiry moment, clock skew both ways, unreadable records; and the frequent/stable modes of §5.
+// election_core: the follower expiry rules (b) and (c) (docs/algorithm.md#expiry-rules), acting
+// exactly at the expiry moment, clock skew both ways, unreadable records; and the frequent and
+// stable modes (docs/algorithm.md#polling-modes).
 #include "election_core_harness.hpp"
 
 namespace s3lect::test {

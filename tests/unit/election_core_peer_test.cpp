@@ -1,7 +1,7 @@
-// election_core in peer mode (design §7): a stable follower asks the leader's health endpoint
-// instead of reading S3, falls back to one read and frequent mode on any doubt, keeps one watch
-// open that the leader answers on each renewal, and counts rule (b) from the moment the leader
-// told it of its last write.
+// election_core in peer mode (docs/peer-mode.md#how-it-works): a stable follower asks the leader's
+// health endpoint instead of reading S3, falls back to one read and frequent mode on any doubt,
+// keeps one watch open that the leader answers on each renewal, and counts rule (b) from the moment
+// the leader told it of its last write.
 #include "election_core_harness.hpp"
 
 namespace s3lect::test {

@@ -294,7 +294,7 @@ class PeerClient : public ::testing::Test {
 
   static peer_client_config client_config() {
     peer_client_config config;
-    config.ca_pem = pki().ca.certificate;
+    config.tls.ca_pem = pki().ca.certificate;
     config.timeout = 5s;
     return config;
   }
@@ -558,7 +558,7 @@ TEST_F(PeerClient, ALeaderKilledDuringAWatchIsNoticedAtOnce) {
 TEST_F(PeerClient, ACertificateFromAnotherCaFailsVerification) {
   health_server& server = start_server();
   peer_client_config config = client_config();
-  config.ca_pem = other_pki().ca.certificate;
+  config.tls.ca_pem = other_pki().ca.certificate;
   auto client = make_client(config);
   const check_result result = check(*client, address_of(server));
   EXPECT_EQ(result.ec, errc::tls_verification_failed) << result.answer.message;
@@ -605,8 +605,8 @@ TEST_F(PeerClient, MutualTlsNeedsAClientCertificateFromTheCa) {
       << refused.ec.message() << ": " << refused.answer.message;
 
   peer_client_config foreign_config = client_config();
-  foreign_config.client_cert_pem = other_pki().client.certificate;
-  foreign_config.client_key_pem = other_pki().client.private_key;
+  foreign_config.tls.certificate_pem = other_pki().client.certificate;
+  foreign_config.tls.private_key_pem = other_pki().client.private_key;
   auto foreign = make_client(foreign_config);
   const check_result stranger = check(*foreign, address_of(server));
   EXPECT_TRUE(stranger.ec == errc::tls_handshake_failed || stranger.ec == errc::connection_lost)
@@ -614,8 +614,8 @@ TEST_F(PeerClient, MutualTlsNeedsAClientCertificateFromTheCa) {
   EXPECT_GE(server.stats().failed_handshakes, 2u);
 
   peer_client_config member_config = client_config();
-  member_config.client_cert_pem = pki().client.certificate;
-  member_config.client_key_pem = pki().client.private_key;
+  member_config.tls.certificate_pem = pki().client.certificate;
+  member_config.tls.private_key_pem = pki().client.private_key;
   auto member = make_client(member_config);
   const check_result accepted = check(*member, address_of(server));
   ASSERT_FALSE(accepted.ec) << accepted.answer.message;
@@ -631,9 +631,9 @@ TEST_F(PeerClient, CertificatesAndKeyFromFiles) {
   const temporary_file certificate(pki().client.certificate);
   const temporary_file key(pki().client.private_key);
   peer_client_config files;
-  files.ca_file = ca.path();
-  files.client_cert_file = certificate.path();
-  files.client_key_file = key.path();
+  files.tls.ca_file = ca.path();
+  files.tls.certificate_file = certificate.path();
+  files.tls.private_key_file = key.path();
   auto client = make_client(files);
   const check_result result = check(*client, address_of(server));
   ASSERT_FALSE(result.ec) << result.answer.message;
@@ -822,17 +822,28 @@ TEST(PeerClientConfig, ValidateNamesTheOffendingField) {
   EXPECT_EQ(
       error_of([](peer_client_config& c) { c.max_body_bytes = 0; }).rfind("max_body_bytes:", 0),
       0u);
-  EXPECT_EQ(
-      error_of([](peer_client_config& c) { c.client_cert_pem = "x"; }).rfind("client_key_pem:", 0),
-      0u);
-  EXPECT_EQ(
-      error_of([](peer_client_config& c) { c.client_key_file = "x"; }).rfind("client_cert_pem:", 0),
-      0u);
   EXPECT_EQ(error_of([](peer_client_config& c) {
-              c.client_cert_pem = "x";
-              c.client_cert_file = "y";
-              c.client_key_pem = "z";
-            }).rfind("client_cert_file:", 0),
+              c.tls.certificate_pem = "x";
+            }).rfind("tls.private_key_pem:", 0),
+            0u);
+  EXPECT_EQ(error_of([](peer_client_config& c) {
+              c.tls.private_key_file = "x";
+            }).rfind("tls.certificate_pem:", 0),
+            0u);
+  EXPECT_EQ(error_of([](peer_client_config& c) {
+              c.tls.certificate_pem = "x";
+              c.tls.certificate_file = "y";
+              c.tls.private_key_pem = "z";
+            }).rfind("tls.certificate_file:", 0),
+            0u);
+  // The one TLS type has server-side and no-verification knobs a peer client must refuse.
+  EXPECT_EQ(error_of([](peer_client_config& c) {
+              c.tls.verify_peer = false;
+            }).rfind("tls.verify_peer:", 0),
+            0u);
+  EXPECT_EQ(error_of([](peer_client_config& c) {
+              c.tls.require_client_cert = true;
+            }).rfind("tls.require_client_cert:", 0),
             0u);
 }
 
@@ -849,18 +860,18 @@ void expect_config_error(peer_client_config config, const std::string& fragment)
 
 TEST(PeerClientConfig, UnusableCertificatesAreReportedByTheConstructor) {
   peer_client_config config;
-  config.ca_pem = "not a certificate";
-  expect_config_error(config, "peer_client_config.ca_pem: cannot load");
+  config.tls.ca_pem = "not a certificate";
+  expect_config_error(config, "peer_client_config.tls.ca_pem: cannot load");
   config = {};
-  config.ca_file = "/nonexistent/ca.pem";
-  expect_config_error(config, "peer_client_config.ca_file: cannot load");
+  config.tls.ca_file = "/nonexistent/ca.pem";
+  expect_config_error(config, "peer_client_config.tls.ca_file: cannot load");
   config = {};
-  config.ca_pem = pki().ca.certificate;
-  config.client_cert_pem = pki().client.certificate;
-  config.client_key_pem = other_pki().client.private_key;
-  expect_config_error(config, "client_key_pem: cannot load 'PEM text': key values mismatch");
-  config.client_key_pem = "garbage";
-  expect_config_error(config, "client_key_pem: cannot load");
+  config.tls.ca_pem = pki().ca.certificate;
+  config.tls.certificate_pem = pki().client.certificate;
+  config.tls.private_key_pem = other_pki().client.private_key;
+  expect_config_error(config, "tls.private_key_pem: cannot load 'PEM text': key values mismatch");
+  config.tls.private_key_pem = "garbage";
+  expect_config_error(config, "tls.private_key_pem: cannot load");
   config.health_path = "";
   expect_config_error(config, "peer_client_config.health_path");
 }
