@@ -3,7 +3,7 @@
 set -euo pipefail
 
 packages=(g++ cmake ninja-build ccache pkg-config libboost1.81-dev libssl-dev libgtest-dev
-  googletest libbenchmark-dev openssl curl faketime)
+  googletest libbenchmark-dev openssl curl faketime clang-tidy)
 
 missing=()
 for p in "${packages[@]}"; do

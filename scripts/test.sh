@@ -122,6 +122,9 @@ stage "build: everything, ASan+UBSan ($main_build)"
 cmake --preset asan -B "$main_build" -DCMAKE_CXX_FLAGS_DEBUG=-g1 >/dev/null
 cmake --build "$main_build" -j "$jobs"
 
+stage "structure: no file in src/ over 600 lines, no function over 60"
+bash scripts/check-structure.sh --build "$main_build" --jobs "$jobs"
+
 stage "local S3 server"
 if ! wait "$server_pid"; then
   cat "$server_log"

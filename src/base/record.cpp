@@ -58,6 +58,34 @@ std::optional<std::uint64_t> integer_field(const json::object& obj, std::string_
   return value;
 }
 
+/// Reads lastUpdated into `record` (a Go zero time marks it released); the problem, or empty.
+std::string decode_last_updated(const json::object& obj, lock_record& record) {
+  const json::value* updated = obj.if_contains("lastUpdated");
+  if (!updated) return "lastUpdated: missing";
+  const json::string* updated_text = updated->if_string();
+  if (!updated_text) return "lastUpdated: must be a string";
+  const auto instant = detail::parse_rfc3339(*updated_text);
+  if (!instant) return "lastUpdated: not an RFC 3339 timestamp";
+  if (instant->is_go_zero_time()) {
+    record.released = true;
+  } else {
+    if (instant->unix_seconds < 0) return "lastUpdated: before 1970";
+    // Compared in seconds: the limit keeps the conversion below far from overflowing. Judged on
+    // the instant as encode_record writes it, rounded up to the millisecond: a record 0.9995 s
+    // into the limit's second would otherwise decode but not decode again once re-encoded
+    // (the round trip tests/fuzz/record_fuzz.cpp checks).
+    const std::int64_t written_seconds =
+        instant->unix_seconds + (instant->nanoseconds > 999'000'000 ? 1 : 0);
+    const auto limit = sys_seconds{max_record_time}.time_since_epoch().count();
+    if (written_seconds >= limit) {
+      return "lastUpdated: in the year 2200 or later, past what a reader can represent";
+    }
+    record.last_updated = system_clock::time_point{duration_cast<system_clock::duration>(
+        seconds{instant->unix_seconds} + nanoseconds{instant->nanoseconds})};
+  }
+  return {};
+}
+
 // Decodes a parsed JSON value; the caller has checked size and syntax.
 record_decoding decode_value(const json::value& value) {
   const json::object* obj = value.if_object();
@@ -93,28 +121,8 @@ record_decoding decode_value(const json::value& value) {
     record.released = *flag;
   }
 
-  const json::value* updated = obj->if_contains("lastUpdated");
-  if (!updated) return malformed("lastUpdated: missing");
-  const json::string* updated_text = updated->if_string();
-  if (!updated_text) return malformed("lastUpdated: must be a string");
-  const auto instant = detail::parse_rfc3339(*updated_text);
-  if (!instant) return malformed("lastUpdated: not an RFC 3339 timestamp");
-  if (instant->is_go_zero_time()) {
-    record.released = true;
-  } else {
-    if (instant->unix_seconds < 0) return malformed("lastUpdated: before 1970");
-    // Compared in seconds: the limit keeps the conversion below far from overflowing. Judged on
-    // the instant as encode_record writes it, rounded up to the millisecond: a record 0.9995 s
-    // into the limit's second would otherwise decode but not decode again once re-encoded
-    // (the round trip tests/fuzz/record_fuzz.cpp checks).
-    const std::int64_t written_seconds =
-        instant->unix_seconds + (instant->nanoseconds > 999'000'000 ? 1 : 0);
-    const auto limit = sys_seconds{max_record_time}.time_since_epoch().count();
-    if (written_seconds >= limit) {
-      return malformed("lastUpdated: in the year 2200 or later, past what a reader can represent");
-    }
-    record.last_updated = system_clock::time_point{duration_cast<system_clock::duration>(
-        seconds{instant->unix_seconds} + nanoseconds{instant->nanoseconds})};
+  if (std::string problem = decode_last_updated(*obj, record); !problem.empty()) {
+    return malformed(problem);
   }
 
   if (record.leader_id.empty() && !record.released) {

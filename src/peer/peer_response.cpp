@@ -64,6 +64,39 @@ std::optional<std::uint64_t> non_negative_integer(const json::value& value) {
   return std::nullopt;
 }
 
+/// Reads the leader answer's leaseRemainingMs, writeAgeMs and serial into `answer`; the
+/// problem, or empty.
+std::string read_leader_numbers(const json::object& object, peer_answer& answer) {
+  if (const json::value* remaining = object.if_contains("leaseRemainingMs")) {
+    const std::optional<std::uint64_t> ms = non_negative_integer(*remaining);
+    if (!ms) {
+      return remaining->is_number() ? "leaseRemainingMs: must be a non-negative integer"
+                                    : "leaseRemainingMs: must be a number";
+    }
+    if (*ms > static_cast<std::uint64_t>(max_lease_remaining.count())) {
+      return "leaseRemainingMs: must be at most " + std::to_string(max_lease_remaining.count()) +
+             ", is " + std::to_string(*ms);
+    }
+    answer.lease_remaining = std::chrono::milliseconds{static_cast<std::int64_t>(*ms)};
+  }
+
+  if (const json::value* age = object.if_contains("writeAgeMs")) {
+    // Bounded like the lease: a write older than any lease cannot back a leader's answer.
+    const std::optional<std::uint64_t> ms = non_negative_integer(*age);
+    if (!ms || *ms > static_cast<std::uint64_t>(max_lease_remaining.count())) {
+      return "writeAgeMs: must be an integer from 0 to " +
+             std::to_string(max_lease_remaining.count());
+    }
+    answer.write_age = std::chrono::milliseconds{static_cast<std::int64_t>(*ms)};
+  }
+
+  if (const json::value* serial = object.if_contains("serial")) {
+    answer.serial = non_negative_integer(*serial);
+    if (!answer.serial) return "serial: must be a non-negative integer";
+  }
+  return {};
+}
+
 peer_parsing parse_leader(std::string_view body) {
   constexpr unsigned status = 200;
   std::string json_error;
@@ -81,38 +114,8 @@ peer_parsing parse_leader(std::string_view body) {
   peer_answer& answer = parsing.answer;
   answer.http_status = status;
   answer.leader = true;
-  if (const json::value* remaining = object->if_contains("leaseRemainingMs")) {
-    const std::optional<std::uint64_t> ms = non_negative_integer(*remaining);
-    if (!ms) {
-      return failure(errc::protocol_error, status,
-                     remaining->is_number() ? "leaseRemainingMs: must be a non-negative integer"
-                                            : "leaseRemainingMs: must be a number");
-    }
-    if (*ms > static_cast<std::uint64_t>(max_lease_remaining.count())) {
-      return failure(errc::protocol_error, status,
-                     "leaseRemainingMs: must be at most " +
-                         std::to_string(max_lease_remaining.count()) + ", is " +
-                         std::to_string(*ms));
-    }
-    answer.lease_remaining = std::chrono::milliseconds{static_cast<std::int64_t>(*ms)};
-  }
-
-  if (const json::value* age = object->if_contains("writeAgeMs")) {
-    // Bounded like the lease: a write older than any lease cannot back a leader's answer.
-    const std::optional<std::uint64_t> ms = non_negative_integer(*age);
-    if (!ms || *ms > static_cast<std::uint64_t>(max_lease_remaining.count())) {
-      return failure(errc::protocol_error, status,
-                     "writeAgeMs: must be an integer from 0 to " +
-                         std::to_string(max_lease_remaining.count()));
-    }
-    answer.write_age = std::chrono::milliseconds{static_cast<std::int64_t>(*ms)};
-  }
-
-  if (const json::value* serial = object->if_contains("serial")) {
-    answer.serial = non_negative_integer(*serial);
-    if (!answer.serial) {
-      return failure(errc::protocol_error, status, "serial: must be a non-negative integer");
-    }
+  if (std::string problem = read_leader_numbers(*object, answer); !problem.empty()) {
+    return failure(errc::protocol_error, status, problem);
   }
 
   // decode_record parses the body again: at most 64 KiB, once per check, and it keeps one
