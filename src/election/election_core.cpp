@@ -101,13 +101,13 @@ void election_core::advance(const instant& now, step& out) {
   enforce_deadline(now, out);
   if (holding_ && !holding_->reported && !release_wanted_ && now.steady >= holding_->report_at) {
     holding_->reported = true;
-    out.notices.emplace_back(std::in_place_type<leadership_gained>, holding_->term);
+    out.notices.emplace_back(leadership_gained{holding_->term});
     log(log_level::info, "leadership gained term=" + std::to_string(holding_->term));
   }
   const bool acquiring = acquire_in_doubt_ || (in_flight_ && in_flight_->what == purpose::acquire);
   if (release_wanted_ && !holding_ && !acquiring) {
     release_wanted_ = false;
-    out.notices.emplace_back(std::in_place_type<release_finished>, false);
+    out.notices.emplace_back(release_finished{false});
   }
   if (in_flight_) {
     if (in_flight_->what == purpose::peer && peer_.deadline && now.steady >= *peer_.deadline &&
@@ -134,7 +134,7 @@ void election_core::advance(const instant& now, step& out) {
   if (stop_wanted_) {
     if (acquire_in_doubt_) return start_read(out);  // one read: release it if it is ours
     stopped_ = true;
-    out.notices.emplace_back(std::in_place_type<core_stopped>);
+    out.notices.emplace_back(core_stopped{});
     log(log_level::info, "stopped");
     return;
   }

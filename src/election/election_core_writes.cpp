@@ -156,7 +156,7 @@ void election_core::step_down_if_clock_refused(const boost::system::error_code& 
 void election_core::report_loss(loss_reason reason, step& out) {
   if (!holding_ || !holding_->reported) return;
   holding_->reported = false;
-  out.notices.emplace_back(std::in_place_type<leadership_lost>, holding_->term, reason);
+  out.notices.emplace_back(leadership_lost{holding_->term, reason});
 }
 
 void election_core::finish_release(const instant& now, bool released, const std::string& etag,
@@ -165,7 +165,7 @@ void election_core::finish_release(const instant& now, bool released, const std:
   for (own_write& write : own_writes_) write.resumable = false;
   holding_.reset();
   release_wanted_ = false;
-  out.notices.emplace_back(std::in_place_type<release_finished>, released);
+  out.notices.emplace_back(release_finished{released});
   if (released) {
     lock_record record;
     record.term = term;
