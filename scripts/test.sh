@@ -3,7 +3,9 @@
 #   1. builds everything under ASan+UBSan (warnings are errors) and runs every CTest label:
 #      unit, integration (against radosgw), the examples and the install test;
 #   2. builds the unit and integration tests under TSan and runs them;
-#   3. fuzzes (scripts/fuzz.sh) and runs the chaos test (scripts/chaos.sh), when present.
+#   3. fuzzes (scripts/fuzz.sh) and runs the chaos test (scripts/chaos.sh), when present;
+#   4. runs an election of three `s3lect run` nodes (chaos.sh) on moto, the second store, whose
+#      S3 client and elector integration tests run in step 1 beside the radosgw's.
 # There is no separate plain debug build: step 1 runs every test a plain build would, with the
 # sanitizers watching, and CI must fit in 90 minutes on two cores. Prints each stage's wall and
 # CPU time. Stops the server only if it started it.
@@ -89,6 +91,7 @@ report_failed_tests() {
 }
 
 started_server=0
+started_moto=0
 tsan_pid=""
 failed_build=""  # The build tree whose ctest run failed, for the report at the end.
 cleanup() {
@@ -101,6 +104,7 @@ cleanup() {
   fi
   if [ -n "$failed_build" ]; then report_failed_tests "$failed_build"; fi
   if [ "$started_server" -eq 1 ]; then bash scripts/local-s3/stop.sh || true; fi
+  if [ "$started_moto" -eq 1 ]; then bash scripts/local-s3/moto-stop.sh || true; fi
   rm -f "$times_file"
   exit "$status"
 }
@@ -135,6 +139,15 @@ cat "$server_log"
 grep -q "already running" "$server_log" || started_server=1
 # shellcheck disable=SC1091
 source "${S3LECT_S3_DIR:-/tmp/s3lect-local-s3}/env"
+# The second store (moto, about a second to start): the integration tests run on both. Without
+# moto_server this fails, saying how to install it.
+moto_log=$(mktemp)
+moto_env=$(bash scripts/local-s3/moto-start.sh 2>"$moto_log") || { cat "$moto_log"; exit 1; }
+cat "$moto_log"
+grep -q "already running" "$moto_log" || started_moto=1
+rm -f "$moto_log"
+# shellcheck disable=SC1090
+source "$moto_env"
 
 # The TSan build runs in the background at the lowest CPU priority while the ASan+UBSan tests run:
 # those mostly wait on timers and the server, and a waking test preempts a nice-19 compiler.
@@ -213,6 +226,17 @@ if [ -f scripts/chaos.sh ]; then
   chaos_sanitizers --duration 60 --min-transitions 15 --clock-fault ahead
   stage "chaos, peer-watch mode, node 1's clock 5 min behind"
   chaos_sanitizers --duration 60 --min-transitions 15 --clock-fault behind --peer-watch
+fi
+
+if [ -f scripts/chaos.sh ]; then
+  # The same election driver on the second store: chaos.sh reads the store from S3LECT_TEST_*.
+  stage "second store: three s3lect run nodes on moto (chaos.sh)"
+  (
+    export S3LECT_TEST_ENDPOINT_HTTP=$S3LECT_MOTO_ENDPOINT_HTTP S3LECT_TEST_BUCKET=$S3LECT_MOTO_BUCKET
+    export S3LECT_TEST_ACCESS_KEY=$S3LECT_MOTO_ACCESS_KEY S3LECT_TEST_SECRET_KEY=$S3LECT_MOTO_SECRET_KEY
+    export S3LECT_TEST_REGION=$S3LECT_MOTO_REGION
+    chaos_sanitizers --duration 60 --min-transitions 15
+  )
 fi
 
 end_stage

@@ -1,6 +1,7 @@
-// Three electors against the real Ceph radosgw, with short durations (lease 2 s) so the suite
-// stays fast: one leader at a time, graceful handover, failover after a leader vanishes without
-// releasing, and records written by the Go s3lect taken over correctly.
+// Three electors against the local stores (the Ceph radosgw over HTTP and HTTPS, moto over HTTP),
+// with short durations (lease 2 s) so the suite stays fast: one leader at a time, graceful
+// handover, failover after a leader vanishes without releasing, and records written by the Go
+// s3lect taken over correctly.
 #include "integration/local_s3.hpp"
 
 #include "fake/go_timestamp.hpp"
@@ -43,13 +44,13 @@ elector_config short_config(std::string id, std::string key) {
   return config;
 }
 
-class ElectorOnRadosgw : public ::testing::TestWithParam<bool> {
+class ElectorOnLocalStore : public ::testing::TestWithParam<s3lect::test::store_transport> {
  protected:
   void SetUp() override {
     std::string problem;
-    auto s3 = s3lect::test::local_s3::from_environment(problem);
+    auto s3 = s3lect::test::local_s3::from_environment(GetParam().store, problem);
     ASSERT_TRUE(s3) << problem;
-    auto config = s3->config(GetParam());
+    auto config = s3->config(GetParam().https);
     config.request_timeout = 1s;
     client = std::make_unique<s3_client>(io.get_executor(), config);
     key = "integration/elector-" + s3lect::test::unique_suffix() + "/leader.json";
@@ -137,7 +138,7 @@ asio::awaitable<void> stop(elector& e, bool& done) {
 
 }  // namespace
 
-TEST_P(ElectorOnRadosgw, ThreeElectorsKeepExactlyOneLeader) {
+TEST_P(ElectorOnLocalStore, ThreeElectorsKeepExactlyOneLeader) {
   add_electors(3);
   for (int i = 0; i < 3; ++i) start(i);
   ASSERT_TRUE(run_until([&] { return leader_count() == 1 && periods.size() == 1; }));
@@ -154,7 +155,7 @@ TEST_P(ElectorOnRadosgw, ThreeElectorsKeepExactlyOneLeader) {
   for (const auto& e : electors) EXPECT_EQ(e->leader_id(), record->leader_id);
 }
 
-TEST_P(ElectorOnRadosgw, GracefulStopHandsOverWithinAPollInterval) {
+TEST_P(ElectorOnLocalStore, GracefulStopHandsOverWithinAPollInterval) {
   add_electors(3);
   for (int i = 0; i < 3; ++i) start(i);
   ASSERT_TRUE(run_until([&] { return leader_count() == 1 && periods.size() == 1; }));
@@ -171,7 +172,7 @@ TEST_P(ElectorOnRadosgw, GracefulStopHandsOverWithinAPollInterval) {
   s3lect::test::expect_safe(periods);
 }
 
-TEST_P(ElectorOnRadosgw, FailoverAfterALeaderVanishesWithoutReleasing) {
+TEST_P(ElectorOnLocalStore, FailoverAfterALeaderVanishesWithoutReleasing) {
   add_electors(3);
   for (int i = 0; i < 3; ++i) start(i);
   ASSERT_TRUE(run_until([&] { return leader_count() == 1 && periods.size() == 1; }));
@@ -187,7 +188,7 @@ TEST_P(ElectorOnRadosgw, FailoverAfterALeaderVanishesWithoutReleasing) {
   s3lect::test::expect_safe(periods);
 }
 
-TEST_P(ElectorOnRadosgw, TakesOverARecordTheStoreDatesOldAtOnce) {
+TEST_P(ElectorOnLocalStore, TakesOverARecordTheStoreDatesOldAtOnce) {
   // A Go node wrote this record and died; its clock was an hour ahead, so by lastUpdated the
   // record looks fresh. The store's own Date and Last-Modified date it: once the store says it
   // is older than L + max_clock_skew + 2 s (2 + 0 + 2 s here), it is taken at the first read.
@@ -208,7 +209,7 @@ TEST_P(ElectorOnRadosgw, TakesOverARecordTheStoreDatesOldAtOnce) {
   EXPECT_EQ(record->term, 1u) << "a Go record counts as term 0";
 }
 
-TEST_P(ElectorOnRadosgw, WaitsALeaseForARecordJustWrittenWhateverItsTimestamp) {
+TEST_P(ElectorOnLocalStore, WaitsALeaseForARecordJustWrittenWhateverItsTimestamp) {
   // The writer's clock was an hour behind: by lastUpdated the record looks an hour old, but the
   // store wrote it just now. Only rule (b) may take it, after a lease (the old wall-clock rule
   // took it at once: two leaders).
@@ -222,7 +223,7 @@ TEST_P(ElectorOnRadosgw, WaitsALeaseForARecordJustWrittenWhateverItsTimestamp) {
   EXPECT_EQ(read_record()->leader_id, "node-0");
 }
 
-TEST_P(ElectorOnRadosgw, GoZeroTimeReleaseIsTakenOverAtOnce) {
+TEST_P(ElectorOnLocalStore, GoZeroTimeReleaseIsTakenOverAtOnce) {
   write_foreign(
       R"({"leaderID":"go-node","leaderAddr":"10.0.1.42:8443","lastUpdated":"0001-01-01T00:00:00Z"})");
   add_electors(1);
@@ -233,5 +234,8 @@ TEST_P(ElectorOnRadosgw, GoZeroTimeReleaseIsTakenOverAtOnce) {
   EXPECT_EQ(read_record()->term, 1u);
 }
 
-INSTANTIATE_TEST_SUITE_P(HttpAndHttps, ElectorOnRadosgw, ::testing::Values(false, true),
-                         [](const auto& info) { return info.param ? "https" : "http"; });
+INSTANTIATE_TEST_SUITE_P(Stores, ElectorOnLocalStore,
+                         ::testing::ValuesIn(s3lect::test::every_store_transport),
+                         [](const auto& info) {
+                           return s3lect::test::store_transport_name(info.param);
+                         });

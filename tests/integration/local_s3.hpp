@@ -1,6 +1,7 @@
-// The local Ceph RADOS Gateway the integration tests run against, as described by the variables
-// scripts/local-s3/start.sh writes to /tmp/s3lect-local-s3/env. A missing variable is a test
-// failure, never a silent skip: integration tests that do not run prove nothing.
+// The local stores the integration tests run against: the Ceph RADOS Gateway, as described by the
+// variables scripts/local-s3/start.sh writes to /tmp/s3lect-local-s3/env, and moto, the second
+// store, by those of scripts/local-s3/moto-start.sh in /tmp/s3lect-moto/env. A missing variable
+// is a test failure, never a silent skip: integration tests that do not run prove nothing.
 #pragma once
 
 #include <s3lect/s3_client.hpp>
@@ -9,14 +10,25 @@
 #include <chrono>
 #include <cstdint>
 #include <cstdlib>
+#include <iterator>
 #include <optional>
 #include <random>
 #include <string>
 
 namespace s3lect::test {
 
+/// The local stores. RGW is the store of record; moto answers as AWS does where RGW does not
+/// (quoted ETags, 404 NoSuchKey for If-Match on a missing key) and checks no signature.
+enum class local_store { rgw, moto };
+
+/// The store's name in test names and messages.
+inline const char* store_name(local_store store) {
+  return store == local_store::rgw ? "rgw" : "moto";
+}
+
 /// How to reach the local store.
 struct local_s3 {
+  local_store store = local_store::rgw;
   std::string http_endpoint;   ///< S3LECT_TEST_ENDPOINT_HTTP, e.g. http://127.0.0.1:7480
   std::string https_endpoint;  ///< S3LECT_TEST_ENDPOINT_HTTPS, e.g. https://127.0.0.1:7443
   std::string access_key;      ///< S3LECT_TEST_ACCESS_KEY
@@ -25,14 +37,59 @@ struct local_s3 {
   std::string region;          ///< S3LECT_TEST_REGION
   std::string ca_file;         ///< S3LECT_TEST_CA_FILE: the CA of the HTTPS endpoint
 
-  /// Reads the variables; on failure returns nullopt and sets `problem` to a message that says
-  /// which variable is missing and how to get it.
+  /// Reads the RGW's variables; on failure returns nullopt and sets `problem` to a message that
+  /// says which variable is missing and how to get it.
   static std::optional<local_s3> from_environment(std::string& problem) {
+    return from_environment(local_store::rgw, problem);
+  }
+
+  /// Reads the variables of `store`, as above. moto has no HTTPS endpoint and no CA.
+  static std::optional<local_s3> from_environment(local_store store, std::string& problem) {
+    return store == local_store::rgw ? read_rgw(problem) : read_moto(problem);
+  }
+
+  /// Whether the store has an HTTPS endpoint.
+  bool has_https() const { return !https_endpoint.empty(); }
+
+ private:
+  struct variable {
+    const char* name;
+    std::string* field;
+  };
+
+  static bool read(const variable* begin, const variable* end, const char* start_command,
+                   std::string& problem) {
+    for (const auto* v = begin; v != end; ++v) {
+      const char* value = std::getenv(v->name);
+      if (!value || !*value) {
+        problem = std::string(v->name) + " is not set. The integration tests need the local " +
+                  "S3 servers: run `" + start_command + "` in the shell that runs ctest.";
+        return false;
+      }
+      *v->field = value;
+    }
+    return true;
+  }
+
+  static std::optional<local_s3> read_moto(std::string& problem) {
     local_s3 s3;
-    const struct {
-      const char* name;
-      std::string* field;
-    } variables[] = {
+    s3.store = local_store::moto;
+    const variable variables[] = {
+        {"S3LECT_MOTO_ENDPOINT_HTTP", &s3.http_endpoint},
+        {"S3LECT_MOTO_ACCESS_KEY", &s3.access_key},
+        {"S3LECT_MOTO_SECRET_KEY", &s3.secret_key},
+        {"S3LECT_MOTO_BUCKET", &s3.bucket},
+        {"S3LECT_MOTO_REGION", &s3.region},
+    };
+    if (!read(std::begin(variables), std::end(variables),
+              "source $(bash scripts/local-s3/moto-start.sh)", problem))
+      return std::nullopt;
+    return s3;
+  }
+
+  static std::optional<local_s3> read_rgw(std::string& problem) {
+    local_s3 s3;
+    const variable variables[] = {
         {"S3LECT_TEST_ENDPOINT_HTTP", &s3.http_endpoint},
         {"S3LECT_TEST_ENDPOINT_HTTPS", &s3.https_endpoint},
         {"S3LECT_TEST_ACCESS_KEY", &s3.access_key},
@@ -41,20 +98,13 @@ struct local_s3 {
         {"S3LECT_TEST_REGION", &s3.region},
         {"S3LECT_TEST_CA_FILE", &s3.ca_file},
     };
-    for (const auto& variable : variables) {
-      const char* value = std::getenv(variable.name);
-      if (!value || !*value) {
-        problem = std::string(variable.name) +
-                  " is not set. The integration tests need the local S3 server: run "
-                  "`bash scripts/local-s3/start.sh && source /tmp/s3lect-local-s3/env` "
-                  "in the shell that runs ctest.";
-        return std::nullopt;
-      }
-      *variable.field = value;
-    }
+    if (!read(std::begin(variables), std::end(variables),
+              "bash scripts/local-s3/start.sh && source /tmp/s3lect-local-s3/env", problem))
+      return std::nullopt;
     return s3;
   }
 
+ public:
   /// A client configuration for the HTTP or the HTTPS endpoint, with a generous timeout (the
   /// store's first write to a fresh pool takes seconds).
   s3_config config(bool https) const {
@@ -69,6 +119,21 @@ struct local_s3 {
     return config;
   }
 };
+
+/// Which store a parametrised test runs against, and over which transport.
+struct store_transport {
+  local_store store;
+  bool https;
+};
+
+/// The parameter's name in test names: rgw_http, rgw_https, moto_http.
+inline std::string store_transport_name(const store_transport& param) {
+  return std::string(store_name(param.store)) + (param.https ? "_https" : "_http");
+}
+
+/// Every store and transport the store-generic tests run on (moto has no HTTPS endpoint).
+inline constexpr store_transport every_store_transport[] = {
+    {local_store::rgw, false}, {local_store::rgw, true}, {local_store::moto, false}};
 
 /// A random suffix so that keys of one test run never collide with an earlier run's.
 inline std::string unique_suffix() {
