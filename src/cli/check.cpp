@@ -2,6 +2,7 @@
 
 #include "cli/console.hpp"
 #include "cli/exit_codes.hpp"
+#include "cli/race_probe.hpp"
 #include "cli/run_to_completion.hpp"
 #include "cli/store_options.hpp"
 
@@ -14,8 +15,10 @@
 #include <boost/asio/use_awaitable.hpp>
 
 #include <algorithm>
+#include <charconv>
 #include <chrono>
 #include <cstdio>
+#include <memory>
 #include <random>
 
 namespace s3lect::cli {
@@ -31,7 +34,8 @@ struct check_report {
   std::string unsafe_reason;  ///< Non-empty when the store is unsafe for s3lect.
   std::string store_error;    ///< Non-empty when the store could not be probed at all.
   std::vector<std::chrono::microseconds> round_trips;
-  std::vector<double> skews_seconds;  ///< Local clock minus server clock, per answer.
+  std::vector<double> skews_seconds;                ///< Local clock minus server clock, per answer.
+  std::chrono::steady_clock::duration duration{0};  ///< The whole check, races included.
 
   void ok(const std::string& what) { lines.push_back("  ok    " + what); }
   void info(const std::string& what) { lines.push_back("  info  " + what); }
@@ -261,12 +265,65 @@ asio::awaitable<void> clean_up(s3_client& client, std::string scratch_key,
   co_await client.async_delete(std::move(missing_key), asio::as_tuple(asio::use_awaitable));
 }
 
-asio::awaitable<void> run(s3_client& client, std::string lock_key, check_report& report) {
+/// How many writers race, and for how many rounds (0: no races).
+struct race_settings {
+  int writers = 16;
+  int rounds = 10;
+};
+
+/// The races, unless the store could not be probed at all: against a store that ignores
+/// conditions they show how many writers win.
+asio::awaitable<void> probe_races(s3_client& client, std::vector<storage*> writers,
+                                  std::string key_prefix, int rounds, check_report& report) {
+  if (rounds == 0 || !report.store_error.empty()) co_return;
+  const int writer_count = static_cast<int>(writers.size());
+  race_findings races = co_await run_races(std::move(writers), client, key_prefix, rounds);
+  for (auto& line : describe_races(races, writer_count)) {
+    report.lines.push_back(std::move(line));
+  }
+  if (report.unsafe_reason.empty()) report.unsafe_reason = races.unsafe_reason;
+  if (!races.store_error.empty()) report.store_error = "races: " + races.store_error;
+  for (auto& key : races.keys) {
+    co_await client.async_delete(std::move(key), asio::as_tuple(asio::use_awaitable));
+  }
+}
+
+asio::awaitable<void> run(s3_client& client, std::vector<storage*> writers, std::string lock_key,
+                          int rounds, check_report& report) {
   const std::string scratch_key = lock_key + ".s3lect-check-" + random_suffix();
   const std::string missing_key = scratch_key + "-missing";
   probe_context context{client, scratch_key, missing_key, random_suffix(), report};
   co_await probe(context);
   co_await clean_up(client, scratch_key, missing_key);
+  const std::string race_prefix = scratch_key + "-race";
+  co_await probe_races(client, std::move(writers), race_prefix, rounds, report);
+}
+
+/// Reads --race-writers and --race-rounds; returns nullopt and sets `error` when out of range.
+std::optional<race_settings> parse_race_settings(const parsed_args& args, std::string& error) {
+  race_settings settings;
+  const struct {
+    const char* name;
+    int* value;
+    int min;
+    int max;
+  } options[] = {{"race-writers", &settings.writers, 2, 256},
+                 {"race-rounds", &settings.rounds, 0, 1000}};
+  for (const auto& option : options) {
+    const auto text = args.get(option.name);
+    if (!text) continue;
+    int value = 0;
+    const auto [end, ec] = std::from_chars(text->data(), text->data() + text->size(), value);
+    if (ec != std::errc() || end != text->data() + text->size() || value < option.min ||
+        value > option.max) {
+      error = std::string("--") + option.name + " wants a whole number from " +
+              std::to_string(option.min) + " to " + std::to_string(option.max) + ", not '" + *text +
+              "'";
+      return std::nullopt;
+    }
+    *option.value = value;
+  }
+  return settings;
 }
 
 /// Which provider supplied the credentials, with the key id masked and never the secret.
@@ -307,7 +364,16 @@ void print_timing(check_report& report) {
                   static_cast<double>(sorted.back().count()) / 1000.0, sorted.size());
     report.info(line);
   }
+  char line[80];
+  std::snprintf(line, sizeof line, "the check took %.2f s",
+                std::chrono::duration<double>(report.duration).count());
+  report.info(line);
 }
+
+constexpr const char* race_options_help =
+    "  --race-writers N     writers racing each conditional write (default 16, 2 to 256)\n"
+    "  --race-rounds N      rounds of races, create-if-absent then If-Match (default 10;\n"
+    "                       0 skips the races)\n";
 
 }  // namespace
 
@@ -315,7 +381,9 @@ const char* check_help() {
   return "usage: s3lect check --lock s3://BUCKET/KEY [options]\n"
          "Probes, on a scratch key beside the lock key, that the store honours create-if-absent\n"
          "and If-Match, returns written bodies and ETags, and reports its quirks, the clock skew\n"
-         "against its Date header and the round-trip latency.\n"
+         "against its Date header and the round-trip latency. Then writers race: each round\n"
+         "they all try create-if-absent on a new key, then If-Match on its ETag; exactly one may\n"
+         "win each race (ambiguous answers are settled by re-reading).\n"
          "Exit 0 when the store is safe for s3lect, 5 when it is not, 4 when it cannot be probed,\n"
          "2 on bad arguments.\n";
 }
@@ -324,15 +392,19 @@ int run_check(const std::vector<std::string>& args) {
   std::string error;
   std::vector<std::string> flags = store_flag_names();
   flags.push_back("help");
-  auto parsed = parsed_args::parse(args, flags, store_valued_names(), error);
+  std::vector<std::string> valued = store_valued_names();
+  valued.insert(valued.end(), {"race-writers", "race-rounds"});
+  auto parsed = parsed_args::parse(args, flags, valued, error);
   if (parsed && parsed->has("help")) {
-    print_out(std::string(check_help()) + "options:\n" + store_options_help());
+    print_out(std::string(check_help()) + "options:\n" + store_options_help() + race_options_help);
     return exit_ok;
   }
   if (parsed && !parsed->positional().empty())
     error = "unexpected argument " + parsed->positional()[0];
   std::optional<store_target> target;
-  if (parsed && error.empty()) target = make_store_target(*parsed, error);
+  std::optional<race_settings> races;
+  if (parsed && error.empty()) races = parse_race_settings(*parsed, error);
+  if (races) target = make_store_target(*parsed, error);
   if (!target) {
     print_err("s3lect check: " + error + "\n");
     return exit_usage;
@@ -340,8 +412,21 @@ int run_check(const std::vector<std::string>& args) {
 
   asio::io_context io;
   s3_client client(io.get_executor(), target->config);
+  // One client per racing writer, each with its own connection as separate processes would
+  // have, sharing one credential source.
+  s3_config writer_config = client.config();
+  if (writer_config.creds.access_key_id.empty() && !writer_config.creds_provider)
+    writer_config.creds_provider = make_default_credentials_chain(io.get_executor());
+  std::vector<std::unique_ptr<s3_client>> writer_clients;
+  std::vector<storage*> writers;
+  for (int i = 0; i < races->writers && races->rounds > 0; ++i) {
+    writer_clients.push_back(std::make_unique<s3_client>(io.get_executor(), writer_config));
+    writers.push_back(writer_clients.back().get());
+  }
   check_report report;
-  run_to_completion(io, run(client, target->key, report));
+  const auto started = std::chrono::steady_clock::now();
+  run_to_completion(io, run(client, writers, target->key, races->rounds, report));
+  report.duration = std::chrono::steady_clock::now() - started;
 
   print_out("s3lect check s3://" + client.config().bucket + "/" + target->key + " at " +
             client.config().endpoint + " (region " + client.config().region + ")\n");
