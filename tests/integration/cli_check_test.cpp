@@ -21,30 +21,38 @@ bool contains(const std::string& text, const std::string& part) {
   return text.find(part) != std::string::npos;
 }
 
-TEST_F(CliIntegration, CheckFindsTheRadosgwSafeIncludingRaces) {
-  auto& check = run(check_args(s3.bucket, s3.http_endpoint));
-  const std::string out = check.out();
-  EXPECT_EQ(check.status, 0) << out << check.err();
-  EXPECT_TRUE(contains(out, "If-Match on a missing key: HTTP 412 (AWS answers 404)")) << out;
-  EXPECT_TRUE(contains(out, "race winners per round (create-if-absent/If-Match): 1/1 x5")) << out;
-  EXPECT_TRUE(contains(out, "ok    races: 16 writers, 5 rounds")) << out;
-  EXPECT_TRUE(contains(out, "result: safe for s3lect")) << out;
+class CliCheck : public CliIntegration {
+ protected:
+  /// Runs `s3lect check` (5 rounds of races) on `bucket` at `endpoint`: it must say safe, with
+  /// one winner in every race, and print each of `quirks`.
+  void expect_safe(const std::string& bucket, const std::string& endpoint,
+                   const std::vector<std::string>& quirks) {
+    auto& check = run(check_args(bucket, endpoint));
+    const std::string out = check.out();
+    EXPECT_EQ(check.status, 0) << out << check.err();
+    for (const auto& quirk : quirks) EXPECT_TRUE(contains(out, quirk)) << quirk << "\n" << out;
+    EXPECT_TRUE(contains(out, "race winners per round (create-if-absent/If-Match): 1/1 x5")) << out;
+    EXPECT_TRUE(contains(out, "ok    races: 16 writers, 5 rounds")) << out;
+    EXPECT_TRUE(contains(out, "result: safe for s3lect")) << out;
+  }
+};
+
+TEST_F(CliCheck, FindsTheRadosgwSafeIncludingRaces) {
+  expect_safe(s3.bucket, s3.http_endpoint,
+              {"quoted ETag in If-Match: refused (HTTP 412)",
+               "If-Match on a missing key: HTTP 412 (AWS answers 404)"});
 }
 
-TEST_F(CliIntegration, CheckFindsMotoSafeIncludingRacesWithAwsAnswers) {
+TEST_F(CliCheck, FindsMotoSafeIncludingRacesWithAwsAnswers) {
   std::string problem;
   const auto moto = test::local_s3::from_environment(test::local_store::moto, problem);
   ASSERT_TRUE(moto) << problem;
-  auto& check = run(check_args(moto->bucket, moto->http_endpoint));
-  const std::string out = check.out();
-  EXPECT_EQ(check.status, 0) << out << check.err();
-  EXPECT_TRUE(contains(out, "quoted ETag in If-Match: accepted")) << out;
-  EXPECT_TRUE(contains(out, "If-Match on a missing key: HTTP 404 (as AWS)")) << out;
-  EXPECT_TRUE(contains(out, "race winners per round (create-if-absent/If-Match): 1/1 x5")) << out;
-  EXPECT_TRUE(contains(out, "result: safe for s3lect")) << out;
+  expect_safe(
+      moto->bucket, moto->http_endpoint,
+      {"quoted ETag in If-Match: accepted", "If-Match on a missing key: HTTP 404 (as AWS)"});
 }
 
-TEST_F(CliIntegration, CheckRefusesRaceOptionsOutOfRange) {
+TEST_F(CliCheck, RefusesRaceOptionsOutOfRange) {
   for (const char* option : {"--race-writers=1", "--race-writers=257", "--race-writers=x"}) {
     auto args = check_args(s3.bucket, s3.http_endpoint);
     args.push_back(option);
