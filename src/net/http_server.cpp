@@ -114,16 +114,14 @@ struct http_server_state : std::enable_shared_from_this<http_server_state> {
   /// Strand only. Logs the counts held back once their interval is over (or the stop came).
   void arm_dropped_flush() {
     const auto due = dropped_report.flush_at();
-    if (dropped_timer_armed || !due) return;
+    if (dropped_timer_armed || !due || stopping) return;
     dropped_timer_armed = true;
     dropped_timer.expires_at(*due);
     dropped_timer.async_wait([self = shared_from_this()](error_code ec) {
       self->dropped_timer_armed = false;
-      const bool stopped = ec == asio::error::operation_aborted;
-      if (auto line = self->dropped_report.flush(clock_type::now(), stopped)) {
-        self->log_dropped(*line);
-      }
-      if (!stopped) self->arm_dropped_flush();
+      if (ec) return;  // the stop logged what was held
+      if (auto line = self->dropped_report.flush(clock_type::now())) self->log_dropped(*line);
+      self->arm_dropped_flush();
     });
   }
 
@@ -140,7 +138,7 @@ struct http_server_state : std::enable_shared_from_this<http_server_state> {
     if (!stopping.exchange(true)) {
       error_code ignored;
       acceptor.close(ignored);
-      dropped_timer.cancel();  // logs what it held
+      dropped_timer.cancel();  // finish_stop_if_done() logs what is held
       responder->stopping();
       log(log_level::info, "server stopping");
     }
@@ -157,6 +155,7 @@ struct http_server_state : std::enable_shared_from_this<http_server_state> {
   /// Strand only. Completes the stop waiters once nothing runs any more.
   void finish_stop_if_done() {
     if (!stopping || accepting || !connections.empty()) return;
+    if (auto line = dropped_report.flush(clock_type::now(), true)) log_dropped(*line);
     std::vector<http_server::stop_handler> waiters = std::move(stop_waiters);
     stop_waiters.clear();
     for (http_server::stop_handler& waiter : waiters) {
@@ -397,6 +396,7 @@ asio::awaitable<void> run_connection(http_server_state& server, server_connectio
   connection.set_deadline(connection.first_request_deadline);
   if (auto* tls = std::get_if<tls_stream>(&connection.stream)) {
     auto [handshake_ec] = co_await tls->async_handshake(ssl::stream_base::server, use_tuple);
+    if (handshake_ec && server.stopping && !connection.timed_out) co_return;  // the stop closed it
     if (handshake_ec) {
       // Counted and logged in sums, not per connection: a flood of them is an attack.
       server.note_dropped(dropped_kind::failed_handshake, connection.peer_address);
@@ -458,9 +458,10 @@ void admit(const state_ptr& server, tcp::socket socket) {
   const tcp::endpoint remote = socket.remote_endpoint(remote_ec);
   if (remote_ec) return;  // the client is gone already; the socket closes here
   if (const auto refused = refusal_of(*server, socket, remote)) {
+    // Counted before the close: a client that sees the close finds it counted.
+    server->note_dropped(dropped_kind_of(*refused), remote.address());
     error_code ignored;
     socket.close(ignored);
-    server->note_dropped(dropped_kind_of(*refused), remote.address());
     return;
   }
   // Answers are small and written at once: without TCP_NODELAY the first answer on a new TLS
