@@ -1,0 +1,146 @@
+#!/usr/bin/env bash
+# One hostile client against a peer-mode leader (docs/peer-mode.md#a-hostile-client): two
+# `s3lect run --peer --peer-watch` nodes in CA mode on a fresh key of the local radosgw; once one
+# leads, an attacker on 127.0.0.2 keeps --connections connections open to the leader's health
+# endpoint for --seconds (TLS connections that complete the handshake and say nothing, or with
+# --attack tcp plain TCP connections that never start one), reconnecting each as soon as the
+# server closes it, while a follower's probes from 127.0.0.1 (--probes, spread over the attack,
+# each given 2 s) ask for the leader's record. Prints the probes answered, whether leadership
+# moved (leader and term before and after), how many connections the attacker opened, and the
+# leader's server series from /metrics.
+#
+# usage: bench/hostile_clients.sh [--s3lect PATH] [--seconds N] [--connections N] [--probes N]
+#                                 [--attack tls|tcp] [--base-port N]
+#   --s3lect PATH   the binary (default build/release/s3lect, built here)
+#   --base-port N   health endpoints on 127.0.0.1:N+1 and N+2 (default 23100)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+s3lect="" seconds=30 connections=400 probes=50 attack=tls base_port=23100
+while [ $# -gt 0 ]; do
+  case $1 in
+    --s3lect) s3lect=$2; shift 2 ;;
+    --seconds) seconds=$2; shift 2 ;;
+    --connections) connections=$2; shift 2 ;;
+    --probes) probes=$2; shift 2 ;;
+    --attack) attack=$2; shift 2 ;;
+    --base-port) base_port=$2; shift 2 ;;
+    *) echo "unknown option: $1" >&2; exit 2 ;;
+  esac
+done
+if [ -z "$s3lect" ]; then
+  cmake --preset release >/dev/null
+  cmake --build --preset release --target s3lect_cli >/dev/null
+  s3lect=build/release/s3lect
+fi
+# The local radosgw is started once and shared; start.sh returns at once when it runs.
+[ -f "${S3LECT_S3_DIR:-/tmp/s3lect-local-s3}/env" ] || bash scripts/local-s3/start.sh >/dev/null
+# shellcheck disable=SC1091
+source "${S3LECT_S3_DIR:-/tmp/s3lect-local-s3}/env"
+export AWS_ACCESS_KEY_ID=$S3LECT_TEST_ACCESS_KEY AWS_SECRET_ACCESS_KEY=$S3LECT_TEST_SECRET_KEY
+
+work=$(mktemp -d)
+pids=()
+cleanup() {
+  for pid in "${pids[@]}"; do kill -TERM "$pid" 2>/dev/null || true; done
+  wait 2>/dev/null || true
+  rm -rf "$work"
+}
+trap cleanup EXIT
+
+# A throw-away CA and one certificate for 127.0.0.1 that both nodes use.
+openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -keyout "$work/ca-key.pem" \
+  -out "$work/ca.pem" -days 2 -subj "/CN=s3lect bench CA" 2>/dev/null
+openssl req -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -keyout "$work/node-key.pem" \
+  -out "$work/node.csr" -subj "/CN=127.0.0.1" 2>/dev/null
+printf 'subjectAltName=IP:127.0.0.1\nextendedKeyUsage=serverAuth\n' >"$work/ext.cnf"
+openssl x509 -req -in "$work/node.csr" -CA "$work/ca.pem" -CAkey "$work/ca-key.pem" \
+  -CAcreateserial -out "$work/node.pem" -days 2 -extfile "$work/ext.cnf" 2>/dev/null
+
+key="s3://$S3LECT_TEST_BUCKET/bench/hostile-clients/$(date +%s%N).json"
+for n in 1 2; do
+  "$s3lect" run --lock "$key" --endpoint "$S3LECT_TEST_ENDPOINT_HTTP" --path-style \
+    --id "node-$n" --peer --peer-listen "127.0.0.1:$((base_port + n))" \
+    --peer-cert "$work/node.pem" --peer-key "$work/node-key.pem" --peer-ca "$work/ca.pem" \
+    --peer-watch -- bash -c 'echo "command started term=$S3LECT_TERM"
+      trap "exit 0" TERM; while :; do sleep 1; done' >"$work/node-$n.log" 2>&1 &
+  pids+=($!)
+done
+leader=""
+for _ in $(seq 1 200); do
+  leader=$(grep -l "command started term=1" "$work"/node-*.log 2>/dev/null | head -1 || true)
+  [ -n "$leader" ] && break
+  sleep 0.05
+done
+[ -n "$leader" ] || { echo "no leader" >&2; exit 1; }
+n=${leader##*node-}; n=${n%.log}
+port=$((base_port + n))
+sleep 2  # the follower settles on its watch
+
+# The attacker and the probes, in one process: asyncio, one task per attacking connection.
+python3 - "$port" "$work/ca.pem" "$seconds" "$connections" "$probes" "$attack" <<'PYTHON'
+import asyncio, json, ssl, sys, time
+
+port, ca, seconds, connections, probes, attack = (
+    int(sys.argv[1]), sys.argv[2], float(sys.argv[3]), int(sys.argv[4]), int(sys.argv[5]),
+    sys.argv[6])
+context = ssl.create_default_context(cafile=ca)
+opened = 0
+request = b"GET /health/leadership HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n"
+
+async def attacker(deadline):
+    global opened
+    while time.monotonic() < deadline:
+        try:
+            reader, writer = await asyncio.wait_for(asyncio.open_connection(
+                "127.0.0.1", port, ssl=context if attack == "tls" else None,
+                local_addr=("127.0.0.2", 0)), 5)
+            opened += 1
+            await asyncio.wait_for(reader.read(1), max(deadline - time.monotonic(), 0.01))
+            writer.close()
+        except (OSError, asyncio.TimeoutError, ssl.SSLError):
+            await asyncio.sleep(0.01)  # refused or reset: reconnect, without spinning
+
+async def probe():
+    try:
+        reader, writer = await asyncio.wait_for(asyncio.open_connection(
+            "127.0.0.1", port, ssl=context, local_addr=("127.0.0.1", 0)), 2)
+        writer.write(request)
+        answer = await asyncio.wait_for(reader.read(), 2)
+        writer.close()
+        return answer.startswith(b"HTTP/1.1 200 ")
+    except (OSError, asyncio.TimeoutError, ssl.SSLError):
+        return False
+
+async def main():
+    before = await probe()
+    deadline = time.monotonic() + seconds
+    attackers = [asyncio.create_task(attacker(deadline)) for _ in range(connections)]
+    await asyncio.sleep(min(1.0, seconds / 10))  # the attack is in place
+    answered = 0
+    for i in range(probes):
+        answered += await probe()
+        await asyncio.sleep(max(0.0, (seconds - 2) / probes - 0.05))
+    await asyncio.gather(*attackers)
+    print(f"probes answered      {answered} of {probes} ({100 * answered // probes}%)")
+    print(f"attacker connections {opened} accepted ({attack}, {connections} at a time, "
+          f"{seconds:.0f} s)")
+    print(f"probe before attack  {'answered' if before else 'NOT answered'}")
+
+asyncio.run(main())
+PYTHON
+
+sleep 1  # the last attacking connections close
+code=$(curl -s --cacert "$work/ca.pem" -o "$work/after.json" -w '%{http_code}' \
+  "https://127.0.0.1:$port/health/leadership" || true)
+moved=no
+[ "$code" = 200 ] && grep -q '"term":1,' "$work/after.json" || moved=yes
+grep -q "command started term=2" "$work"/node-*.log && moved=yes
+echo "leadership moved     $moved (node-$n led term 1 before; after: HTTP $code, term" \
+  "$(grep -o '"term":[0-9]*' "$work/after.json" | cut -d: -f2))"
+echo "leader's /metrics server series:"
+curl -s --cacert "$work/ca.pem" "https://127.0.0.1:$port/metrics" |
+  grep -E '^s3lect_server_(connections_accepted|connections_refused|handshake_failures|first_request_timeouts)' |
+  sed -E 's/\{[^}]*server="([^"]*)"(,reason="([^"]*)")?\}/{\1 \3}/' || echo "  (none)"
+echo "warning lines in the leader's log: $(grep -c 'level=warning' "$leader" || true)," \
+  "lines in all: $(wc -l <"$leader")"
