@@ -427,5 +427,53 @@ TEST_F(CliPeerIntegration, MetricsListenServesPrometheusText) {
   EXPECT_FALSE(plain_get(endpoint, "/metrics")) << "still listening after the stop";
 }
 
+TEST_F(CliPeerIntegration, SilentConnectionsFromOneAddressAreRefusedCountedAndDroppedByTheMetrics) {
+  auto args = run_args("silent-target");
+  args.insert(args.end(), {"--metrics-listen", "127.0.0.1:0", "--", "sleep", "60"});
+  cli_process& node = start(args);
+  unsigned short port = 0;
+  ASSERT_TRUE(eventually(
+      [&] {
+        port = logged_metrics_port(node.err());
+        return port != 0;
+      },
+      10s))
+      << node.err();
+  const tcp::endpoint endpoint(asio::ip::make_address("127.0.0.1"), port);
+  // From 127.0.0.2 (Linux loopback answers 127/8), twelve connections that say nothing: the
+  // metrics listener holds 8 per address, refuses the rest, and closes the 8 at the
+  // first-request deadline (5 s), not the 90 s idle timeout.
+  asio::io_context io;
+  std::vector<tcp::socket> silent;
+  for (int i = 0; i < 12; ++i) {
+    silent.emplace_back(io);
+    silent.back().open(tcp::v4());
+    silent.back().bind({asio::ip::make_address("127.0.0.2"), 0});
+    silent.back().connect(endpoint);
+  }
+  const std::string series =
+      "{lock=\"" + key + "\",id=\"silent-target\",bucket=\"" + s3.bucket + "\",server=\"metrics\"";
+  std::optional<http_reply> reply;
+  const auto value = [&](const std::string& name, const std::string& reason = "") {
+    const std::string labels = series + (reason.empty() ? "" : ",reason=\"" + reason + "\"");
+    return reply ? sample(reply->body, name + labels + "}") : std::nullopt;
+  };
+  // Scrapes from 127.0.0.1 are answered all along.
+  ASSERT_TRUE(eventually(
+      [&] {
+        reply = plain_get(endpoint, "/metrics");
+        return value("s3lect_server_first_request_timeouts_total") == 8.0;
+      },
+      20s))
+      << (reply ? reply->body : "no answer") << node.err();
+  EXPECT_EQ(value("s3lect_server_connections_refused_total", "per_source"), 4.0) << reply->body;
+  EXPECT_EQ(value("s3lect_server_connections_refused_total", "max_connections"), 0.0);
+  EXPECT_GE(value("s3lect_server_connections_accepted_total").value_or(0), 13.0);
+  EXPECT_NE(node.err().find("msg=\"metrics dropped connections"), std::string::npos) << node.err();
+  EXPECT_NE(node.err().find("last_source=127.0.0.2"), std::string::npos) << node.err();
+  ::kill(node.pid, SIGTERM);
+  ASSERT_TRUE(node.wait(10s));
+}
+
 }  // namespace
 }  // namespace s3lect
