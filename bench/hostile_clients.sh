@@ -48,20 +48,15 @@ cleanup() {
 }
 trap cleanup EXIT
 
-# A throw-away CA and one certificate for 127.0.0.1 that both nodes use.
-openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -keyout "$work/ca-key.pem" \
-  -out "$work/ca.pem" -days 2 -subj "/CN=s3lect bench CA" 2>/dev/null
-openssl req -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -keyout "$work/node-key.pem" \
-  -out "$work/node.csr" -subj "/CN=127.0.0.1" 2>/dev/null
-printf 'subjectAltName=IP:127.0.0.1\nextendedKeyUsage=serverAuth\n' >"$work/ext.cnf"
-openssl x509 -req -in "$work/node.csr" -CA "$work/ca.pem" -CAkey "$work/ca-key.pem" \
-  -CAcreateserial -out "$work/node.pem" -days 2 -extfile "$work/ext.cnf" 2>/dev/null
+# shellcheck source=bench/lib/certs.sh
+source bench/lib/certs.sh
+bench_make_certs "$work" node
 
 key="s3://$S3LECT_TEST_BUCKET/bench/hostile-clients/$(date +%s%N).json"
 for n in 1 2; do
   "$s3lect" run --lock "$key" --endpoint "$S3LECT_TEST_ENDPOINT_HTTP" --path-style \
     --id "node-$n" --peer --peer-listen "127.0.0.1:$((base_port + n))" \
-    --peer-cert "$work/node.pem" --peer-key "$work/node-key.pem" --peer-ca "$work/ca.pem" \
+    --peer-cert "$work/node.pem" --peer-key "$work/node.key" --peer-ca "$work/ca.pem" \
     --peer-watch -- bash -c 'echo "command started term=$S3LECT_TERM"
       trap "exit 0" TERM; while :; do sleep 1; done' >"$work/node-$n.log" 2>&1 &
   pids+=($!)

@@ -372,19 +372,25 @@ TEST_F(CliPeerIntegration, BindFailuresAndBadCertificatesEndRunWithOneLine) {
                         2, "--addr: needed with --peer-listen 0.0.0.0:8443");
 }
 
+/// The port --metrics-listen 127.0.0.1:0 picked, once logged; 0 when not within 10 s.
+unsigned short wait_for_metrics_port(cli_process& node) {
+  unsigned short port = 0;
+  eventually(
+      [&] {
+        port = logged_metrics_port(node.err());
+        return port != 0;
+      },
+      10s);
+  return port;
+}
+
 TEST_F(CliPeerIntegration, MetricsListenServesPrometheusText) {
   auto args = run_args("metrics-node");
   args.insert(args.end(), {"--metrics-listen", "127.0.0.1:0", "--", "sh", "-c",
                            "echo started > " + scratch + "/started; exec sleep 60"});
   cli_process& node = start(args);
-  unsigned short port = 0;
-  ASSERT_TRUE(eventually(
-      [&] {
-        port = logged_metrics_port(node.err());
-        return port != 0;
-      },
-      10s))
-      << node.err();
+  const unsigned short port = wait_for_metrics_port(node);
+  ASSERT_NE(port, 0) << node.err();
   ASSERT_TRUE(eventually([&] { return std::filesystem::exists(scratch + "/started"); }, 15s))
       << node.err();
   const tcp::endpoint endpoint(asio::ip::make_address("127.0.0.1"), port);
@@ -431,14 +437,8 @@ TEST_F(CliPeerIntegration, SilentConnectionsFromOneAddressAreRefusedCountedAndDr
   auto args = run_args("silent-target");
   args.insert(args.end(), {"--metrics-listen", "127.0.0.1:0", "--", "sleep", "60"});
   cli_process& node = start(args);
-  unsigned short port = 0;
-  ASSERT_TRUE(eventually(
-      [&] {
-        port = logged_metrics_port(node.err());
-        return port != 0;
-      },
-      10s))
-      << node.err();
+  const unsigned short port = wait_for_metrics_port(node);
+  ASSERT_NE(port, 0) << node.err();
   const tcp::endpoint endpoint(asio::ip::make_address("127.0.0.1"), port);
   // From 127.0.0.2 (Linux loopback answers 127/8), twelve connections that say nothing: the
   // metrics listener holds 8 per address, refuses the rest, and closes the 8 at the
