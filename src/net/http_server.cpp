@@ -93,11 +93,12 @@ struct http_server_state : std::enable_shared_from_this<http_server_state> {
     }
     if (!limit.enough()) {
       log(log_level::warning,
-          "file descriptor limit below what the server may hold soft=" +
-              std::to_string(limit.soft) + " hard=" + std::to_string(limit.hard) +
-              " needed=" + std::to_string(needed) + " (connections are refused while fewer than " +
+          "file descriptor limit below what the server may hold: connections are refused while "
+          "fewer than " +
               std::to_string(reserved_file_descriptors) +
-              " descriptors are free; raise ulimit -n or lower max_connections)");
+              " descriptors are free; raise ulimit -n or lower max_connections soft=" +
+              std::to_string(limit.soft) + " hard=" + std::to_string(limit.hard) +
+              " needed=" + std::to_string(needed));
     }
   }
 

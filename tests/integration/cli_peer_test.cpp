@@ -14,6 +14,7 @@
 #include <boost/asio/ssl.hpp>
 #include <boost/asio/write.hpp>
 
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/time.h>
 
@@ -471,6 +472,32 @@ TEST_F(CliPeerIntegration, SilentConnectionsFromOneAddressAreRefusedCountedAndDr
   EXPECT_GE(value("s3lect_server_connections_accepted_total").value_or(0), 13.0);
   EXPECT_NE(node.err().find("msg=\"metrics dropped connections"), std::string::npos) << node.err();
   EXPECT_NE(node.err().find("last_source=127.0.0.2"), std::string::npos) << node.err();
+  ::kill(node.pid, SIGTERM);
+  ASSERT_TRUE(node.wait(10s));
+}
+
+TEST_F(CliPeerIntegration, ALowSoftFileDescriptorLimitIsRaisedToWhatTheServersNeed) {
+  auto args = run_args("fd-node");
+  args.insert(args.end(), {"--metrics-listen", "127.0.0.1:0", "--", "sleep", "60"});
+  // The child inherits a soft limit of 80 (the hard one stays): below the 97 that the reserve
+  // and the metrics listener need.
+  rlimit inherited{};
+  ASSERT_EQ(::getrlimit(RLIMIT_NOFILE, &inherited), 0);
+  if (inherited.rlim_max != RLIM_INFINITY && inherited.rlim_max < 97) GTEST_SKIP();
+  rlimit low = inherited;
+  low.rlim_cur = 80;
+  ASSERT_EQ(::setrlimit(RLIMIT_NOFILE, &low), 0);
+  cli_process& node = start(args);
+  ASSERT_EQ(::setrlimit(RLIMIT_NOFILE, &inherited), 0);
+  const unsigned short port = wait_for_metrics_port(node);
+  ASSERT_NE(port, 0) << node.err();
+  EXPECT_NE(node.err().find("msg=\"raised the file descriptor limit\" soft=97 "), std::string::npos)
+      << node.err();
+  EXPECT_EQ(node.err().find("level=warning"), std::string::npos) << node.err();
+  const auto reply =
+      plain_get(tcp::endpoint(asio::ip::make_address("127.0.0.1"), port), "/metrics");
+  ASSERT_TRUE(reply);
+  EXPECT_EQ(reply->status, 200);
   ::kill(node.pid, SIGTERM);
   ASSERT_TRUE(node.wait(10s));
 }
