@@ -7,7 +7,8 @@
 # server closes it, while a follower's probes from 127.0.0.1 (--probes, spread over the attack,
 # each given 2 s) ask for the leader's record. Prints the probes answered, whether leadership
 # moved (leader and term before and after), how many connections the attacker opened, and the
-# leader's server series from /metrics.
+# leader's server series from /metrics. Exits 1 unless at least 90% of the probes were
+# answered, leadership stayed, and refusals were counted (issue 16's bar).
 #
 # usage: bench/hostile_clients.sh [--s3lect PATH] [--seconds N] [--connections N] [--probes N]
 #                                 [--attack tls|tcp] [--base-port N]
@@ -73,7 +74,8 @@ port=$((base_port + n))
 sleep 2  # the follower settles on its watch
 
 # The attacker and the probes, in one process: asyncio, one task per attacking connection.
-python3 - "$port" "$work/ca.pem" "$seconds" "$connections" "$probes" "$attack" <<'PYTHON'
+python3 - "$port" "$work/ca.pem" "$seconds" "$connections" "$probes" "$attack" \
+  "$work/answered" <<'PYTHON'
 import asyncio, json, ssl, sys, time
 
 port, ca, seconds, connections, probes, attack = (
@@ -121,6 +123,8 @@ async def main():
     print(f"attacker connections {opened} accepted ({attack}, {connections} at a time, "
           f"{seconds:.0f} s)")
     print(f"probe before attack  {'answered' if before else 'NOT answered'}")
+    with open(sys.argv[7], "w") as out:
+        out.write(f"{answered}\n")
 
 asyncio.run(main())
 PYTHON
@@ -139,3 +143,12 @@ curl -s --cacert "$work/ca.pem" "https://127.0.0.1:$port/metrics" |
   sed -E 's/\{[^}]*server="([^"]*)"(,reason="([^"]*)")?\}/{\1 \3}/' || echo "  (none)"
 echo "warning lines in the leader's log: $(grep -c 'level=warning' "$leader" || true)," \
   "lines in all: $(wc -l <"$leader")"
+
+# The issue's bar: at least 90% of the probes answered, leadership unmoved, refusals counted.
+refused=$(curl -s --cacert "$work/ca.pem" "https://127.0.0.1:$port/metrics" |
+  awk '/^s3lect_server_connections_refused_total/ { sum += $NF } END { print sum + 0 }')
+if [ $(($(cat "$work/answered") * 10)) -lt $((probes * 9)) ] || [ "$moved" = yes ] ||
+  [ "$refused" = 0 ]; then
+  echo "FAILED: fewer than 90% of the probes answered, leadership moved, or no refusal counted"
+  exit 1
+fi
