@@ -17,60 +17,56 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-s3lect="" seconds=30 connections=400 probes=50 attack=tls base_port=23100
+declare -A option=([s3lect]="" [seconds]=30 [connections]=400 [probes]=50 [attack]=tls
+  [base-port]=23100)
 while [ $# -gt 0 ]; do
-  case $1 in
-    --s3lect) s3lect=$2; shift 2 ;;
-    --seconds) seconds=$2; shift 2 ;;
-    --connections) connections=$2; shift 2 ;;
-    --probes) probes=$2; shift 2 ;;
-    --attack) attack=$2; shift 2 ;;
-    --base-port) base_port=$2; shift 2 ;;
-    *) echo "unknown option: $1" >&2; exit 2 ;;
-  esac
+  name=${1#--}
+  [ $# -ge 2 ] && [ -n "${option[$name]+known}" ] || { echo "unknown option: $1" >&2; exit 2; }
+  option[$name]=$2
+  shift 2
 done
-if [ -z "$s3lect" ]; then
-  cmake --preset release >/dev/null
-  cmake --build --preset release --target s3lect_cli >/dev/null
+s3lect=${option[s3lect]} seconds=${option[seconds]} connections=${option[connections]}
+probes=${option[probes]} attack=${option[attack]} base_port=${option[base-port]}
+[ -n "$s3lect" ] || {
+  cmake --preset release >/dev/null && cmake --build --preset release --target s3lect_cli >/dev/null
   s3lect=build/release/s3lect
-fi
+}
 # The local radosgw is started once and shared; start.sh returns at once when it runs.
 [ -f "${S3LECT_S3_DIR:-/tmp/s3lect-local-s3}/env" ] || bash scripts/local-s3/start.sh >/dev/null
-# shellcheck disable=SC1091
-source "${S3LECT_S3_DIR:-/tmp/s3lect-local-s3}/env"
+s3_env="${S3LECT_S3_DIR:-/tmp/s3lect-local-s3}/env"
+# shellcheck disable=SC1090
+source "$s3_env"
 export AWS_ACCESS_KEY_ID=$S3LECT_TEST_ACCESS_KEY AWS_SECRET_ACCESS_KEY=$S3LECT_TEST_SECRET_KEY
 
+# The nodes are stopped and the scratch directory removed however the script ends.
 work=$(mktemp -d)
 pids=()
-cleanup() {
-  for pid in "${pids[@]}"; do kill -TERM "$pid" 2>/dev/null || true; done
-  wait 2>/dev/null || true
-  rm -rf "$work"
-}
-trap cleanup EXIT
+trap 'kill -TERM "${pids[@]}" 2>/dev/null; wait 2>/dev/null; rm -rf "$work"' EXIT
 
 # shellcheck source=bench/lib/certs.sh
 source bench/lib/certs.sh
 bench_make_certs "$work" node
 
 key="s3://$S3LECT_TEST_BUCKET/bench/hostile-clients/$(date +%s%N).json"
+node_options=(--lock "$key" --endpoint "$S3LECT_TEST_ENDPOINT_HTTP" --path-style --peer
+  --peer-cert "$work/node.pem" --peer-key "$work/node.key" --peer-ca "$work/ca.pem" --peer-watch)
 for n in 1 2; do
-  "$s3lect" run --lock "$key" --endpoint "$S3LECT_TEST_ENDPOINT_HTTP" --path-style \
-    --id "node-$n" --peer --peer-listen "127.0.0.1:$((base_port + n))" \
-    --peer-cert "$work/node.pem" --peer-key "$work/node.key" --peer-ca "$work/ca.pem" \
-    --peer-watch -- bash -c 'echo "command started term=$S3LECT_TERM"
-      trap "exit 0" TERM; while :; do sleep 1; done' >"$work/node-$n.log" 2>&1 &
+  "$s3lect" run "${node_options[@]}" --id "node-$n" \
+    --peer-listen "127.0.0.1:$((base_port + n))" -- sleep 600 >"$work/node-$n.log" 2>&1 &
   pids+=($!)
 done
-leader=""
+# The leader is the node whose endpoint answers 200 (a follower's answers 404).
+port=""
 for _ in $(seq 1 200); do
-  leader=$(grep -l "command started term=1" "$work"/node-*.log 2>/dev/null | head -1 || true)
-  [ -n "$leader" ] && break
+  for n in 1 2; do
+    code=$(curl -s --cacert "$work/ca.pem" -o /dev/null -w '%{http_code}' \
+      "https://127.0.0.1:$((base_port + n))/health/leadership" || true)
+    [ "$code" = 200 ] && { port=$((base_port + n)); break 2; }
+  done
   sleep 0.05
 done
-[ -n "$leader" ] || { echo "no leader" >&2; exit 1; }
-n=${leader##*node-}; n=${n%.log}
-port=$((base_port + n))
+[ -n "$port" ] || { echo "no leader" >&2; exit 1; }
+leader="$work/node-$n.log"
 sleep 2  # the follower settles on its watch
 
 # The attacker and the probes, in one process: asyncio, one task per attacking connection.
@@ -134,7 +130,7 @@ code=$(curl -s --cacert "$work/ca.pem" -o "$work/after.json" -w '%{http_code}' \
   "https://127.0.0.1:$port/health/leadership" || true)
 moved=no
 [ "$code" = 200 ] && grep -q '"term":1,' "$work/after.json" || moved=yes
-grep -q "command started term=2" "$work"/node-*.log && moved=yes
+grep -q 'msg="became leader" term=2' "$work"/node-*.log && moved=yes
 echo "leadership moved     $moved (node-$n led term 1 before; after: HTTP $code, term" \
   "$(grep -o '"term":[0-9]*' "$work/after.json" | cut -d: -f2))"
 echo "leader's /metrics server series:"

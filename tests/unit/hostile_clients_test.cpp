@@ -29,11 +29,11 @@
 
 namespace {
 
+using namespace std::chrono_literals;
 namespace asio = boost::asio;
 namespace ssl = asio::ssl;
-using tcp = asio::ip::tcp;
 using boost::system::error_code;
-using namespace std::chrono_literals;
+using tcp = asio::ip::tcp;
 
 const s3lect::test::test_pki& pki() {
   static const s3lect::test::test_pki shared = s3lect::test::make_test_pki();
