@@ -7,6 +7,7 @@
 #pragma once
 
 #include <s3lect/logger.hpp>
+#include <s3lect/server_stats.hpp>
 #include <s3lect/storage.hpp>
 #include <s3lect/tls.hpp>
 
@@ -199,13 +200,21 @@ struct health_server_config {
 
   /// Larger request headers are answered with 431 and the connection closed.
   std::size_t max_header_bytes = 8 * 1024;
-  /// Time allowed for the TLS handshake, for a request from its first byte to its last, and
-  /// for writing an answer: a client dribbling bytes (slowloris) is cut off after this.
+  /// Time allowed for a request from its first byte to its last, and for writing an answer:
+  /// a client dribbling bytes (slowloris) is cut off after this.
   std::chrono::milliseconds read_timeout{std::chrono::seconds{5}};
-  /// A keep-alive connection idle this long between requests is closed.
+  /// Time from the accept to the end of the first request, TLS handshake included: a client
+  /// that connects and says nothing loses its connection this soon
+  /// (docs/peer-mode.md#a-hostile-client).
+  std::chrono::milliseconds first_request_timeout{std::chrono::seconds{5}};
+  /// A keep-alive connection idle this long between requests is closed (after a first one).
   std::chrono::milliseconds idle_timeout{std::chrono::seconds{90}};
-  /// Connections beyond this are accepted and closed at once (counted as rejected).
+  /// Connections not holding a watch beyond this are accepted and closed at once (counted as
+  /// rejected). Watches are bounded by handler.max_watchers instead.
   std::size_t max_connections = 256;
+  /// Connections from one source address (IPv6: one /64), watches included, beyond this are
+  /// accepted and closed at once: one client cannot hold every slot.
+  std::size_t max_connections_per_source = 32;
 
   /// The endpoint's path and watch limits.
   health_handler_config handler;
@@ -224,15 +233,8 @@ struct health_server_config {
   std::optional<std::string> validate() const;
 };
 
-/// Counters of a health server, for tests and metrics.
-struct health_server_stats {
-  std::uint64_t accepted_connections = 0;  ///< Including rejected ones.
-  std::uint64_t rejected_connections = 0;  ///< Closed at once: max_connections reached.
-  std::uint64_t failed_handshakes = 0;     ///< TLS handshakes that failed or timed out.
-  std::uint64_t requests = 0;  ///< Answers sent (counted as the write starts), 400/431 included.
-  std::uint64_t active_connections = 0;
-  std::uint64_t active_watches = 0;
-};
+/// Counters of a health server, for tests and metrics (server_stats.hpp).
+using health_server_stats = server_stats;
 
 /// A standalone HTTPS server for the health endpoint (TLS 1.2 or later, optional mutual TLS),
 /// running on the given executor (through a strand) with no threads of its own.

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <s3lect/elector.hpp>
+#include <s3lect/server_stats.hpp>
 
 #include <cstdint>
 #include <mutex>
@@ -51,6 +52,21 @@ std::string prometheus_text(const std::vector<elector_metrics>& electors);
 
 /// The exposition text of one elector, labelled lock and id.
 std::string prometheus_text(const elector& election);
+
+/// What is rendered for one HTTP server (health_server::stats(), metrics_server::stats()).
+struct server_metrics {
+  /// Labels of every series of this server, e.g. those of its elector; `server` follows them.
+  std::vector<metric_label> labels;
+  std::string server;  ///< "health", "metrics": the value of the `server` label.
+  server_stats stats;
+};
+
+/// The exposition text of these servers' counters: s3lect_server_connections_accepted_total,
+/// s3lect_server_connections_refused_total{reason}, s3lect_server_handshake_failures_total,
+/// s3lect_server_first_request_timeouts_total, s3lect_server_requests_total,
+/// s3lect_server_connections and s3lect_server_watches, each labelled `server`.
+/// docs/metrics.md describes each.
+std::string prometheus_text(const std::vector<server_metrics>& servers);
 
 /// The Content-Type of the exposition text.
 inline constexpr const char* prometheus_content_type = "text/plain; version=0.0.4; charset=utf-8";

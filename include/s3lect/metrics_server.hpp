@@ -6,6 +6,7 @@
 #pragma once
 
 #include <s3lect/logger.hpp>
+#include <s3lect/server_stats.hpp>
 #include <s3lect/storage.hpp>
 
 #include <boost/asio/any_completion_handler.hpp>
@@ -42,10 +43,16 @@ struct metrics_server_config {
   std::size_t max_header_bytes = 8 * 1024;
   /// Time allowed for a request from its first byte to its last, and for writing an answer.
   std::chrono::milliseconds read_timeout{std::chrono::seconds{5}};
-  /// A keep-alive connection idle this long between requests is closed.
+  /// Time from the accept to the end of the first request: a client that connects and says
+  /// nothing loses its connection this soon.
+  std::chrono::milliseconds first_request_timeout{std::chrono::seconds{5}};
+  /// A keep-alive connection idle this long between requests is closed (after a first one).
   std::chrono::milliseconds idle_timeout{std::chrono::seconds{90}};
   /// Connections beyond this are accepted and closed at once.
   std::size_t max_connections = 32;
+  /// Connections from one source address (IPv6: one /64) beyond this are accepted and closed
+  /// at once, so that one client cannot keep the scraper out.
+  std::size_t max_connections_per_source = 8;
   /// Where the server logs; silent by default.
   logger log;
 
@@ -67,6 +74,9 @@ class metrics_server {
   ~metrics_server();
   metrics_server(const metrics_server&) = delete;
   metrics_server& operator=(const metrics_server&) = delete;
+
+  /// A snapshot of the counters; callable from any thread.
+  server_stats stats() const;
 
   /// The executor given at construction.
   executor_type get_executor() const;

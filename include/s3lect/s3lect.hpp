@@ -5,6 +5,7 @@
 #include <s3lect/config.hpp>
 #include <s3lect/elector.hpp>
 #include <s3lect/error.hpp>
+#include <s3lect/file_descriptors.hpp>
 #include <s3lect/health.hpp>
 #include <s3lect/logger.hpp>
 #include <s3lect/memory_storage.hpp>
@@ -13,5 +14,6 @@
 #include <s3lect/record.hpp>
 #include <s3lect/retry.hpp>
 #include <s3lect/s3_client.hpp>
+#include <s3lect/server_stats.hpp>
 #include <s3lect/storage.hpp>
 #include <s3lect/tls.hpp>

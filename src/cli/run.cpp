@@ -6,6 +6,7 @@
 #include "cli/lock_reader.hpp"
 #include "cli/log_output.hpp"
 #include "cli/run_to_completion.hpp"
+#include "cli/server_limits.hpp"
 
 #include <s3lect/elector.hpp>
 #include <s3lect/error.hpp>
@@ -193,6 +194,7 @@ std::optional<int> start_servers(run_context& run, elector& election,
                                  const std::function<std::string()>& render_metrics,
                                  run_servers& servers) {
   const serve_settings& serve = run.options.elector.serve;
+  check_file_descriptors(serve, run.output);
   if (serve.peer_server) {
     health_server_config server_config = *serve.peer_server;
     server_config.log = run.output.library_logger();
@@ -231,11 +233,17 @@ int campaign(run_context& run, spawn_request command) {
       [&] { return std::make_unique<elector>(run.io.get_executor(), run.client, config); });
   if (!election) return exit_usage;
 
-  // Metrics of this elector, for the health server's /metrics and --metrics-listen.
+  // Metrics of this elector and of the servers, for the health server's /metrics and
+  // --metrics-listen.
   metrics_registry registry;
   registry.add(*election, {{"bucket", run.options.store.config.bucket}});
-  const std::function<std::string()> render_metrics = [&registry] { return registry.render(); };
+  const std::vector<metric_label> server_labels =
+      collect_metrics(*election, {{"bucket", run.options.store.config.bucket}}).labels;
   run_servers servers;
+  const std::function<std::string()> render_metrics = [&registry, &servers, &server_labels] {
+    return registry.render() + prometheus_text(servers_metrics(
+                                   servers.peer.get(), servers.metrics.get(), server_labels));
+  };
   if (const auto code = start_servers(run, *election, render_metrics, servers)) return *code;
 
   supervisor state{*election, run.output, run.options, std::move(command), run.signals, nullptr};

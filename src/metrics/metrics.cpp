@@ -3,6 +3,8 @@
 #include <s3lect/error.hpp>
 #include <s3lect/metrics.hpp>
 
+#include "label_text.hpp"
+
 #include <boost/system/system_error.hpp>
 
 #include <algorithm>
@@ -80,23 +82,6 @@ void check_extra_labels(const std::vector<metric_label>& labels) {
     }
     if (!is_utf8(label.value)) throw_invalid("metric label '" + label.name + "': not UTF-8");
   }
-}
-
-/// A label value between double quotes: backslash, double quote and line feed escaped.
-void append_label_value(std::string& out, std::string_view value) {
-  out += '"';
-  for (const char c : value) {
-    if (c == '\\') {
-      out += "\\\\";
-    } else if (c == '"') {
-      out += "\\\"";
-    } else if (c == '\n') {
-      out += "\\n";
-    } else {
-      out += c;
-    }
-  }
-  out += '"';
 }
 
 /// `value / 10^decimals` as a decimal without trailing zeros: 5 ms with 3 decimals is 0.005.

@@ -51,7 +51,7 @@ std::optional<std::string> metrics_server_config::validate() const {
   if (idle_timeout <= std::chrono::milliseconds::zero()) {
     return "idle_timeout: must be positive, is " + std::to_string(idle_timeout.count()) + " ms";
   }
-  if (max_connections == 0) return "max_connections: must be at least 1";
+  if (auto error = detail::check_connection_limits(*this)) return error;
   return std::nullopt;
 }
 
@@ -143,6 +143,10 @@ error_code metrics_server::start() {
 
 tcp::endpoint metrics_server::local_endpoint() const {
   return state_->server.local_endpoint();
+}
+
+server_stats metrics_server::stats() const {
+  return state_->server.stats();
 }
 
 void metrics_server::stop_impl(stop_handler handler) {

@@ -4,7 +4,11 @@
 
 #include <s3lect/error.hpp>
 
+#include <s3lect/file_descriptors.hpp>
+
 #include "beast_names.hpp"
+#include "dropped_connection_report.hpp"
+#include "server_connection.hpp"
 #include "tcp_listen.hpp"
 
 #include <boost/asio/append.hpp>
@@ -24,8 +28,10 @@
 #include <boost/beast/http/string_body.hpp>
 
 #include <algorithm>
+#include <array>
 #include <atomic>
 #include <exception>
+#include <limits>
 #include <list>
 #include <mutex>
 #include <variant>
@@ -47,7 +53,6 @@ constexpr auto use_tuple = asio::as_tuple(asio::use_awaitable);
 // A plain socket, under TLS or not, without beast::tcp_stream: its timeouts arm and cancel a
 // timer for every read and write, which cost more CPU than the TLS record itself for a health
 // answer. One watchdog timer per connection enforces the deadlines instead (server_connection).
-using clock_type = std::chrono::steady_clock;
 using request_parser = http::request_parser<http::string_body>;
 
 bool is_http_error(const error_code& ec) {
@@ -60,96 +65,72 @@ std::string describe(const error_code& ec) {
 
 }  // namespace
 
-/// One accepted connection, listed so that a stop can close it. Shared by its coroutine and its
-/// watchdog's pending wait, so that neither outlives it.
-struct server_connection : std::enable_shared_from_this<server_connection> {
-  enum class phase { handshake, idle, reading, answering, writing };
-
-  server_connection(tcp::socket socket, ssl::context* tls, std::chrono::milliseconds tick)
-      : stream(make_stream(std::move(socket), tls)),
-        watchdog(socket_of().get_executor()),
-        longest_wait(tick) {}
-
-  tcp::socket& socket_of() {
-    if (auto* tls = std::get_if<tls_stream>(&stream)) return tls->next_layer();
-    return std::get<tcp::socket>(stream);
-  }
-
-  /// Makes every pending operation on the connection complete at once.
-  void close() {
-    error_code ignored;
-    socket_of().close(ignored);
-  }
-
-  /// Closes the connection unless it is done by `when` (time_point::max(): no deadline).
-  /// Costs no timer operation while deadlines only move later, which they do on the request
-  /// path: the watchdog never sleeps longer than `longest_wait` (the read timeout), and every
-  /// deadline set is at least that far away.
-  void set_deadline(clock_type::time_point when) {
-    deadline = when;
-    if (!watching) {
-      watching = true;
-      arm();
-    } else if (when < armed_for) {
-      watchdog.cancel();  // the wake-up re-arms for the new deadline
-    }
-  }
-
-  /// Ends the watchdog: the connection's coroutine is done with it.
-  void finish() {
-    finished = true;
-    watchdog.cancel();
-  }
-
-  std::variant<tcp::socket, tls_stream> stream;
-  phase state = phase::handshake;
-  bool timed_out = false;  ///< The watchdog closed the connection.
-  /// Reused for every answer, so that keep-alive requests do not allocate one each.
-  std::string output;
-
- private:
-  static std::variant<tcp::socket, tls_stream> make_stream(tcp::socket socket, ssl::context* tls) {
-    if (tls)
-      return std::variant<tcp::socket, tls_stream>(std::in_place_type<tls_stream>,
-                                                   std::move(socket), *tls);
-    return std::variant<tcp::socket, tls_stream>(std::move(socket));
-  }
-
-  void arm() {
-    armed_for = std::min(deadline, clock_type::now() + longest_wait);
-    watchdog.expires_at(armed_for);
-    watchdog.async_wait([self = shared_from_this()](error_code) { self->wake(); });
-  }
-
-  void wake() {
-    if (finished) return;
-    if (clock_type::now() >= deadline) {
-      timed_out = true;
-      watching = false;
-      close();
-      return;
-    }
-    arm();
-  }
-
-  asio::steady_timer watchdog;
-  const clock_type::duration longest_wait;
-  clock_type::time_point deadline = clock_type::time_point::max();
-  clock_type::time_point armed_for = clock_type::time_point::max();
-  bool watching = false;
-  bool finished = false;
-};
-
 struct http_server_state : std::enable_shared_from_this<http_server_state> {
   http_server_state(asio::any_io_executor ex, http_server_settings config,
                     std::shared_ptr<http_responder> answering)
       : strand(asio::make_strand(ex)),
         settings(std::move(config)),
         responder(std::move(answering)),
-        acceptor(strand) {}
+        acceptor(strand),
+        admission(settings.max_connections, settings.max_connections_per_source),
+        dropped_report(settings.dropped_log_interval),
+        dropped_timer(strand) {}
 
   void log(log_level level, const std::string& line) const {
     settings.log.log(level, settings.name + " " + line);
+  }
+
+  /// Raises RLIMIT_NOFILE to what this server may hold plus the reserve when it can, and
+  /// refuses connections that would eat into the reserve when it cannot.
+  void check_descriptors() {
+    const std::uint64_t needed = reserved_file_descriptors + settings.max_connections +
+                                 settings.max_watches + 1;  // + the listener
+    const file_descriptor_limit limit = ensure_file_descriptors(needed);
+    if (!limit.known) return;
+    if (limit.soft != std::numeric_limits<std::uint64_t>::max()) {
+      descriptor_ceiling =
+          limit.soft > reserved_file_descriptors ? limit.soft - reserved_file_descriptors : 0;
+    }
+    if (!limit.enough()) {
+      log(log_level::warning,
+          "file descriptor limit below what the server may hold: connections are refused while "
+          "fewer than " +
+              std::to_string(reserved_file_descriptors) +
+              " descriptors are free; raise ulimit -n or lower max_connections soft=" +
+              std::to_string(limit.soft) + " hard=" + std::to_string(limit.hard) +
+              " needed=" + std::to_string(needed));
+    }
+  }
+
+  /// Strand only. Counts a dropped connection and logs it, at most one line per interval.
+  void note_dropped(dropped_kind kind, const asio::ip::address& source) {
+    ++dropped[static_cast<std::size_t>(kind)];
+    if (auto line = dropped_report.count(kind, source.to_string(), clock_type::now())) {
+      log_dropped(*line);
+    } else {
+      arm_dropped_flush();
+    }
+  }
+
+  /// Strand only. Logs the counts held back once their interval is over (or the stop came).
+  void arm_dropped_flush() {
+    const auto due = dropped_report.flush_at();
+    if (dropped_timer_armed || !due || stopping) return;
+    dropped_timer_armed = true;
+    dropped_timer.expires_at(*due);
+    dropped_timer.async_wait([self = shared_from_this()](error_code ec) {
+      self->dropped_timer_armed = false;
+      if (ec) return;  // the stop logged what was held
+      if (auto line = self->dropped_report.flush(clock_type::now())) self->log_dropped(*line);
+      self->arm_dropped_flush();
+    });
+  }
+
+  void log_dropped(const dropped_counts& line) const {
+    // A refusal means the limits bit; timeouts and failed handshakes alone are also what port
+    // scanners and TCP health checks cause, and are logged at info.
+    log(line.refusals() ? log_level::warning : log_level::info,
+        "dropped connections " + line.describe());
   }
 
   /// Strand only. Stops accepting and closes connections that are not answering; `abort`
@@ -158,6 +139,7 @@ struct http_server_state : std::enable_shared_from_this<http_server_state> {
     if (!stopping.exchange(true)) {
       error_code ignored;
       acceptor.close(ignored);
+      dropped_timer.cancel();  // finish_stop_if_done() logs what is held
       responder->stopping();
       log(log_level::info, "server stopping");
     }
@@ -174,6 +156,7 @@ struct http_server_state : std::enable_shared_from_this<http_server_state> {
   /// Strand only. Completes the stop waiters once nothing runs any more.
   void finish_stop_if_done() {
     if (!stopping || accepting || !connections.empty()) return;
+    if (auto line = dropped_report.flush(clock_type::now(), true)) log_dropped(*line);
     std::vector<http_server::stop_handler> waiters = std::move(stop_waiters);
     stop_waiters.clear();
     for (http_server::stop_handler& waiter : waiters) {
@@ -195,12 +178,19 @@ struct http_server_state : std::enable_shared_from_this<http_server_state> {
   bool accepting = false;                     // strand only (set by start() before the loop)
   std::list<server_connection*> connections;  // strand only
   std::vector<http_server::stop_handler> stop_waiters;  // strand only
+  connection_admission admission;                       // strand only
+  dropped_connection_report dropped_report;             // strand only
+  asio::steady_timer dropped_timer;                     // strand only
+  bool dropped_timer_armed = false;                     // strand only
+  /// Accepted descriptors from this number on are refused (RLIMIT_NOFILE minus the reserve).
+  std::atomic<std::uint64_t> descriptor_ceiling{std::numeric_limits<std::uint64_t>::max()};
 
   std::atomic<std::uint64_t> accepted{0};
-  std::atomic<std::uint64_t> rejected{0};
-  std::atomic<std::uint64_t> failed_handshakes{0};
+  /// Indexed by dropped_kind.
+  std::array<std::atomic<std::uint64_t>, 5> dropped{};
   std::atomic<std::uint64_t> requests{0};
   std::atomic<std::uint64_t> active_connections{0};
+  std::atomic<std::uint64_t> active_watches{0};
 };
 
 namespace {
@@ -220,6 +210,8 @@ class connection_registration {
   ~connection_registration() {
     connection_.finish();
     server_.connections.erase(position_);
+    server_.admission.release(connection_.source, connection_.holds_watch);
+    if (connection_.holds_watch) --server_.active_watches;
     --server_.active_connections;
     server_.finish_stop_if_done();
   }
@@ -232,10 +224,19 @@ class connection_registration {
   std::list<server_connection*>::iterator position_;
 };
 
-/// Between requests the idle timeout applies; from a request's first byte, read_timeout.
+/// Before the first request, its deadline from the accept applies, shortened to read_timeout
+/// from its first byte. Between later requests the idle timeout applies; from a request's first
+/// byte, read_timeout.
 void set_read_deadline(const http_server_state& server, server_connection& connection,
                        bool request_started, bool& read_deadline_set) {
-  if (!request_started) {
+  if (connection.first_request) {
+    connection.state = request_started ? phase::reading : phase::idle;
+    if (request_started && !read_deadline_set) {
+      connection.set_deadline(std::min(connection.first_request_deadline,
+                                       clock_type::now() + server.settings.read_timeout));
+      read_deadline_set = true;
+    }
+  } else if (!request_started) {
     connection.state = phase::idle;
     connection.set_deadline(clock_type::now() + server.settings.idle_timeout);
   } else if (!read_deadline_set) {
@@ -285,6 +286,20 @@ server_request to_server_request(const http::request<http::string_body>& request
   return out;
 }
 
+/// A connection holding a watch leaves the general pool (connection_admission.hpp says why).
+void begin_watch(http_server_state& server, server_connection& connection) {
+  server.admission.begin_watch();
+  connection.holds_watch = true;
+  ++server.active_watches;
+}
+
+/// False when the general pool filled up during the watch: the connection then closes.
+bool end_watch(http_server_state& server, server_connection& connection) {
+  connection.holds_watch = false;
+  --server.active_watches;
+  return server.admission.end_watch();
+}
+
 /// Fills connection.output with the answer to what read_request() produced; false when the
 /// connection is to end without an answer (a timeout, a reset, a stop, a departing responder).
 asio::awaitable<bool> prepare_answer(http_server_state& server, server_connection& connection,
@@ -302,19 +317,23 @@ asio::awaitable<bool> prepare_answer(http_server_state& server, server_connectio
     co_return true;
   }
   if (read_ec) co_return false;
+  connection.first_request = false;
   connection.state = phase::answering;
   connection.set_deadline(clock_type::time_point::max());  // a watch may be held
   server_request request = to_server_request(parser.get());
   const unsigned version = request.version;
   const bool wants_keep_alive = request.keep_alive;
   std::optional<server_answer> answer = server.responder->answer_at_once(request);
+  bool room_to_stay = true;
   if (!answer) {
+    begin_watch(server, connection);
     server_answer later = co_await server.responder->answer_later(std::move(request));
+    room_to_stay = end_watch(server, connection);
     answer.emplace(std::move(later));
   }
   if (!answer->send) co_return false;
   // Read after the answer: a watch may have been held across a stop.
-  keep_alive = wants_keep_alive && !server.stopping;
+  keep_alive = wants_keep_alive && !server.stopping && room_to_stay;
   append_http_response(output, answer->status, answer->headers, answer->body, version, keep_alive,
                        answer->head);
   co_return true;
@@ -348,7 +367,9 @@ asio::awaitable<void> serve_requests(http_server_state& server, server_connectio
     const error_code read_ec = co_await read_request(server, connection, stream, buffer, parser);
     bool keep_alive = false;
     if (!co_await prepare_answer(server, connection, read_ec, parser, keep_alive)) {
-      if (read_ec && (!connection.timed_out || buffer.size() != 0)) {
+      if (connection.timed_out && connection.first_request) {
+        server.note_dropped(dropped_kind::first_request_timeout, connection.peer_address);
+      } else if (read_ec && (!connection.timed_out || buffer.size() != 0)) {
         server.log(log_level::debug,
                    "read ended error=" +
                        (connection.timed_out ? std::string("timeout") : describe(read_ec)));
@@ -372,12 +393,17 @@ asio::awaitable<void> serve_requests(http_server_state& server, server_connectio
 }
 
 asio::awaitable<void> run_connection(http_server_state& server, server_connection& connection) {
-  connection.set_deadline(clock_type::now() + server.settings.read_timeout);
+  connection.first_request_deadline = clock_type::now() + server.settings.first_request_timeout;
+  connection.set_deadline(connection.first_request_deadline);
   if (auto* tls = std::get_if<tls_stream>(&connection.stream)) {
     auto [handshake_ec] = co_await tls->async_handshake(ssl::stream_base::server, use_tuple);
+    if (handshake_ec && server.stopping && !connection.timed_out) co_return;  // the stop closed it
     if (handshake_ec) {
-      ++server.failed_handshakes;
-      server.log(log_level::debug, "handshake failed error=" + describe(handshake_ec));
+      // Counted and logged in sums, not per connection: a flood of them is an attack.
+      server.note_dropped(dropped_kind::failed_handshake, connection.peer_address);
+      if (connection.timed_out) {
+        server.note_dropped(dropped_kind::first_request_timeout, connection.peer_address);
+      }
       co_return;
     }
     co_await serve_requests(server, connection, *tls);
@@ -389,9 +415,9 @@ asio::awaitable<void> run_connection(http_server_state& server, server_connectio
   co_await close_gracefully(socket);
 }
 
-asio::awaitable<void> serve_connection(state_ptr server, tcp::socket socket) {
+asio::awaitable<void> serve_connection(state_ptr server, tcp::socket socket, tcp::endpoint remote) {
   const auto connection = std::make_shared<server_connection>(
-      std::move(socket), server->settings.tls.get(), server->settings.read_timeout);
+      std::move(socket), server->settings.tls.get(), server->settings.read_timeout, remote);
   const connection_registration registration(*server, *connection);
   co_await run_connection(*server, *connection);
 }
@@ -416,12 +442,25 @@ struct coroutine_done {
   }
 };
 
-/// Takes an accepted socket on or closes it (max_connections reached).
+/// Why an accepted socket must be closed at once, if it must.
+std::optional<refusal_reason> refusal_of(http_server_state& server, tcp::socket& socket,
+                                         const tcp::endpoint& remote) {
+  // Descriptors are handed out lowest first: a high one means few are left for the S3 client.
+  if (static_cast<std::uint64_t>(socket.native_handle()) >= server.descriptor_ceiling) {
+    return refusal_reason::file_descriptors;
+  }
+  return server.admission.admit(source_of(remote.address()));
+}
+
+/// Takes an accepted socket on or closes it at once (connection_admission.hpp says when).
 void admit(const state_ptr& server, tcp::socket socket) {
   ++server->accepted;
-  if (server->connections.size() >= server->settings.max_connections) {
-    ++server->rejected;
-    server->log(log_level::debug, "connection rejected reason=max_connections");
+  error_code remote_ec;
+  const tcp::endpoint remote = socket.remote_endpoint(remote_ec);
+  if (remote_ec) return;  // the client is gone already; the socket closes here
+  if (const auto refused = refusal_of(*server, socket, remote)) {
+    // Counted before the close: a client that sees the close finds it counted.
+    server->note_dropped(dropped_kind_of(*refused), remote.address());
     error_code ignored;
     socket.close(ignored);
     return;
@@ -430,7 +469,7 @@ void admit(const state_ptr& server, tcp::socket socket) {
   // connection waits ~40 ms for the client's delayed ACK of the session ticket (Nagle).
   error_code nodelay_ignored;
   socket.set_option(tcp::no_delay(true), nodelay_ignored);
-  asio::co_spawn(server->strand, serve_connection(server, std::move(socket)),
+  asio::co_spawn(server->strand, serve_connection(server, std::move(socket), remote),
                  coroutine_done{server, false});
 }
 
@@ -498,6 +537,7 @@ error_code http_server::start() {
                     " error=" + describe(ec));
     return ec;
   }
+  state_->check_descriptors();
   state_->started = true;
   state_->bound = bound;
   state_->accepting = true;
@@ -521,12 +561,21 @@ bool http_server::stopping() const noexcept {
 }
 
 http_server_stats http_server::stats() const {
+  const auto count = [this](dropped_kind kind) -> std::uint64_t {
+    return state_->dropped[static_cast<std::size_t>(kind)];
+  };
   http_server_stats stats;
   stats.accepted_connections = state_->accepted;
-  stats.rejected_connections = state_->rejected;
-  stats.failed_handshakes = state_->failed_handshakes;
+  stats.refused_max_connections = count(dropped_kind::refused_max_connections);
+  stats.refused_per_source = count(dropped_kind::refused_per_source);
+  stats.refused_file_descriptors = count(dropped_kind::refused_file_descriptors);
+  stats.rejected_connections =
+      stats.refused_max_connections + stats.refused_per_source + stats.refused_file_descriptors;
+  stats.failed_handshakes = count(dropped_kind::failed_handshake);
+  stats.first_request_timeouts = count(dropped_kind::first_request_timeout);
   stats.requests = state_->requests;
   stats.active_connections = state_->active_connections;
+  stats.active_watches = state_->active_watches;
   return stats;
 }
 

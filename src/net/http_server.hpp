@@ -6,6 +6,7 @@
 #pragma once
 
 #include <s3lect/logger.hpp>
+#include <s3lect/server_stats.hpp>
 
 #include "http_message.hpp"
 
@@ -78,23 +79,28 @@ struct http_server_settings {
   std::size_t max_header_bytes = 8 * 1024;
   /// Requests carry no body that matters; a small one is read and ignored.
   std::uint64_t max_body_bytes = 8 * 1024;
-  /// The TLS handshake, a request from its first byte to its last, and writing an answer.
+  /// A request from its first byte to its last, and writing an answer.
   std::chrono::milliseconds read_timeout{std::chrono::seconds{5}};
-  /// A keep-alive connection idle this long between requests is closed.
+  /// From the accept to the end of the first request, TLS handshake included: a connection
+  /// that says nothing gives its slot back this soon, not after idle_timeout.
+  std::chrono::milliseconds first_request_timeout{std::chrono::seconds{5}};
+  /// A keep-alive connection idle this long between requests is closed (after a first one).
   std::chrono::milliseconds idle_timeout{std::chrono::seconds{90}};
-  /// Connections beyond this are accepted and closed at once.
+  /// Connections not holding a watch beyond this are accepted and closed at once.
   std::size_t max_connections = 256;
+  /// Connections from one source address (IPv6: one /64), watches included, beyond this are
+  /// accepted and closed at once.
+  std::size_t max_connections_per_source = 32;
+  /// Watches the responder holds at most (its own cap): counted in the file descriptors the
+  /// server needs.
+  std::size_t max_watches = 0;
+  /// At most one log line per this interval about dropped connections.
+  std::chrono::milliseconds dropped_log_interval{std::chrono::seconds{5}};
   logger log;
 };
 
 /// Counters of an http_server; callable from any thread.
-struct http_server_stats {
-  std::uint64_t accepted_connections = 0;  ///< including rejected ones
-  std::uint64_t rejected_connections = 0;  ///< closed at once: max_connections reached
-  std::uint64_t failed_handshakes = 0;
-  std::uint64_t requests = 0;  ///< answers sent (counted as the write starts)
-  std::uint64_t active_connections = 0;
-};
+using http_server_stats = server_stats;
 
 /// Serves one responder on one address, on a strand of the executor. Thread-safe.
 class http_server {

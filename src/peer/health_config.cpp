@@ -2,6 +2,7 @@
 #include <s3lect/health.hpp>
 
 #include "health_protocol.hpp"
+#include "listener_settings.hpp"
 
 #include <boost/asio/ip/address.hpp>
 
@@ -68,7 +69,7 @@ std::optional<std::string> health_server_config::validate() const {
   if (idle_timeout <= milliseconds::zero()) {
     return "idle_timeout: must be positive, is " + ms(idle_timeout);
   }
-  if (max_connections == 0) return "max_connections: must be at least 1";
+  if (auto error = detail::check_connection_limits(*this)) return error;
   if (auto error = handler.validate()) return "handler." + *error;
   if (metrics && handler.path == metrics_path) {
     return "handler.path: " + handler.path + " is the metrics route; choose another path";

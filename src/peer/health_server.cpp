@@ -41,6 +41,7 @@ detail::server_answer to_answer(health_response response) {
 
 detail::http_server_settings server_settings(const health_server_config& config) {
   detail::http_server_settings settings = detail::listener_settings(config, "health");
+  settings.max_watches = config.handler.max_watchers;
   settings.tls = detail::make_shared_tls_context(config.tls, detail::tls_role::server,
                                                  "health_server_config.tls.");
   return settings;
@@ -177,13 +178,8 @@ void health_server::stop_impl(stop_handler handler) {
 }
 
 health_server_stats health_server::stats() const {
-  const detail::http_server_stats served = state_->server.stats();
-  health_server_stats stats;
-  stats.accepted_connections = served.accepted_connections;
-  stats.rejected_connections = served.rejected_connections;
-  stats.failed_handshakes = served.failed_handshakes;
-  stats.requests = served.requests;
-  stats.active_connections = served.active_connections;
+  health_server_stats stats = state_->server.stats();
+  // The handler's count: watches beyond its cap are answered at once, not held.
   stats.active_watches = state_->responder->handler.active_watches();
   return stats;
 }

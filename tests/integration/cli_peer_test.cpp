@@ -14,6 +14,7 @@
 #include <boost/asio/ssl.hpp>
 #include <boost/asio/write.hpp>
 
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/time.h>
 
@@ -372,19 +373,25 @@ TEST_F(CliPeerIntegration, BindFailuresAndBadCertificatesEndRunWithOneLine) {
                         2, "--addr: needed with --peer-listen 0.0.0.0:8443");
 }
 
+/// The port --metrics-listen 127.0.0.1:0 picked, once logged; 0 when not within 10 s.
+unsigned short wait_for_metrics_port(cli_process& node) {
+  unsigned short port = 0;
+  eventually(
+      [&] {
+        port = logged_metrics_port(node.err());
+        return port != 0;
+      },
+      10s);
+  return port;
+}
+
 TEST_F(CliPeerIntegration, MetricsListenServesPrometheusText) {
   auto args = run_args("metrics-node");
   args.insert(args.end(), {"--metrics-listen", "127.0.0.1:0", "--", "sh", "-c",
                            "echo started > " + scratch + "/started; exec sleep 60"});
   cli_process& node = start(args);
-  unsigned short port = 0;
-  ASSERT_TRUE(eventually(
-      [&] {
-        port = logged_metrics_port(node.err());
-        return port != 0;
-      },
-      10s))
-      << node.err();
+  const unsigned short port = wait_for_metrics_port(node);
+  ASSERT_NE(port, 0) << node.err();
   ASSERT_TRUE(eventually([&] { return std::filesystem::exists(scratch + "/started"); }, 15s))
       << node.err();
   const tcp::endpoint endpoint(asio::ip::make_address("127.0.0.1"), port);
@@ -425,6 +432,74 @@ TEST_F(CliPeerIntegration, MetricsListenServesPrometheusText) {
   EXPECT_EQ(node.status, std::optional<int>(0)) << node.err();
   EXPECT_NE(node.err().find("msg=\"metrics server stopped\""), std::string::npos) << node.err();
   EXPECT_FALSE(plain_get(endpoint, "/metrics")) << "still listening after the stop";
+}
+
+TEST_F(CliPeerIntegration, SilentConnectionsFromOneAddressAreRefusedCountedAndDroppedByTheMetrics) {
+  auto args = run_args("silent-target");
+  args.insert(args.end(), {"--metrics-listen", "127.0.0.1:0", "--", "sleep", "60"});
+  cli_process& node = start(args);
+  const unsigned short port = wait_for_metrics_port(node);
+  ASSERT_NE(port, 0) << node.err();
+  const tcp::endpoint endpoint(asio::ip::make_address("127.0.0.1"), port);
+  // From 127.0.0.2 (Linux loopback answers 127/8), twelve connections that say nothing: the
+  // metrics listener holds 8 per address, refuses the rest, and closes the 8 at the
+  // first-request deadline (5 s), not the 90 s idle timeout.
+  asio::io_context io;
+  std::vector<tcp::socket> silent;
+  for (int i = 0; i < 12; ++i) {
+    silent.emplace_back(io);
+    silent.back().open(tcp::v4());
+    silent.back().bind({asio::ip::make_address("127.0.0.2"), 0});
+    silent.back().connect(endpoint);
+  }
+  const std::string series =
+      "{lock=\"" + key + "\",id=\"silent-target\",bucket=\"" + s3.bucket + "\",server=\"metrics\"";
+  std::optional<http_reply> reply;
+  const auto value = [&](const std::string& name, const std::string& reason = "") {
+    const std::string labels = series + (reason.empty() ? "" : ",reason=\"" + reason + "\"");
+    return reply ? sample(reply->body, name + labels + "}") : std::nullopt;
+  };
+  // Scrapes from 127.0.0.1 are answered all along.
+  ASSERT_TRUE(eventually(
+      [&] {
+        reply = plain_get(endpoint, "/metrics");
+        return value("s3lect_server_first_request_timeouts_total") == 8.0;
+      },
+      20s))
+      << (reply ? reply->body : "no answer") << node.err();
+  EXPECT_EQ(value("s3lect_server_connections_refused_total", "per_source"), 4.0) << reply->body;
+  EXPECT_EQ(value("s3lect_server_connections_refused_total", "max_connections"), 0.0);
+  EXPECT_GE(value("s3lect_server_connections_accepted_total").value_or(0), 13.0);
+  EXPECT_NE(node.err().find("msg=\"metrics dropped connections"), std::string::npos) << node.err();
+  EXPECT_NE(node.err().find("last_source=127.0.0.2"), std::string::npos) << node.err();
+  ::kill(node.pid, SIGTERM);
+  ASSERT_TRUE(node.wait(10s));
+}
+
+TEST_F(CliPeerIntegration, ALowSoftFileDescriptorLimitIsRaisedToWhatTheServersNeed) {
+  auto args = run_args("fd-node");
+  args.insert(args.end(), {"--metrics-listen", "127.0.0.1:0", "--", "sleep", "60"});
+  // The child inherits a soft limit of 80 (the hard one stays): below the 97 that the reserve
+  // and the metrics listener need.
+  rlimit inherited{};
+  ASSERT_EQ(::getrlimit(RLIMIT_NOFILE, &inherited), 0);
+  if (inherited.rlim_max != RLIM_INFINITY && inherited.rlim_max < 97) GTEST_SKIP();
+  rlimit low = inherited;
+  low.rlim_cur = 80;
+  ASSERT_EQ(::setrlimit(RLIMIT_NOFILE, &low), 0);
+  cli_process& node = start(args);
+  ASSERT_EQ(::setrlimit(RLIMIT_NOFILE, &inherited), 0);
+  const unsigned short port = wait_for_metrics_port(node);
+  ASSERT_NE(port, 0) << node.err();
+  EXPECT_NE(node.err().find("msg=\"raised the file descriptor limit\" soft=97 "), std::string::npos)
+      << node.err();
+  EXPECT_EQ(node.err().find("level=warning"), std::string::npos) << node.err();
+  const auto reply =
+      plain_get(tcp::endpoint(asio::ip::make_address("127.0.0.1"), port), "/metrics");
+  ASSERT_TRUE(reply);
+  EXPECT_EQ(reply->status, 200);
+  ::kill(node.pid, SIGTERM);
+  ASSERT_TRUE(node.wait(10s));
 }
 
 }  // namespace

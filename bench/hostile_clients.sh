@@ -1,0 +1,150 @@
+#!/usr/bin/env bash
+# One hostile client against a peer-mode leader (docs/peer-mode.md#a-hostile-client): two
+# `s3lect run --peer --peer-watch` nodes in CA mode on a fresh key of the local radosgw; once one
+# leads, an attacker on 127.0.0.2 keeps --connections connections open to the leader's health
+# endpoint for --seconds (TLS connections that complete the handshake and say nothing, or with
+# --attack tcp plain TCP connections that never start one), reconnecting each as soon as the
+# server closes it, while a follower's probes from 127.0.0.1 (--probes, spread over the attack,
+# each given 2 s) ask for the leader's record. Prints the probes answered, whether leadership
+# moved (leader and term before and after), how many connections the attacker opened, and the
+# leader's server series from /metrics. Exits 1 unless at least 90% of the probes were
+# answered, leadership stayed, and refusals were counted (issue 16's bar).
+#
+# usage: bench/hostile_clients.sh [--s3lect PATH] [--seconds N] [--connections N] [--probes N]
+#                                 [--attack tls|tcp] [--base-port N]
+#   --s3lect PATH   the binary (default build/release/s3lect, built here)
+#   --base-port N   health endpoints on 127.0.0.1:N+1 and N+2 (default 23100)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+declare -A option=([s3lect]="" [seconds]=30 [connections]=400 [probes]=50 [attack]=tls
+  [base-port]=23100)
+while [ $# -gt 0 ]; do
+  name=${1#--}
+  [ $# -ge 2 ] && [ -n "${option[$name]+known}" ] || { echo "unknown option: $1" >&2; exit 2; }
+  option[$name]=$2
+  shift 2
+done
+s3lect=${option[s3lect]} seconds=${option[seconds]} connections=${option[connections]}
+probes=${option[probes]} attack=${option[attack]} base_port=${option[base-port]}
+[ -n "$s3lect" ] || {
+  cmake --preset release >/dev/null && cmake --build --preset release --target s3lect_cli >/dev/null
+  s3lect=build/release/s3lect
+}
+# The local radosgw is started once and shared; start.sh returns at once when it runs.
+[ -f "${S3LECT_S3_DIR:-/tmp/s3lect-local-s3}/env" ] || bash scripts/local-s3/start.sh >/dev/null
+s3_env="${S3LECT_S3_DIR:-/tmp/s3lect-local-s3}/env"
+# shellcheck disable=SC1090
+source "$s3_env"
+export AWS_ACCESS_KEY_ID=$S3LECT_TEST_ACCESS_KEY AWS_SECRET_ACCESS_KEY=$S3LECT_TEST_SECRET_KEY
+
+# The nodes are stopped and the scratch directory removed however the script ends.
+work=$(mktemp -d)
+pids=()
+trap 'kill -TERM "${pids[@]}" 2>/dev/null; wait 2>/dev/null; rm -rf "$work"' EXIT
+
+# shellcheck source=bench/lib/certs.sh
+source bench/lib/certs.sh
+bench_make_certs "$work" node
+
+key="s3://$S3LECT_TEST_BUCKET/bench/hostile-clients/$(date +%s%N).json"
+node_options=(--lock "$key" --endpoint "$S3LECT_TEST_ENDPOINT_HTTP" --path-style --peer
+  --peer-cert "$work/node.pem" --peer-key "$work/node.key" --peer-ca "$work/ca.pem" --peer-watch)
+for n in 1 2; do
+  "$s3lect" run "${node_options[@]}" --id "node-$n" \
+    --peer-listen "127.0.0.1:$((base_port + n))" -- sleep 600 >"$work/node-$n.log" 2>&1 &
+  pids+=($!)
+done
+# The leader is the node whose endpoint answers 200 (a follower's answers 404).
+port=""
+for _ in $(seq 1 200); do
+  for n in 1 2; do
+    code=$(curl -s --cacert "$work/ca.pem" -o /dev/null -w '%{http_code}' \
+      "https://127.0.0.1:$((base_port + n))/health/leadership" || true)
+    [ "$code" = 200 ] && { port=$((base_port + n)); break 2; }
+  done
+  sleep 0.05
+done
+[ -n "$port" ] || { echo "no leader" >&2; exit 1; }
+leader="$work/node-$n.log"
+sleep 2  # the follower settles on its watch
+
+# The attacker and the probes, in one process: asyncio, one task per attacking connection.
+python3 - "$port" "$work/ca.pem" "$seconds" "$connections" "$probes" "$attack" \
+  "$work/answered" <<'PYTHON'
+import asyncio, json, ssl, sys, time
+
+port, ca, seconds, connections, probes, attack = (
+    int(sys.argv[1]), sys.argv[2], float(sys.argv[3]), int(sys.argv[4]), int(sys.argv[5]),
+    sys.argv[6])
+context = ssl.create_default_context(cafile=ca)
+opened = 0
+request = b"GET /health/leadership HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n"
+
+async def attacker(deadline):
+    global opened
+    while time.monotonic() < deadline:
+        try:
+            reader, writer = await asyncio.wait_for(asyncio.open_connection(
+                "127.0.0.1", port, ssl=context if attack == "tls" else None,
+                local_addr=("127.0.0.2", 0)), 5)
+            opened += 1
+            await asyncio.wait_for(reader.read(1), max(deadline - time.monotonic(), 0.01))
+            writer.close()
+        except (OSError, asyncio.TimeoutError, ssl.SSLError):
+            await asyncio.sleep(0.01)  # refused or reset: reconnect, without spinning
+
+async def probe():
+    try:
+        reader, writer = await asyncio.wait_for(asyncio.open_connection(
+            "127.0.0.1", port, ssl=context, local_addr=("127.0.0.1", 0)), 2)
+        writer.write(request)
+        answer = await asyncio.wait_for(reader.read(), 2)
+        writer.close()
+        return answer.startswith(b"HTTP/1.1 200 ")
+    except (OSError, asyncio.TimeoutError, ssl.SSLError):
+        return False
+
+async def main():
+    before = await probe()
+    deadline = time.monotonic() + seconds
+    attackers = [asyncio.create_task(attacker(deadline)) for _ in range(connections)]
+    await asyncio.sleep(min(1.0, seconds / 10))  # the attack is in place
+    answered = 0
+    for i in range(probes):
+        answered += await probe()
+        await asyncio.sleep(max(0.0, (seconds - 2) / probes - 0.05))
+    await asyncio.gather(*attackers)
+    print(f"probes answered      {answered} of {probes} ({100 * answered // probes}%)")
+    print(f"attacker connections {opened} accepted ({attack}, {connections} at a time, "
+          f"{seconds:.0f} s)")
+    print(f"probe before attack  {'answered' if before else 'NOT answered'}")
+    with open(sys.argv[7], "w") as out:
+        out.write(f"{answered}\n")
+
+asyncio.run(main())
+PYTHON
+
+sleep 1  # the last attacking connections close
+code=$(curl -s --cacert "$work/ca.pem" -o "$work/after.json" -w '%{http_code}' \
+  "https://127.0.0.1:$port/health/leadership" || true)
+moved=no
+[ "$code" = 200 ] && grep -q '"term":1,' "$work/after.json" || moved=yes
+grep -q 'msg="became leader" term=2' "$work"/node-*.log && moved=yes
+echo "leadership moved     $moved (node-$n led term 1 before; after: HTTP $code, term" \
+  "$(grep -o '"term":[0-9]*' "$work/after.json" | cut -d: -f2))"
+echo "leader's /metrics server series:"
+curl -s --cacert "$work/ca.pem" "https://127.0.0.1:$port/metrics" |
+  grep -E '^s3lect_server_(connections_accepted|connections_refused|handshake_failures|first_request_timeouts)' |
+  sed -E 's/\{[^}]*server="([^"]*)"(,reason="([^"]*)")?\}/{\1 \3}/' || echo "  (none)"
+echo "warning lines in the leader's log: $(grep -c 'level=warning' "$leader" || true)," \
+  "lines in all: $(wc -l <"$leader")"
+
+# The issue's bar: at least 90% of the probes answered, leadership unmoved, refusals counted.
+refused=$(curl -s --cacert "$work/ca.pem" "https://127.0.0.1:$port/metrics" |
+  awk '/^s3lect_server_connections_refused_total/ { sum += $NF } END { print sum + 0 }')
+if [ $(($(cat "$work/answered") * 10)) -lt $((probes * 9)) ] || [ "$moved" = yes ] ||
+  [ "$refused" = 0 ]; then
+  echo "FAILED: fewer than 90% of the probes answered, leadership moved, or no refusal counted"
+  exit 1
+fi

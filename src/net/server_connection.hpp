@@ -1,0 +1,108 @@
+// One accepted connection of the HTTP server skeleton and its watchdog: http_server.cpp's
+// only, as it names the Beast stream types.
+#pragma once
+
+#include "beast_names.hpp"
+#include "connection_admission.hpp"
+
+#include <boost/asio/steady_timer.hpp>
+
+#include <algorithm>
+#include <chrono>
+#include <memory>
+#include <string>
+#include <variant>
+
+namespace s3lect::detail {
+
+using clock_type = std::chrono::steady_clock;
+
+/// One accepted connection, listed so that a stop can close it. Shared by its coroutine and its
+/// watchdog's pending wait, so that neither outlives it.
+struct server_connection : std::enable_shared_from_this<server_connection> {
+  enum class phase { handshake, idle, reading, answering, writing };
+
+  server_connection(tcp::socket socket, ssl::context* tls, std::chrono::milliseconds tick,
+                    const tcp::endpoint& remote)
+      : stream(make_stream(std::move(socket), tls)),
+        peer_address(remote.address()),
+        source(source_of(remote.address())),
+        watchdog(socket_of().get_executor()),
+        longest_wait(tick) {}
+
+  tcp::socket& socket_of() {
+    if (auto* tls = std::get_if<tls_stream>(&stream)) return tls->next_layer();
+    return std::get<tcp::socket>(stream);
+  }
+
+  /// Makes every pending operation on the connection complete at once.
+  void close() {
+    error_code ignored;
+    socket_of().close(ignored);
+  }
+
+  /// Closes the connection unless it is done by `when` (time_point::max(): no deadline).
+  /// Costs no timer operation while deadlines only move later, which they do on the request
+  /// path: the watchdog never sleeps longer than `longest_wait` (the read timeout), and every
+  /// deadline set is at least that far away.
+  void set_deadline(clock_type::time_point when) {
+    deadline = when;
+    if (!watching) {
+      watching = true;
+      arm();
+    } else if (when < armed_for) {
+      watchdog.cancel();  // the wake-up re-arms for the new deadline
+    }
+  }
+
+  /// Ends the watchdog: the connection's coroutine is done with it.
+  void finish() {
+    finished = true;
+    watchdog.cancel();
+  }
+
+  std::variant<tcp::socket, tls_stream> stream;
+  phase state = phase::handshake;
+  bool timed_out = false;  ///< The watchdog closed the connection.
+  /// Reused for every answer, so that keep-alive requests do not allocate one each.
+  std::string output;
+  const boost::asio::ip::address peer_address;
+  const source_key source;
+  bool holds_watch = false;   ///< Holds a watch: out of the general pool.
+  bool first_request = true;  ///< No complete request read yet.
+  clock_type::time_point first_request_deadline = clock_type::time_point::max();
+
+ private:
+  static std::variant<tcp::socket, tls_stream> make_stream(tcp::socket socket, ssl::context* tls) {
+    if (tls)
+      return std::variant<tcp::socket, tls_stream>(std::in_place_type<tls_stream>,
+                                                   std::move(socket), *tls);
+    return std::variant<tcp::socket, tls_stream>(std::move(socket));
+  }
+
+  void arm() {
+    armed_for = std::min(deadline, clock_type::now() + longest_wait);
+    watchdog.expires_at(armed_for);
+    watchdog.async_wait([self = shared_from_this()](error_code) { self->wake(); });
+  }
+
+  void wake() {
+    if (finished) return;
+    if (clock_type::now() >= deadline) {
+      timed_out = true;
+      watching = false;
+      close();
+      return;
+    }
+    arm();
+  }
+
+  asio::steady_timer watchdog;
+  const clock_type::duration longest_wait;
+  clock_type::time_point deadline = clock_type::time_point::max();
+  clock_type::time_point armed_for = clock_type::time_point::max();
+  bool watching = false;
+  bool finished = false;
+};
+
+}  // namespace s3lect::detail
