@@ -34,6 +34,8 @@ struct elector_settings {
   log_format format = log_format::text;
   /// The peer health server and the metrics endpoint to run.
   serve_settings serve;
+  /// The timing options not given that follow those given ("renew-deadline", …).
+  std::vector<std::string> derived;
 };
 
 /// Builds and validates the elector settings for the lock `target.key`, the peer options

@@ -2,6 +2,7 @@
 
 #include "cli/command_supervisor.hpp"
 #include "cli/console.hpp"
+#include "cli/effective_config.hpp"
 #include "cli/exit_codes.hpp"
 #include "cli/lock_reader.hpp"
 #include "cli/log_output.hpp"
@@ -248,6 +249,7 @@ int campaign(run_context& run, spawn_request command) {
                   {"kill_grace_ms", std::to_string(run.options.kill_grace.count())},
                   {"peer", settings.peer.enabled ? "true" : "false"},
                   {"addr", settings.server_address}});
+  run.output.log(log_level::debug, "configuration", effective_config_fields(run.options));
   election->start();
   asio::co_spawn(run.io, observe(*election, run.output, settings.server_id), asio::detached);
   return run_to_completion(run.io, supervise_and_stop(state));
@@ -316,12 +318,14 @@ const char* run_help_epilogue() {
 std::string run_help() {
   return std::string(run_description()) + "\noptions:\n" + store_location_help() +
          elector_options_help() + serve_options_help() +
-         "  --kill-grace DUR         time COMMAND has between SIGTERM and SIGKILL (default 3s;\n"
-         "                           0: SIGKILL at once). Must be less than lease - renew\n"
-         "                           deadline (5s by default), so that COMMAND is gone before\n"
-         "                           another node may take over.\n"
+         "  --kill-grace DUR         time COMMAND has between SIGTERM and SIGKILL (default 3s,\n"
+         "                           or 3/5 of lease - renew deadline when either is given; 0:\n"
+         "                           SIGKILL at once). Must be less than lease - renew deadline\n"
+         "                           (5s by default), so that COMMAND is gone before another\n"
+         "                           node may take over.\n"
          "  --wait-for-store         at start-up, wait for a store that cannot be reached yet\n"
-         "                           (see above; default: off, exit 4)\n"
+         "                           (see above; default: off, exit 4)\n" +
+         run_extra_options_help() +
          "  --help                   print this help\n"
          "  Durations: 500ms, 15s, 1m, 1m30s, 2h.\n" +
          run_help_epilogue();
@@ -345,6 +349,8 @@ std::optional<run_options> parse_run_options(const std::vector<std::string>& arg
   valued.insert(valued.end(), serve_valued_names().begin(), serve_valued_names().end());
   valued.push_back("kill-grace");
   flags.push_back("wait-for-store");
+  flags.insert(flags.end(), run_extra_flag_names().begin(), run_extra_flag_names().end());
+  valued.insert(valued.end(), run_extra_valued_names().begin(), run_extra_valued_names().end());
   auto parsed = parsed_args::parse(args, flags, valued, error);
   if (!parsed) return std::nullopt;
   if (!parsed->positional().empty()) {
@@ -352,11 +358,15 @@ std::optional<run_options> parse_run_options(const std::vector<std::string>& arg
             "' (the command goes after --: s3lect run [options] -- COMMAND [ARGS...])";
     return std::nullopt;
   }
-  if (parsed->trailing().empty() || parsed->trailing()[0].empty()) {
+  auto extras = read_run_extras(*parsed, error);
+  if (!extras) return std::nullopt;
+  const bool command_optional = extras->print_config && parsed->trailing().empty();
+  if (!command_optional && (parsed->trailing().empty() || parsed->trailing()[0].empty())) {
     error = "missing the command: s3lect run [options] -- COMMAND [ARGS...]";
     return std::nullopt;
   }
   run_options options;
+  options.extras = *extras;
   options.command = parsed->trailing();
   options.wait_for_store = parsed->has("wait-for-store");
   if (auto grace = parsed->get("kill-grace")) {
@@ -373,6 +383,12 @@ std::optional<run_options> parse_run_options(const std::vector<std::string>& arg
   auto settings = make_elector_settings(*parsed, options.store, error);
   if (!settings) return std::nullopt;
   options.elector = std::move(*settings);
+  if (!parsed->has("kill-grace")) {
+    options.kill_grace = default_kill_grace(*parsed, options.elector.config);
+    if (parsed->has("lease") || parsed->has("renew-deadline")) {
+      options.elector.derived.push_back("kill-grace");
+    }
+  }
   if (auto problem = check_kill_grace(options.kill_grace, options.elector.config)) {
     error = *problem;
     return std::nullopt;
@@ -392,6 +408,10 @@ int run_run(const std::vector<std::string>& args) {
   if (!options) {
     print_err("s3lect run: " + error + "\n");
     return exit_usage;
+  }
+  if (options->extras.print_config) {
+    print_out(print_config_text(*options));
+    return exit_ok;
   }
   const resolved_command resolved = resolve_in_path(options->command[0]);
   if (resolved.error != 0) {
