@@ -18,7 +18,7 @@ const char* top_help() {
          "\n"
          "commands:\n"
          "  run      campaign for a lock and run a command only while leader\n"
-         "  status   print the lock record as JSON\n"
+         "  status   print the lock record as JSON (--watch: one line per change of leader)\n"
          "  release  force a handover: mark the lock record released\n"
          "  check    probe whether a store honours the conditional writes s3lect needs\n"
          "\n"
