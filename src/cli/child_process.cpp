@@ -199,6 +199,15 @@ int await_exec(pid_t pid, int status_fd) {
   return exec_errno;
 }
 
+/// The dispositions the child resets its handlers to, SIGPIPE's as `request` asks.
+void set_signal_actions(exec_plan& plan, const spawn_request& request) {
+  plan.default_action.sa_handler = SIG_DFL;
+  sigemptyset(&plan.default_action.sa_mask);
+  plan.sigpipe_action = plan.default_action;
+  if (request.sigpipe_ignored && *request.sigpipe_ignored) plan.sigpipe_action.sa_handler = SIG_IGN;
+  plan.set_sigpipe = request.sigpipe_ignored.has_value();
+}
+
 }  // namespace
 
 std::unique_ptr<child_process> child_process::spawn(asio::any_io_executor executor,
@@ -212,11 +221,7 @@ std::unique_ptr<child_process> child_process::spawn(asio::any_io_executor execut
   plan.path = request.path.c_str();
   plan.argv = argv.data();
   plan.envp = envp.data();
-  plan.default_action.sa_handler = SIG_DFL;
-  sigemptyset(&plan.default_action.sa_mask);
-  plan.sigpipe_action = plan.default_action;
-  if (request.sigpipe_ignored && *request.sigpipe_ignored) plan.sigpipe_action.sa_handler = SIG_IGN;
-  plan.set_sigpipe = request.sigpipe_ignored.has_value();
+  set_signal_actions(plan, request);
 
   close_on_exec_except(request.inherited_descriptors);
   // Opened before the fork, like everything the child needs; once dup2 made it the command's
