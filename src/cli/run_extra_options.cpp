@@ -26,8 +26,9 @@ const char* run_extra_options_help() {
          "  --pass-stdin             COMMAND reads s3lect's stdin (default: /dev/null, since a\n"
          "                           command started again after a lost leadership could not\n"
          "                           read it again)\n"
-         "  --print-config           print the effective settings, and which --lease derived,\n"
-         "                           as options, then exit 0 (COMMAND may be omitted)\n";
+         "  --print-config           print the effective settings, and which were derived, as\n"
+         "                           options, then exit 0 (COMMAND may be omitted; default:\n"
+         "                           campaign)\n";
 }
 
 std::optional<run_extras> read_run_extras(const parsed_args& args, std::string& error) {

@@ -469,6 +469,11 @@ TEST(RunHelp, DocumentsEveryOptionAndExitCode) {
                              "--peer-watch",
                              "--peer-timeout",
                              "--metrics-listen",
+                             "--timeout",
+                             "--slots",
+                             "--pass-stdin",
+                             "--print-config",
+                             "S3LECT_SLOT",
                              "S3LECT_TERM",
                              "S3LECT_LEADER_ID",
                              "S3LECT_LOCK",
@@ -479,6 +484,7 @@ TEST(RunHelp, DocumentsEveryOptionAndExitCode) {
   EXPECT_EQ(help.find("not yet supported"), std::string::npos);
   EXPECT_NE(help.find("  9    the --peer-listen or --metrics-listen address cannot be bound"),
             std::string::npos);
+  EXPECT_NE(help.find("  11   not elected within --timeout"), std::string::npos);
 }
 
 TEST(RunHelp, EveryOptionStatesItsDefaultOrThatItIsRequired) {
