@@ -117,10 +117,6 @@ const char* elector_options_help() {
          "                           (default text)\n";
 }
 
-std::chrono::milliseconds default_elector_request_timeout() {
-  return elector_config{}.request_timeout;
-}
-
 std::string default_server_id() {
   char host[256] = {};
   if (::gethostname(host, sizeof host - 1) != 0 || host[0] == '\0') {
