@@ -24,10 +24,10 @@
 
 #include <chrono>
 #include <cstdio>
-#include <utility>
 #include <cstring>
 #include <iostream>
 #include <string>
+#include <utility>
 
 namespace asio = boost::asio;
 using namespace asio::experimental::awaitable_operators;

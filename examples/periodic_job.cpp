@@ -24,11 +24,11 @@
 #include <chrono>
 #include <csignal>
 #include <cstdio>
-#include <utility>
 #include <cstring>
 #include <exception>
 #include <iostream>
 #include <string>
+#include <utility>
 
 namespace asio = boost::asio;
 using namespace asio::experimental::awaitable_operators;
