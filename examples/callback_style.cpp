@@ -125,16 +125,11 @@ int main() {
   auto bucket = std::make_shared<s3lect::memory_store>();
   s3lect::memory_storage store(io.get_executor(), bucket, 200ms);
 
-  s3lect::elector_config config;
+  // A short lease so the run takes about a second: every interval, deadline and timeout follows
+  // it in the default proportions (15 s / 10 s / 5 s / 30 s give 3 s / 2 s / 1 s / 6 s).
+  s3lect::elector_config config = s3lect::elector_config::for_lease(3s);
   config.lock_key = "examples/callback-style";
   config.server_id = "callback-1";
-  // Short intervals so the run takes about a second; the defaults are 15 s / 10 s / 5 s / 30 s.
-  config.lease = 3s;
-  config.renew_deadline = 2s;
-  config.frequent_interval = 1s;
-  config.infrequent_interval = 6s;
-  config.request_timeout = 200ms;
-  config.retry.delays = {20ms, 200ms};
 
   constexpr int ticks_wanted = 3;
   leader_app app(io, store, config, ticks_wanted);

@@ -28,6 +28,7 @@
 #include <exception>
 #include <iostream>
 #include <string>
+#include <utility>
 
 namespace asio = boost::asio;
 using namespace asio::experimental::awaitable_operators;
@@ -109,14 +110,13 @@ int main(int argc, char** argv) {
     if (std::strcmp(argv[i], "--every-ms") == 0 && i + 1 < argc) {
       every = std::chrono::milliseconds{std::stol(argv[++i])};
     } else if (std::strcmp(argv[i], "--lease-ms") == 0 && i + 1 < argc) {
-      // Scale every interval with the lease, keeping the default proportions 15:10:5:30.
-      const std::chrono::milliseconds lease{std::stol(argv[++i])};
-      config.lease = lease;
-      config.renew_deadline = lease * 2 / 3;
-      config.frequent_interval = lease / 3;
-      config.infrequent_interval = lease * 2;
-      config.request_timeout = lease / 15;
-      config.retry.delays = {lease / 150, lease / 15};
+      // Every interval, deadline, timeout and retry delay follows the lease, in the default
+      // proportions (15 s : 10 s : 5 s : 30 s).
+      auto scaled =
+          s3lect::elector_config::for_lease(std::chrono::milliseconds{std::stol(argv[++i])});
+      scaled.lock_key = std::move(config.lock_key);
+      scaled.server_id = std::move(config.server_id);
+      config = std::move(scaled);
     } else {
       store_config.tls.ca_file = argv[i];
     }

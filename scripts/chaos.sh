@@ -7,7 +7,7 @@
 #
 #   scripts/chaos.sh [--duration SECONDS] [--nodes N] [--seed S] [--min-transitions M]
 #                    [--bin DIR]... [--out DIR] [--peer-watch [--peer-base-port P]]
-#                    [--clock-fault ahead|behind [--clock-offset DUR]]
+#                    [--clock-fault ahead|behind [--clock-offset DUR]] [--slots K]
 #
 # --bin DIR (repeatable): where to find s3lect, s3lect_fault_proxy and s3lect_chaos_checker
 # (DIR and DIR/tools are searched; default build/chaos). --peer-watch: the nodes run in peer
@@ -15,6 +15,9 @@
 # goes straight between the nodes, not through the proxy). --clock-fault: node 1's s3lect runs
 # with its wall clock DUR ahead or behind (libfaketime; its monotonic clocks and its command's
 # clock stay right); DUR is Ns or Nm, default 5m, at most 14m (S3 signatures allow 15).
+# --slots K (2-4, fewer than the nodes): the nodes run `s3lect run --slots K`, and the checker
+# checks each slot's commands on their own (at most one at a time, terms growing, a leader back
+# within the bound), so at most K commands run at once; M is then per slot.
 # Exit status: the checker's (0 pass, 1 violations or too few transitions), 2 for bad usage or
 # a harness failure.
 set -u
@@ -34,6 +37,7 @@ peer_watch=0
 peer_base_port=19740
 clock_fault=""
 clock_offset=5m
+slot_count=0
 
 # The nodes' timings: short, so that a two-minute run sees many transitions. The retry schedule
 # (3 x 250 ms + 50 ms + 100 ms = 900 ms) fits in renew deadline - frequent (1100 ms), and the kill
@@ -47,7 +51,7 @@ retry_delays_ms="50,100"
 kill_grace_ms=200
 
 usage() {
-  sed -n '8,19p' "$0" | sed 's/^# \{0,1\}//'
+  sed -n '8,22p' "$0" | sed 's/^# \{0,1\}//'
   exit 2
 }
 
@@ -63,6 +67,7 @@ while (($#)); do
     --peer-base-port) peer_base_port=${2:?}; shift 2 ;;
     --clock-fault) clock_fault=${2:?}; shift 2 ;;
     --clock-offset) clock_offset=${2:?}; shift 2 ;;
+    --slots) slot_count=${2:?}; shift 2 ;;
     -h | --help) usage ;;
     *) echo "chaos.sh: unknown argument $1" >&2; usage ;;
   esac
@@ -72,6 +77,18 @@ done
 if ! [[ $node_count =~ ^[0-9]+$ ]] || ((node_count < 3 || node_count > 5)); then
   echo "chaos.sh: --nodes must be 3 to 5" >&2
   exit 2
+fi
+if ((slot_count)); then
+  if ! [[ $slot_count =~ ^[0-9]+$ ]] || ((slot_count < 2 || slot_count > 4 ||
+    slot_count >= node_count)); then
+    echo "chaos.sh: --slots must be 2 to 4, and fewer than --nodes" >&2
+    exit 2
+  fi
+  # s3lect refuses --slots with --peer; the clock fault's evidence reads unslotted records.
+  if ((peer_watch)) || [[ -n $clock_fault ]]; then
+    echo "chaos.sh: --slots goes with neither --peer-watch nor --clock-fault" >&2
+    exit 2
+  fi
 fi
 if [[ -n $clock_fault && $clock_fault != ahead && $clock_fault != behind ]]; then
   echo "chaos.sh: --clock-fault must be ahead or behind" >&2
@@ -234,7 +251,8 @@ ctl() {
 
 # --- the nodes --------------------------------------------------------------------------------
 start_node() {
-  local i=$1 stubborn="" peer=() launcher=(setsid) command=("$child_script")
+  local i=$1 stubborn="" peer=() launcher=(setsid) command=("$child_script") slots=()
+  ((slot_count)) && slots=(--slots "$slot_count")
   if ((peer_watch)); then
     # The peer timeout is the S3 request timeout, so a stopped leader costs a follower no more
     # than a stopped store would.
@@ -256,6 +274,7 @@ start_node() {
     --frequent "${frequent_ms}ms" --infrequent "${infrequent_ms}ms" \
     --request-timeout "${request_timeout_ms}ms" \
     --retry-delays "${retry_delays_ms//,/ms,}ms" --kill-grace "${kill_grace_ms}ms" "${peer[@]}" \
+    "${slots[@]}" \
     -- "${command[@]}" "$events" "node$i" $stubborn >>"$out_dir/node$i.log" 2>&1 &
   pid[i]=$!
   ((${#launcher[@]} > 1)) && faked_pids+=("${pid[i]}")
@@ -596,6 +615,7 @@ mode=s3
 ((peer_watch)) && mode="peer-watch (health endpoints from 127.0.0.1:$((peer_base_port + 1)))"
 clock=right
 [[ -n $clock_fault ]] && clock="node1:$(printf '%+d' "$clock_offset_s")s"
+((slot_count)) && mode+=", $slot_count slots"
 say "run $run_id: $node_count nodes, ${duration}s, seed $seed, mode $mode, clock $clock, lock $lock"
 say "logs in $out_dir"
 record "# chaos run $run_id seed=$seed nodes=$node_count duration=${duration}s mode=${mode%% *}" \
@@ -697,14 +717,39 @@ fi
 faults_line=""
 for kind in "${!fault_count[@]}"; do faults_line+=" $kind=${fault_count[$kind]}"; done
 say "driver injected:$faults_line; wall time $((SECONDS - started_wall)) s"
-"$checker" --lease "$lease_ms" --renew-deadline "$renew_deadline_ms" --frequent "$frequent_ms" \
-  --infrequent "$infrequent_ms" --request-timeout "$request_timeout_ms" \
-  --retry-delays "$retry_delays_ms" --kill-grace "$kill_grace_ms" \
-  --min-transitions "$min_transitions" "$events" | tee "$out_dir/report.txt"
-status=${PIPESTATUS[0]}
+check() {  # check LOG [REPORT_PREFIX]: the checker on LOG, its report appended to report.txt
+  "$checker" --lease "$lease_ms" --renew-deadline "$renew_deadline_ms" --frequent "$frequent_ms" \
+    --infrequent "$infrequent_ms" --request-timeout "$request_timeout_ms" \
+    --retry-delays "$retry_delays_ms" --kill-grace "$kill_grace_ms" \
+    --min-transitions "$min_transitions" "$1" | tee -a "$out_dir/report.txt"
+  return "${PIPESTATUS[0]}"
+}
+: >"$out_dir/report.txt"
+if ((slot_count == 0)); then
+  check "$events"
+  status=$?
+else
+  # One log per slot: its commands' records (prefix taken off) and every record of the driver
+  # (faults, kills, stops, exits), which concern whatever slot a node held. A record of a slot
+  # outside 0..K-1 fails the run: it would be a (K+1)th command at once.
+  status=0
+  stray=$(grep -Ec '^slot([0-9]+) ' "$events" | tr -d ' ')
+  for ((k = 0; k < slot_count; k++)); do
+    awk -v k="$k" '$1 ~ /^slot[0-9]+$/ { if ($1 == "slot" k) { sub(/^slot[0-9]+ /, ""); print }; next }
+      { print }' "$events" >"$out_dir/events.slot$k.log"
+    stray=$((stray - $(grep -c "^slot$k " "$events")))
+    echo "--- slot $k ($lock.slot-$k)" | tee -a "$out_dir/report.txt"
+    check "$out_dir/events.slot$k.log" || status=1
+  done
+  if ((stray != 0)); then
+    say "$stray command records name a slot outside 0..$((slot_count - 1))"
+    status=1
+  fi
+fi
 mode_args=""
 ((peer_watch)) && mode_args+=" --peer-watch --peer-base-port $peer_base_port"
 [[ -n $clock_fault ]] && mode_args+=" --clock-fault $clock_fault --clock-offset $clock_offset"
+((slot_count)) && mode_args+=" --slots $slot_count"
 echo "command: scripts/chaos.sh --duration $duration --nodes $node_count --seed $seed" \
   "--min-transitions $min_transitions$mode_args" | tee -a "$out_dir/report.txt"
 echo "logs: $out_dir" | tee -a "$out_dir/report.txt"

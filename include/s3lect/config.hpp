@@ -112,6 +112,15 @@ struct elector_config {
   /// Where the elector logs; silent by default.
   logger log;
 
+  /// The defaults scaled to `lease`: every interval, deadline, timeout and retry delay keeps the
+  /// default proportions to the lease (15 s : 10 s : 5 s : 30 s, 1 s per request attempt, retry
+  /// delays 100 ms and 1 s, 3 s per peer check), rounded down to whole milliseconds; the result
+  /// validates for any lease from 15 ms to 24 h (below, request_timeout rounds down to 0, and
+  /// validate() says so). max_clock_skew and acquire_grace keep
+  /// their defaults: they bound the store's clocks and a policy, not the lease. Set lock_key and
+  /// server_id, then change what you need. docs/configuration.md tables the result.
+  static elector_config for_lease(std::chrono::milliseconds lease);
+
   /// Returns nullopt when valid, else "field: what is wrong" for the first offending field,
   /// e.g. "renew_deadline: must be less than lease (15000 ms), is 15000 ms".
   std::optional<std::string> validate() const;

@@ -7,6 +7,8 @@
 # Records (times from bash's $EPOCHREALTIME, read without forking):
 #   start NODE TERM TIME PID   taken before the command does anything else
 #   end NODE TERM TIME PID     taken first thing in the SIGTERM/SIGINT trap: nothing runs after it
+# Under `s3lect run --slots N` each record starts with "slotK " (K = $S3LECT_SLOT): the terms are
+# the slot's, and chaos.sh checks every slot's records on their own.
 # A SIGKILLed command writes no end record; the driver's kill record or s3lect's reaped line
 # gives its end instead (docs/chaos.md).
 set -u
@@ -16,8 +18,9 @@ term=${S3LECT_TERM:?S3LECT_TERM is not set: run me under s3lect run}
 # A signal between `started=1` and the start record leaves an end without a start: the
 # checker ignores those, since the command never got to work.
 started=0
+slot=${S3LECT_SLOT:+slot$S3LECT_SLOT }
 on_stop() {
-  if ((started)); then echo "end $node $term $EPOCHREALTIME $$" >>"$log"; fi
+  if ((started)); then echo "${slot}end $node $term $EPOCHREALTIME $$" >>"$log"; fi
   exit 0
 }
 if [[ ${3:-} == stubborn ]]; then
@@ -26,7 +29,7 @@ else
   trap on_stop TERM INT
 fi
 started=1
-echo "start $node $term $EPOCHREALTIME $$" >>"$log"
+echo "${slot}start $node $term $EPOCHREALTIME $$" >>"$log"
 # `wait` returns as soon as a trapped signal arrives; a foreground sleep would delay the trap.
 while :; do
   sleep 5 &

@@ -122,6 +122,21 @@ std::set<int> open_descriptors() {
 
 namespace {
 
+/// A descriptor closed at the end of its scope.
+class scoped_fd {
+ public:
+  explicit scoped_fd(int fd) : fd_(fd) {}
+  ~scoped_fd() {
+    if (fd_ >= 0) ::close(fd_);
+  }
+  scoped_fd(const scoped_fd&) = delete;
+  scoped_fd& operator=(const scoped_fd&) = delete;
+  int get() const noexcept { return fd_; }
+
+ private:
+  int fd_;
+};
+
 /// What the child needs after fork, all prepared before it: the child may only make
 /// async-signal-safe calls (no allocation), since this process may hold locks it cannot see.
 struct exec_plan {
@@ -134,6 +149,7 @@ struct exec_plan {
   pid_t parent = 0;
   sigset_t previous_mask{};
   int status_fd = -1;  ///< The write end of the pipe that gets the exec's errno.
+  int stdin_fd = -1;   ///< Becomes the command's stdin when set.
 };
 
 /// The child's side of the fork: resets the signal handlers, leads its own process group, dies
@@ -155,6 +171,11 @@ struct exec_plan {
   // The parent may have died before prctl: then no SIGKILL would ever come.
   if (::getppid() != plan.parent) ::_exit(exec_failed_status);
   ::sigprocmask(SIG_SETMASK, &plan.previous_mask, nullptr);
+  if (plan.stdin_fd >= 0 && ::dup2(plan.stdin_fd, STDIN_FILENO) < 0) {
+    const int dup_errno = errno;
+    [[maybe_unused]] const ssize_t ignored = ::write(plan.status_fd, &dup_errno, sizeof dup_errno);
+    ::_exit(exec_failed_status);
+  }
   ::execve(plan.path, plan.argv, plan.envp);
   const int exec_errno = errno;
   [[maybe_unused]] const ssize_t ignored = ::write(plan.status_fd, &exec_errno, sizeof exec_errno);
@@ -178,6 +199,15 @@ int await_exec(pid_t pid, int status_fd) {
   return exec_errno;
 }
 
+/// The dispositions the child resets its handlers to, SIGPIPE's as `request` asks.
+void set_signal_actions(exec_plan& plan, const spawn_request& request) {
+  plan.default_action.sa_handler = SIG_DFL;
+  sigemptyset(&plan.default_action.sa_mask);
+  plan.sigpipe_action = plan.default_action;
+  if (request.sigpipe_ignored && *request.sigpipe_ignored) plan.sigpipe_action.sa_handler = SIG_IGN;
+  plan.set_sigpipe = request.sigpipe_ignored.has_value();
+}
+
 }  // namespace
 
 std::unique_ptr<child_process> child_process::spawn(asio::any_io_executor executor,
@@ -191,13 +221,18 @@ std::unique_ptr<child_process> child_process::spawn(asio::any_io_executor execut
   plan.path = request.path.c_str();
   plan.argv = argv.data();
   plan.envp = envp.data();
-  plan.default_action.sa_handler = SIG_DFL;
-  sigemptyset(&plan.default_action.sa_mask);
-  plan.sigpipe_action = plan.default_action;
-  if (request.sigpipe_ignored && *request.sigpipe_ignored) plan.sigpipe_action.sa_handler = SIG_IGN;
-  plan.set_sigpipe = request.sigpipe_ignored.has_value();
+  set_signal_actions(plan, request);
 
   close_on_exec_except(request.inherited_descriptors);
+  // Opened before the fork, like everything the child needs; once dup2 made it the command's
+  // stdin, exec closes this copy.
+  const scoped_fd dev_null(request.stdin_from_dev_null ? ::open("/dev/null", O_RDONLY | O_CLOEXEC)
+                                                       : -1);
+  if (request.stdin_from_dev_null && dev_null.get() < 0) {
+    error.assign(errno, boost::system::system_category());
+    return nullptr;
+  }
+  plan.stdin_fd = dev_null.get();
   int exec_status[2];
   if (::pipe2(exec_status, O_CLOEXEC) != 0) {
     error.assign(errno, boost::system::system_category());

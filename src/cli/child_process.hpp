@@ -49,6 +49,9 @@ struct spawn_request {
   std::set<int> inherited_descriptors;
   /// The SIGPIPE disposition to give the command when this process changed its own.
   std::optional<bool> sigpipe_ignored;
+  /// The command's stdin is /dev/null instead of ours: a command started again after a lost
+  /// leadership could not read what its predecessor consumed (consul lock's default).
+  bool stdin_from_dev_null = false;
   /// Watch the command with a pidfd where the kernel has one (Linux 5.3); false forces the
   /// SIGCHLD fallback (for its tests).
   bool use_pidfd = true;

@@ -10,6 +10,7 @@
 
 #include <signal.h>
 
+#include <algorithm>
 #include <optional>
 #include <variant>
 
@@ -65,6 +66,10 @@ std::unique_ptr<child_process> start_command(supervisor& s, std::uint64_t term,
   request.environment = {{"S3LECT_TERM", std::to_string(term)},
                          {"S3LECT_LEADER_ID", s.options.elector.config.server_id},
                          {"S3LECT_LOCK", s.options.store.url()}};
+  if (s.slot) {
+    request.environment.back().second = slot_key(s.options.store.url(), *s.slot);
+    request.environment.emplace_back("S3LECT_SLOT", std::to_string(*s.slot));
+  }
   return child_process::spawn(std::move(executor), request, error);
 }
 
@@ -141,13 +146,23 @@ asio::awaitable<void> release_lock(supervisor& s) {
 }
 
 /// Waits to be elected. Signals other than stop signals are logged and ignored: there is no
-/// command to pass them to. Returns the lease, or s3lect's exit code when it must end first.
+/// command to pass them to. Returns the lease, or s3lect's exit code when it must end first
+/// (a stop signal, or --timeout).
 asio::awaitable<std::variant<leadership_lease, int>> await_election(
     supervisor& s, steady::time_point campaign_started) {
   const auto token = asio::as_tuple(asio::use_awaitable);
+  asio::steady_timer give_up(co_await asio::this_coro::executor);
+  give_up.expires_at(s.give_up_at.value_or(steady::time_point::max()));
   for (;;) {
     auto elected = co_await (s.election.async_wait_for_leadership(token) ||
-                             s.signals.async_wait(asio::use_awaitable));
+                             s.signals.async_wait(asio::use_awaitable) ||
+                             give_up.async_wait(asio::use_awaitable));
+    if (elected.index() == 2) {
+      s.log.log(log_level::warning, "not elected in time: giving up",
+                {{"waited_ms", ms_since(campaign_started)}});
+      co_await release_lock(s);
+      co_return exit_timeout;
+    }
     if (elected.index() == 1) {
       const int signal = std::get<1>(elected);
       if (!is_stop_signal(signal)) {
@@ -166,6 +181,7 @@ asio::awaitable<std::variant<leadership_lease, int>> await_election(
     }
     s.log.log(log_level::info, "became leader",
               {{"term", std::to_string(lease.term)}, {"after_ms", ms_since(campaign_started)}});
+    s.give_up_at.reset();
     co_return lease;
   }
 }
@@ -193,8 +209,8 @@ asio::awaitable<int> stop_and_release(supervisor& s, const leadership_lease& lea
   co_return exit_ok;
 }
 
-/// Runs the command for one leadership. Returns s3lect's exit code, or nullopt when leadership
-/// was lost and s3lect campaigns again.
+}  // namespace
+
 asio::awaitable<std::optional<int>> lead(supervisor& s, leadership_lease lease) {
   const auto token = asio::as_tuple(asio::use_awaitable);
   const auto executor = co_await asio::this_coro::executor;
@@ -234,6 +250,8 @@ asio::awaitable<std::optional<int>> lead(supervisor& s, leadership_lease lease) 
   co_return exit_ok;
 }
 
+namespace {
+
 /// The leader's side: campaigns, and runs the command while leader. Returns s3lect's exit code.
 asio::awaitable<int> supervise(supervisor& s) {
   for (;;) {
@@ -246,7 +264,8 @@ asio::awaitable<int> supervise(supervisor& s) {
   }
 }
 
-/// Stops the servers once the elector has stopped.
+}  // namespace
+
 asio::awaitable<void> stop_servers(supervisor& s) {
   const auto token = asio::as_tuple(asio::use_awaitable);
   if (s.peer_server) {
@@ -259,7 +278,9 @@ asio::awaitable<void> stop_servers(supervisor& s) {
   }
 }
 
-}  // namespace
+steady::duration time_left(steady::time_point give_up_at) {
+  return std::max(give_up_at - steady::now(), steady::duration::zero());
+}
 
 asio::awaitable<int> supervise_and_stop(supervisor& s) {
   const int code = co_await supervise(s);

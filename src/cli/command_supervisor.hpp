@@ -15,6 +15,7 @@
 
 #include <chrono>
 #include <memory>
+#include <optional>
 #include <string>
 
 namespace s3lect::cli {
@@ -30,7 +31,23 @@ struct supervisor {
   bool shutdown_requested = false;
   health_server* peer_server = nullptr;  ///< Peer mode only.
   metrics_server* metrics = nullptr;     ///< With --metrics-listen only.
+  /// With --slots: the slot `election` campaigns for (S3LECT_SLOT, and its key in S3LECT_LOCK).
+  std::optional<unsigned> slot{};
+  /// With --timeout: not elected by then, s3lect stops campaigning and exits exit_timeout.
+  /// Cleared once elected: the timeout bounds the wait for the first leadership only.
+  std::optional<std::chrono::steady_clock::time_point> give_up_at{};
 };
+
+/// Runs the command for one leadership `lease` of `s.election`. Returns s3lect's exit code, or
+/// nullopt when leadership was lost and s3lect campaigns again.
+boost::asio::awaitable<std::optional<int>> lead(supervisor& s, leadership_lease lease);
+
+/// Stops the servers once the electors have stopped: the health server answers pending watches
+/// with the released state (a follower takes over at once), then closes.
+boost::asio::awaitable<void> stop_servers(supervisor& s);
+
+/// The time left until `give_up_at`, for a timer (zero once passed).
+std::chrono::steady_clock::duration time_left(std::chrono::steady_clock::time_point give_up_at);
 
 /// Campaigns and runs the command while leader until s3lect must exit, then stops the servers:
 /// the health server answers pending watches with the released state (a follower takes over at

@@ -1,5 +1,7 @@
 #include "cli/elector_options.hpp"
 
+#include <s3lect/record.hpp>
+
 #include <unistd.h>
 
 #include <charconv>
@@ -87,7 +89,14 @@ const char* elector_options_help() {
          "  --addr HOST:PORT         this node's address, written as the record's leaderAddr:\n"
          "                           where followers reach its health endpoint in peer mode\n"
          "                           (default: empty; with --peer, the --peer-listen address)\n"
-         "  --lease DUR              how long a record stays valid without renewal (default 15s)\n"
+         "  --lease DUR              how long a record stays valid without renewal (default 15s).\n"
+         "                           The timing options not given follow it in the default\n"
+         "                           proportions: renew deadline 2/3 of the lease, frequent 1/2\n"
+         "                           of the renew deadline, infrequent 6 x frequent, request\n"
+         "                           timeout 1/5 and retry delays 1/50 and 1/5 of renew\n"
+         "                           deadline - frequent, kill grace 3/5 of lease - renew\n"
+         "                           deadline, peer timeout 1/5 of the lease; --print-config\n"
+         "                           shows the result\n"
          "  --renew-deadline DUR     a leader that could not renew for this long steps down\n"
          "                           (default 10s; must be less than --lease)\n"
          "  --frequent DUR           leaders renew, and unsettled followers read, this often\n"
@@ -106,10 +115,6 @@ const char* elector_options_help() {
          "  --log-level LEVEL        trace, debug, info, warning or error (default info)\n"
          "  --log-format FORMAT      text (key=value) or json, one line per event on stderr\n"
          "                           (default text)\n";
-}
-
-std::chrono::milliseconds default_elector_request_timeout() {
-  return elector_config{}.request_timeout;
 }
 
 std::string default_server_id() {
@@ -165,9 +170,47 @@ bool read_identity(const parsed_args& args, elector_config& config, std::string&
   return true;
 }
 
-/// The durations, --max-clock-skew, --request-timeout and --retry-delays.
+/// Sets each timing option not given from those it depends on, in the default proportions:
+/// the renew deadline and the peer timeout from the lease (elector_config::for_lease), the
+/// frequent interval from the renew deadline (1/2), the infrequent from the frequent (6x), and
+/// the request timeout and retry delays from the renewal's budget D - F (1/5; 1/50 and 1/5).
+/// With only --lease given, that is for_lease's configuration. Each one set is noted in
+/// `derived`. Nothing is derived when no timing option is given (the defaults are the
+/// library's) or a given one is out of range (validate() names it).
+void derive_timing(const parsed_args& args, elector_config& config,
+                   std::vector<std::string>& derived) {
+  const bool lease_given = args.has("lease");
+  const bool deadline_given = args.has("renew-deadline");
+  const bool frequent_given = args.has("frequent");
+  if (!lease_given && !deadline_given && !frequent_given) return;
+  for (const milliseconds value : {config.lease, config.renew_deadline, config.frequent_interval}) {
+    if (value <= milliseconds::zero() || value > max_record_lease) return;
+  }
+  const elector_config scaled = elector_config::for_lease(config.lease);
+  const auto derive = [&args, &derived](const char* option, auto& field, auto value) {
+    if (args.has(option)) return;
+    field = value;
+    derived.push_back(option);
+  };
+  derive("renew-deadline", config.renew_deadline, scaled.renew_deadline);
+  derive("frequent", config.frequent_interval,
+         deadline_given ? config.renew_deadline / 2 : scaled.frequent_interval);
+  derive(
+      "infrequent", config.infrequent_interval,
+      deadline_given || frequent_given ? config.frequent_interval * 6 : scaled.infrequent_interval);
+  const milliseconds budget = config.renew_deadline - config.frequent_interval;
+  const bool budget_given = (deadline_given || frequent_given) && budget > milliseconds::zero();
+  derive("request-timeout", config.request_timeout,
+         budget_given ? budget / 5 : scaled.request_timeout);
+  derive("retry-delays", config.retry.delays,
+         budget_given ? std::vector<milliseconds>{budget / 50, budget / 5} : scaled.retry.delays);
+  derive("peer-timeout", config.peer.timeout, scaled.peer.timeout);
+}
+
+/// The durations, --max-clock-skew, --request-timeout and --retry-delays; the timing options
+/// not given follow those given (derive_timing).
 bool read_timing(const parsed_args& args, store_target& target, elector_config& config,
-                 std::string& error) {
+                 std::vector<std::string>& derived, std::string& error) {
   if (!read_duration(args, "lease", config.lease, error) ||
       !read_duration(args, "renew-deadline", config.renew_deadline, error) ||
       !read_duration(args, "frequent", config.frequent_interval, error) ||
@@ -185,12 +228,14 @@ bool read_timing(const parsed_args& args, store_target& target, elector_config& 
       return false;
     }
   }
-  // make_store_target already checked --request-timeout; the elector's default is shorter
-  // than the client's, because the whole retry schedule must fit before the renew deadline.
-  config.request_timeout = args.has("request-timeout") ? target.config.request_timeout
-                                                       : default_elector_request_timeout();
+  // make_store_target already checked --request-timeout; the elector's default (or the one
+  // derived from --lease) is shorter than the client's, because the whole retry schedule must
+  // fit before the renew deadline.
+  if (args.has("request-timeout")) config.request_timeout = target.config.request_timeout;
+  if (!read_retry_delays(args, config.retry, error)) return false;
+  derive_timing(args, config, derived);
   target.config.request_timeout = config.request_timeout;
-  return read_retry_delays(args, config.retry, error);
+  return true;
 }
 
 /// --log-level and --log-format.
@@ -230,7 +275,8 @@ std::optional<elector_settings> make_elector_settings(const parsed_args& args, s
   elector_settings settings;
   elector_config& config = settings.config;
   config.lock_key = target.key;
-  if (!read_identity(args, config, error) || !read_timing(args, target, config, error) ||
+  if (!read_identity(args, config, error) ||
+      !read_timing(args, target, config, settings.derived, error) ||
       !read_log_settings(args, settings, error)) {
     return std::nullopt;
   }

@@ -24,9 +24,6 @@ const std::vector<std::string>& elector_valued_names();
 /// Help text of the elector and logging options, --request-timeout included.
 const char* elector_options_help();
 
-/// Default per-attempt request timeout of an elector (elector_config's default).
-std::chrono::milliseconds default_elector_request_timeout();
-
 /// The elector's configuration (without its logger) and how to log.
 struct elector_settings {
   elector_config config;
@@ -34,6 +31,8 @@ struct elector_settings {
   log_format format = log_format::text;
   /// The peer health server and the metrics endpoint to run.
   serve_settings serve;
+  /// The timing options not given that follow those given ("renew-deadline", …).
+  std::vector<std::string> derived;
 };
 
 /// Builds and validates the elector settings for the lock `target.key`, the peer options

@@ -18,7 +18,7 @@ const char* top_help() {
          "\n"
          "commands:\n"
          "  run      campaign for a lock and run a command only while leader\n"
-         "  status   print the lock record as JSON\n"
+         "  status   print the lock record as JSON (--watch: one line per change of leader)\n"
          "  release  force a handover: mark the lock record released\n"
          "  check    probe whether a store honours the conditional writes s3lect needs\n"
          "\n"
@@ -35,6 +35,7 @@ const char* top_help() {
          "  7    the lock record cannot be parsed (status, release)\n"
          "  8    the record changed between reading and writing it (release)\n"
          "  9    the --peer-listen or --metrics-listen address cannot be bound (run)\n"
+         "  11   not elected within --timeout (run)\n"
          "  126  the command is not an executable file (run)\n"
          "  127  the command was not found (run)\n"
          "  run:  otherwise the command's own exit status (128+N if killed by signal N)\n";

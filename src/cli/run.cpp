@@ -2,11 +2,13 @@
 
 #include "cli/command_supervisor.hpp"
 #include "cli/console.hpp"
+#include "cli/effective_config.hpp"
 #include "cli/exit_codes.hpp"
 #include "cli/lock_reader.hpp"
 #include "cli/log_output.hpp"
 #include "cli/run_to_completion.hpp"
 #include "cli/server_limits.hpp"
+#include "cli/slot_supervisor.hpp"
 
 #include <s3lect/elector.hpp>
 #include <s3lect/error.hpp>
@@ -27,6 +29,7 @@
 
 #include <signal.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 #include <functional>
@@ -224,40 +227,72 @@ std::optional<int> start_servers(run_context& run, elector& election,
   return std::nullopt;
 }
 
+/// The electors `s3lect run` campaigns with: one for the lock, or one per slot with --slots.
+/// Empty when the library refused the configuration (reported on stderr).
+std::vector<std::unique_ptr<elector>> make_electors(run_context& run) {
+  elector_config config = run.options.elector.config;
+  config.log = run.output.library_logger();
+  const unsigned slots = run.options.extras.slots;
+  std::vector<std::unique_ptr<elector>> electors;
+  for (unsigned slot = 0; slot < std::max(slots, 1u); ++slot) {
+    if (slots > 0) config.lock_key = slot_key(run.options.elector.config.lock_key, slot);
+    auto election = construct_or_report<elector>(
+        [&] { return std::make_unique<elector>(run.io.get_executor(), run.client, config); });
+    if (!election) return {};
+    electors.push_back(std::move(election));
+  }
+  return electors;
+}
+
 /// Campaigns, and runs the command while leader, until s3lect must exit. Returns its exit code.
 int campaign(run_context& run, spawn_request command) {
   const elector_config& settings = run.options.elector.config;
-  elector_config config = settings;
-  config.log = run.output.library_logger();
-  const std::unique_ptr<elector> election = construct_or_report<elector>(
-      [&] { return std::make_unique<elector>(run.io.get_executor(), run.client, config); });
-  if (!election) return exit_usage;
+  const std::vector<std::unique_ptr<elector>> electors = make_electors(run);
+  if (electors.empty()) return exit_usage;
 
-  // Metrics of this elector and of the servers, for the health server's /metrics and
+  // Metrics of the electors and of the servers, for the health server's /metrics and
   // --metrics-listen.
   metrics_registry registry;
-  registry.add(*election, {{"bucket", run.options.store.config.bucket}});
+  for (std::size_t slot = 0; slot < electors.size(); ++slot) {
+    std::vector<metric_label> labels{{"bucket", run.options.store.config.bucket}};
+    if (run.options.extras.slots > 0) labels.push_back({"slot", std::to_string(slot)});
+    registry.add(*electors[slot], labels);
+  }
   const std::vector<metric_label> server_labels =
-      collect_metrics(*election, {{"bucket", run.options.store.config.bucket}}).labels;
+      collect_metrics(*electors.front(), {{"bucket", run.options.store.config.bucket}}).labels;
   run_servers servers;
   const std::function<std::string()> render_metrics = [&registry, &servers, &server_labels] {
     return registry.render() + prometheus_text(servers_metrics(
                                    servers.peer.get(), servers.metrics.get(), server_labels));
   };
-  if (const auto code = start_servers(run, *election, render_metrics, servers)) return *code;
+  if (const auto code = start_servers(run, *electors.front(), render_metrics, servers)) {
+    return *code;
+  }
 
-  supervisor state{*election, run.output, run.options, std::move(command), run.signals, nullptr};
+  slot_supervisors supervisors;
+  for (std::size_t slot = 0; slot < electors.size(); ++slot) {
+    supervisors.push_back(std::unique_ptr<supervisor>(
+        new supervisor{*electors[slot], run.output, run.options, command, run.signals, nullptr}));
+    if (run.options.extras.slots > 0) supervisors.back()->slot = static_cast<unsigned>(slot);
+  }
+  supervisor& state = *supervisors.front();
   state.peer_server = servers.peer.get();
   state.metrics = servers.metrics.get();
+  if (run.options.extras.timeout) state.give_up_at = steady::now() + *run.options.extras.timeout;
   run.output.log(log_level::info, "campaigning",
                  {{"command", run.options.command[0]},
                   {"lease_ms", std::to_string(settings.lease.count())},
                   {"renew_deadline_ms", std::to_string(settings.renew_deadline.count())},
                   {"kill_grace_ms", std::to_string(run.options.kill_grace.count())},
                   {"peer", settings.peer.enabled ? "true" : "false"},
-                  {"addr", settings.server_address}});
-  election->start();
-  asio::co_spawn(run.io, observe(*election, run.output, settings.server_id), asio::detached);
+                  {"addr", settings.server_address},
+                  {"slots", std::to_string(run.options.extras.slots)}});
+  run.output.log(log_level::debug, "configuration", effective_config_fields(run.options));
+  if (run.options.extras.slots > 0) {
+    return run_to_completion(run.io, supervise_slots_and_stop(supervisors));
+  }
+  state.election.start();
+  asio::co_spawn(run.io, observe(state.election, run.output, settings.server_id), asio::detached);
   return run_to_completion(run.io, supervise_and_stop(state));
 }
 
@@ -272,7 +307,8 @@ const char* run_description() {
          "                    to the resources you protect, so that they can refuse a stale\n"
          "                    leader.\n"
          "  S3LECT_LEADER_ID  this node's --id\n"
-         "  S3LECT_LOCK       s3://BUCKET/KEY\n"
+         "  S3LECT_LOCK       s3://BUCKET/KEY (with --slots: s3://BUCKET/KEY.slot-N)\n"
+         "  S3LECT_SLOT       with --slots: the slot N this node leads, 0 to --slots - 1\n"
          "When leadership is lost (no renewal succeeded within the renew deadline, or another\n"
          "node holds the lock), COMMAND's group gets SIGTERM, and SIGKILL after --kill-grace;\n"
          "s3lect then campaigns again and starts COMMAND anew when it leads again.\n"
@@ -315,6 +351,7 @@ const char* run_help_epilogue() {
          "  4    the store cannot be read at start-up (with --wait-for-store: it refuses us)\n"
          "  9    the --peer-listen or --metrics-listen address cannot be bound (in use, not\n"
          "       this host's, or a privileged port)\n"
+         "  11   not elected within --timeout: stopped campaigning\n"
          "  126  COMMAND is not an executable file\n"
          "  127  COMMAND was not found\n";
 }
@@ -324,12 +361,14 @@ const char* run_help_epilogue() {
 std::string run_help() {
   return std::string(run_description()) + "\noptions:\n" + store_location_help() +
          elector_options_help() + serve_options_help() +
-         "  --kill-grace DUR         time COMMAND has between SIGTERM and SIGKILL (default 3s;\n"
-         "                           0: SIGKILL at once). Must be less than lease - renew\n"
-         "                           deadline (5s by default), so that COMMAND is gone before\n"
-         "                           another node may take over.\n"
+         "  --kill-grace DUR         time COMMAND has between SIGTERM and SIGKILL (default 3s,\n"
+         "                           or 3/5 of lease - renew deadline when either is given; 0:\n"
+         "                           SIGKILL at once). Must be less than lease - renew deadline\n"
+         "                           (5s by default), so that COMMAND is gone before another\n"
+         "                           node may take over.\n"
          "  --wait-for-store         at start-up, wait for a store that cannot be reached yet\n"
-         "                           (see above; default: off, exit 4)\n"
+         "                           (see above; default: off, exit 4)\n" +
+         run_extra_options_help() +
          "  --help                   print this help\n"
          "  Durations: 500ms, 15s, 1m, 1m30s, 2h.\n" +
          run_help_epilogue();
@@ -353,6 +392,8 @@ std::optional<run_options> parse_run_options(const std::vector<std::string>& arg
   valued.insert(valued.end(), serve_valued_names().begin(), serve_valued_names().end());
   valued.push_back("kill-grace");
   flags.push_back("wait-for-store");
+  flags.insert(flags.end(), run_extra_flag_names().begin(), run_extra_flag_names().end());
+  valued.insert(valued.end(), run_extra_valued_names().begin(), run_extra_valued_names().end());
   auto parsed = parsed_args::parse(args, flags, valued, error);
   if (!parsed) return std::nullopt;
   if (!parsed->positional().empty()) {
@@ -360,11 +401,15 @@ std::optional<run_options> parse_run_options(const std::vector<std::string>& arg
             "' (the command goes after --: s3lect run [options] -- COMMAND [ARGS...])";
     return std::nullopt;
   }
-  if (parsed->trailing().empty() || parsed->trailing()[0].empty()) {
+  auto extras = read_run_extras(*parsed, error);
+  if (!extras) return std::nullopt;
+  const bool command_optional = extras->print_config && parsed->trailing().empty();
+  if (!command_optional && (parsed->trailing().empty() || parsed->trailing()[0].empty())) {
     error = "missing the command: s3lect run [options] -- COMMAND [ARGS...]";
     return std::nullopt;
   }
   run_options options;
+  options.extras = *extras;
   options.command = parsed->trailing();
   options.wait_for_store = parsed->has("wait-for-store");
   if (auto grace = parsed->get("kill-grace")) {
@@ -381,6 +426,18 @@ std::optional<run_options> parse_run_options(const std::vector<std::string>& arg
   auto settings = make_elector_settings(*parsed, options.store, error);
   if (!settings) return std::nullopt;
   options.elector = std::move(*settings);
+  if (!parsed->has("kill-grace")) {
+    options.kill_grace = default_kill_grace(*parsed, options.elector.config);
+    if (parsed->has("lease") || parsed->has("renew-deadline")) {
+      options.elector.derived.push_back("kill-grace");
+    }
+  }
+  if (options.extras.slots > 0 && options.elector.config.peer.enabled) {
+    error =
+        "--slots: not with --peer: the health endpoint answers for one lock, and the slots "
+        "are several";
+    return std::nullopt;
+  }
   if (auto problem = check_kill_grace(options.kill_grace, options.elector.config)) {
     error = *problem;
     return std::nullopt;
@@ -401,6 +458,10 @@ int run_run(const std::vector<std::string>& args) {
     print_err("s3lect run: " + error + "\n");
     return exit_usage;
   }
+  if (options->extras.print_config) {
+    print_out(print_config_text(*options));
+    return exit_ok;
+  }
   const resolved_command resolved = resolve_in_path(options->command[0]);
   if (resolved.error != 0) {
     print_err("s3lect run: " + options->command[0] + ": " +
@@ -418,6 +479,7 @@ int run_run(const std::vector<std::string>& args) {
   command.argv = options->command;
   command.inherited_descriptors = inherited;
   command.sigpipe_ignored = original_sigpipe.sa_handler == SIG_IGN;
+  command.stdin_from_dev_null = !options->extras.pass_stdin;
 
   const log_output output(
       options->elector.format, options->elector.level,

@@ -2,6 +2,7 @@
 #pragma once
 
 #include "cli/elector_options.hpp"
+#include "cli/run_extra_options.hpp"
 #include "cli/store_options.hpp"
 
 #include <chrono>
@@ -21,6 +22,8 @@ struct run_options {
   /// frequent interval instead of exiting 4.
   bool wait_for_store = false;
   std::vector<std::string> command;  ///< The command and its arguments, after `--`.
+  /// --print-config, --timeout, --pass-stdin and --slots.
+  run_extras extras;
 };
 
 /// Runs `s3lect run` with the arguments after the subcommand; returns the exit code.

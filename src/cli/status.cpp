@@ -5,6 +5,7 @@
 #include "cli/json_text.hpp"
 #include "cli/lock_reader.hpp"
 #include "cli/run_to_completion.hpp"
+#include "cli/status_watch.hpp"
 #include "cli/store_options.hpp"
 
 #include <s3lect/s3_client.hpp>
@@ -61,11 +62,11 @@ std::string status_help() {
              "here shows as a wrong ageMs, never in the election, which trusts no node's clock.\n"
              "\n"
              "options:\n") +
-         store_options_help() +
+         store_options_help() + status_watch_help() +
          "  --help                   print this help\n"
          "\n"
          "exit codes:\n"
-         "  0  a record was printed\n"
+         "  0  a record was printed (--watch: interrupted)\n"
          "  1  internal failure\n"
          "  2  bad arguments\n"
          "  3  there is no record (nothing on stdout)\n"
@@ -128,7 +129,8 @@ std::string malformed_status_json(const std::string& lock_url, const std::string
 
 int run_status(const std::vector<std::string>& args) {
   std::string error;
-  const auto parsed = parse_store_command(args, {}, error);
+  const auto parsed =
+      parse_store_command(args, status_watch_valued_names(), error, status_watch_flag_names());
   if (parsed && parsed->has("help")) {
     print_out(status_help());
     return exit_ok;
@@ -138,6 +140,13 @@ int run_status(const std::vector<std::string>& args) {
   if (!target) {
     print_err("s3lect status: " + error + "\n");
     return exit_usage;
+  }
+  if (parsed->has("watch")) return run_status_watch(*parsed, *target);
+  for (const char* option : {"json", "interval"}) {
+    if (parsed->has(option)) {
+      print_err(std::string("s3lect status: --") + option + ": only with --watch\n");
+      return exit_usage;
+    }
   }
 
   asio::io_context io;

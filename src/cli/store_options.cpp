@@ -41,9 +41,11 @@ const char* store_options_help() {
 
 std::optional<parsed_args> parse_store_command(const std::vector<std::string>& args,
                                                const std::vector<std::string>& extra_valued,
-                                               std::string& error) {
+                                               std::string& error,
+                                               const std::vector<std::string>& extra_flags) {
   std::vector<std::string> flags = store_flag_names();
   flags.push_back("help");
+  flags.insert(flags.end(), extra_flags.begin(), extra_flags.end());
   std::vector<std::string> valued = store_valued_names();
   valued.insert(valued.end(), extra_valued.begin(), extra_valued.end());
   auto parsed = parsed_args::parse(args, flags, valued, error);

@@ -32,12 +32,13 @@ struct store_target {
 };
 
 /// Parses the arguments of a subcommand that reads or writes the lock: the store options,
-/// --help and `extra_valued` options, with no positional argument and nothing after `--`.
-/// Returns nullopt and sets `error` on a problem; arguments with --help are returned as parsed,
-/// whatever else is wrong with them.
+/// --help, `extra_valued` options and `extra_flags`, with no positional argument and nothing
+/// after `--`. Returns nullopt and sets `error` on a problem; arguments with --help are returned
+/// as parsed, whatever else is wrong with them.
 std::optional<parsed_args> parse_store_command(const std::vector<std::string>& args,
                                                const std::vector<std::string>& extra_valued,
-                                               std::string& error);
+                                               std::string& error,
+                                               const std::vector<std::string>& extra_flags = {});
 
 /// Builds the target; returns nullopt and sets `error` when an option is missing or invalid.
 std::optional<store_target> make_store_target(const parsed_args& args, std::string& error);

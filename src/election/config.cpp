@@ -158,6 +158,27 @@ std::optional<std::string> validate_peer(const peer_config& peer) {
 
 }  // namespace
 
+elector_config elector_config::for_lease(milliseconds lease) {
+  const elector_config defaults;
+  elector_config config;
+  config.lease = lease;
+  // Out of range: nothing to scale, and validate() names the lease.
+  if (lease <= milliseconds::zero() || lease > max_record_lease) return config;
+  // Multiplying first keeps short leases precise; a day times 30 s stays far from overflow.
+  const auto scaled = [lease, &defaults](milliseconds at_default) {
+    return lease * at_default.count() / defaults.lease.count();
+  };
+  config.renew_deadline = scaled(defaults.renew_deadline);
+  config.frequent_interval = scaled(defaults.frequent_interval);
+  config.infrequent_interval = scaled(defaults.infrequent_interval);
+  config.request_timeout = scaled(defaults.request_timeout);
+  config.retry.delays.clear();
+  for (const milliseconds delay : defaults.retry.delays)
+    config.retry.delays.push_back(scaled(delay));
+  config.peer.timeout = scaled(defaults.peer.timeout);
+  return config;
+}
+
 std::optional<std::string> elector_config::validate() const {
   if (auto e = check_text("lock_key", lock_key, true)) return e;
   if (auto e = check_text("server_id", server_id, true)) return e;

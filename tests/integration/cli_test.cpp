@@ -38,10 +38,10 @@ TEST_F(CliIntegration, BadArgumentsExitTwoWithOneLine) {
                              "--frequent", "400ms", "--request-timeout", "150ms", "--retry-delays",
                              "50ms,200ms", "--kill-grace", "800ms", "--", "true"}),
                         2, "--kill-grace: must be less than lease - renew deadline (800 ms)");
-  expect_one_line_error(
-      run({"run", "--lock", lock(), "--lease", "2s", "--renew-deadline", "1200ms", "--frequent",
-           "400ms", "--request-timeout", "150ms", "--kill-grace", "500ms", "--", "true"}),
-      2, "retry: the worst case of one request (1550 ms");
+  expect_one_line_error(run({"run", "--lock", lock(), "--lease", "2s", "--renew-deadline", "1200ms",
+                             "--frequent", "400ms", "--request-timeout", "150ms", "--retry-delays",
+                             "100ms,1s", "--kill-grace", "500ms", "--", "true"}),
+                        2, "retry: the worst case of one request (1550 ms");
   expect_one_line_error(run({"run", "--lock", lock(), "--renew-deadline", "15s", "--", "true"}), 2,
                         "renew_deadline: must be less than lease (15000 ms), is 15000 ms");
   expect_one_line_error(run({"run", "--lock", lock(), "--peer-watch", "--", "true"}), 2,

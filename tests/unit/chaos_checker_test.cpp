@@ -258,6 +258,24 @@ TEST(ChaosChecker, CatchesATermUsedByTwoNodes) {
   EXPECT_NE(std::find(found.begin(), found.end(), "term_reuse"), found.end());
 }
 
+TEST(ChaosChecker, TwoCommandsOfOneTermInsideAResumeWindowAreAnOverlap) {
+  // node2 runs node1's term while node1 is stopped and just after it resumes: the window
+  // excuses only an older term, so this is an overlap (it used to crash the checker).
+  chaos_log log;
+  const auto report = check(
+      "begin 100.0\n"
+      "start node1 3 100.5 11\n"
+      "stop node1 101.0 105.0\n"
+      "start node2 3 104.0 22\n"
+      "end node1 3 105.3 11\n"
+      "end node2 3 108.0 22\n"
+      "finish 108.0\n",
+      &log);
+  const auto found = rules(report);
+  EXPECT_NE(std::find(found.begin(), found.end(), "overlap"), found.end())
+      << format_report(report, log);
+}
+
 TEST(ChaosChecker, CatchesALeaderMissingLongerThanTheBound) {
   // A kill at 101 ends at 101.5; with B = 5.9 s a leader must be back by 107.4.
   chaos_log log;

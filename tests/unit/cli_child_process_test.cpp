@@ -202,6 +202,21 @@ TEST(ChildProcess, PassesOnlyInheritedDescriptors) {
   for (int fd : {ours[0], ours[1], handed[0], handed[1]}) ::close(fd);
 }
 
+TEST(ChildProcess, GivesDevNullAsStdinWhenAsked) {
+  // Our stdin is a pipe here, so that the two cases differ whatever the test runner's is.
+  int input[2];
+  ASSERT_EQ(::pipe(input), 0);
+  const int saved_stdin = ::dup(STDIN_FILENO);
+  ASSERT_GE(saved_stdin, 0);
+  ASSERT_EQ(::dup2(input[0], STDIN_FILENO), STDIN_FILENO);
+  auto request = shell("test \"$(readlink /proc/$$/fd/0)\" = /dev/null");
+  EXPECT_EQ(run_to_exit(request), 1) << "stdin is passed by default";
+  request.stdin_from_dev_null = true;
+  EXPECT_EQ(run_to_exit(request), 0);
+  ::dup2(saved_stdin, STDIN_FILENO);
+  for (int fd : {saved_stdin, input[0], input[1]}) ::close(fd);
+}
+
 TEST(ChildProcess, RestoresTheSigpipeDisposition) {
   struct sigaction original {};
   ::sigaction(SIGPIPE, nullptr, &original);

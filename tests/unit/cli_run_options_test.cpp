@@ -1,5 +1,6 @@
 // Options of `s3lect run`: durations, the elector's validation reaching the user with the option
 // to change, the kill-grace rule, the peer and metrics options, and the command after `--`.
+#include "cli/effective_config.hpp"
 #include "cli/elector_options.hpp"
 #include "cli/run.hpp"
 
@@ -183,7 +184,13 @@ TEST_F(RunOptions, ShortTimingsNeedShortRetries) {
   const std::vector<std::string> timing{"--lease",      "2s",    "--renew-deadline",  "1200ms",
                                         "--frequent",   "400ms", "--request-timeout", "150ms",
                                         "--kill-grace", "500ms"};
+  auto derived_retries = parse(timing);
+  ASSERT_TRUE(derived_retries) << error_;
+  EXPECT_EQ(derived_retries->elector.config.retry.delays,
+            (std::vector<std::chrono::milliseconds>{16ms, 160ms}))
+      << "1/50 and 1/5 of renew deadline - frequent, as 100ms,1s are of 5s";
   auto with_defaults = timing;
+  with_defaults.insert(with_defaults.end(), {"--retry-delays", "100ms,1s"});
   expect_refused(with_defaults, {"--retry-delays", "1550 ms", "(800 ms)"});
   auto with_short_retries = timing;
   with_short_retries.insert(with_short_retries.end(), {"--retry-delays", "50ms,200ms"});
@@ -202,8 +209,13 @@ TEST_F(RunOptions, KillGraceMustEndBeforeAnotherNodeMayTakeOver) {
   expect_refused({"--kill-grace", "1m"}, {"--kill-grace", "is 60000 ms"});
   EXPECT_TRUE(parse({"--kill-grace", "4999ms"})) << error_;
   EXPECT_TRUE(parse({"--kill-grace", "0"})) << error_;
-  expect_refused({"--lease", "20s", "--kill-grace", "10s"}, {"(10000 ms)", "is 10000 ms"});
-  EXPECT_TRUE(parse({"--lease", "20s", "--kill-grace", "9s"})) << error_;
+  expect_refused({"--lease", "20s", "--renew-deadline", "10s", "--kill-grace", "10s"},
+                 {"(10000 ms)", "is 10000 ms"});
+  EXPECT_TRUE(parse({"--lease", "20s", "--renew-deadline", "10s", "--kill-grace", "9s"})) << error_;
+  expect_refused({"--lease", "20s", "--kill-grace", "9s"}, {"(6667 ms)", "is 9000 ms"});
+  auto derived = parse({"--lease", "20s", "--renew-deadline", "10s"});
+  ASSERT_TRUE(derived) << error_;
+  EXPECT_EQ(derived->kill_grace, 6s) << "3/5 of lease - renew deadline, as 3s is of 5s";
 }
 
 TEST(KillGrace, ComparesWithLeaseMinusRenewDeadline) {
@@ -457,6 +469,11 @@ TEST(RunHelp, DocumentsEveryOptionAndExitCode) {
                              "--peer-watch",
                              "--peer-timeout",
                              "--metrics-listen",
+                             "--timeout",
+                             "--slots",
+                             "--pass-stdin",
+                             "--print-config",
+                             "S3LECT_SLOT",
                              "S3LECT_TERM",
                              "S3LECT_LEADER_ID",
                              "S3LECT_LOCK",
@@ -467,6 +484,7 @@ TEST(RunHelp, DocumentsEveryOptionAndExitCode) {
   EXPECT_EQ(help.find("not yet supported"), std::string::npos);
   EXPECT_NE(help.find("  9    the --peer-listen or --metrics-listen address cannot be bound"),
             std::string::npos);
+  EXPECT_NE(help.find("  11   not elected within --timeout"), std::string::npos);
 }
 
 TEST(RunHelp, EveryOptionStatesItsDefaultOrThatItIsRequired) {
@@ -493,6 +511,94 @@ TEST(RunHelp, EveryOptionStatesItsDefaultOrThatItIsRequired) {
                 text.find("required") != std::string::npos)
         << option << ": " << text;
   }
+}
+
+}  // namespace
+
+namespace {
+
+using s3lect::cli::print_config_text;
+
+TEST_F(RunOptions, LeaseAloneDerivesEveryOtherTiming) {
+  for (const char* lease : {"2s", "6s", "15s", "60s", "2m"}) {
+    SCOPED_TRACE(lease);
+    auto options = parse({"--lease", lease});
+    ASSERT_TRUE(options) << error_;
+    const s3lect::elector_config& config = options->elector.config;
+    const s3lect::elector_config expected = s3lect::elector_config::for_lease(config.lease);
+    EXPECT_EQ(config.renew_deadline, expected.renew_deadline);
+    EXPECT_EQ(config.frequent_interval, expected.frequent_interval);
+    EXPECT_EQ(config.infrequent_interval, expected.infrequent_interval);
+    EXPECT_EQ(config.request_timeout, expected.request_timeout);
+    EXPECT_EQ(options->store.config.request_timeout, expected.request_timeout)
+        << "the client and the elector agree";
+    EXPECT_EQ(config.retry.delays, expected.retry.delays);
+    EXPECT_EQ(config.peer.timeout, expected.peer.timeout);
+    EXPECT_EQ(options->kill_grace, config.lease / 5);
+  }
+}
+
+TEST_F(RunOptions, ExplicitTimingWinsOverTheDerived) {
+  auto options = parse({"--lease", "6s", "--renew-deadline", "5s", "--frequent", "1s",
+                        "--kill-grace", "200ms", "--request-timeout", "300ms"});
+  ASSERT_TRUE(options) << error_;
+  const s3lect::elector_config& config = options->elector.config;
+  EXPECT_EQ(config.renew_deadline, 5s);
+  EXPECT_EQ(config.frequent_interval, 1s);
+  EXPECT_EQ(config.request_timeout, 300ms);
+  EXPECT_EQ(options->kill_grace, 200ms);
+  EXPECT_EQ(config.infrequent_interval, 6s) << "6 x the given frequent interval";
+  EXPECT_EQ(config.retry.delays, (std::vector<std::chrono::milliseconds>{80ms, 800ms}))
+      << "1/50 and 1/5 of the given renew deadline - frequent";
+  EXPECT_EQ(options->elector.derived,
+            (std::vector<std::string>{"infrequent", "retry-delays", "peer-timeout"}));
+}
+
+TEST_F(RunOptions, ContradictionsWithTheLeaseAreStillRefused) {
+  expect_refused({"--lease", "6s", "--renew-deadline", "6s"},
+                 {"--renew-deadline", "must be less than lease (6000 ms)"});
+  expect_refused({"--lease", "6s", "--frequent", "5s"},
+                 {"--renew-deadline", "greater than frequent_interval (5000 ms)"});
+  expect_refused({"--lease", "6s", "--request-timeout", "2s"},
+                 {"--retry-delays, --request-timeout", "(2000 ms)"});
+  expect_refused({"--lease", "6s", "--kill-grace", "3s"}, {"--kill-grace", "(2000 ms)"});
+  expect_refused({"--lease", "10ms"}, {"--request-timeout", "request_timeout: must be greater"});
+}
+
+TEST_F(RunOptions, PrintConfigShowsWhatTheLeaseDerived) {
+  std::vector<std::string> args{
+      "--lock", "s3://bucket/k", "--endpoint", "http://127.0.0.1:1", "--id", "n1", "--lease",
+      "6s",     "--frequent",    "1500ms",     "--print-config"};
+  auto options = parse_run_options(args, error_);
+  ASSERT_TRUE(options) << error_ << " (no command needed with --print-config)";
+  EXPECT_EQ(print_config_text(*options),
+            "--lock s3://bucket/k\n"
+            "--id n1\n"
+            "--lease 6s\n"
+            "--renew-deadline 4s             # derived\n"
+            "--frequent 1500ms\n"
+            "--infrequent 9s                 # derived\n"
+            "--max-clock-skew 2s\n"
+            "--acquire-grace 0\n"
+            "--request-timeout 500ms         # derived\n"
+            "--retry-delays 50ms,500ms       # derived\n"
+            "--peer-timeout 1200ms           # derived\n"
+            "--kill-grace 1200ms             # derived\n");
+  args.pop_back();
+  EXPECT_FALSE(parse_run_options(args, error_)) << "without --print-config the command is needed";
+}
+
+TEST_F(RunOptions, RefusesBadParityOptions) {
+  expect_refused({"--timeout", "0"}, {"--timeout", "greater than 0", "'0'"});
+  expect_refused({"--timeout", "soon"}, {"--timeout", "'soon'"});
+  expect_refused({"--slots", "0"}, {"--slots", "from 1 to 64", "'0'"});
+  expect_refused({"--slots", "65"}, {"--slots", "'65'"});
+  expect_refused({"--slots", "2x"}, {"--slots", "'2x'"});
+  auto options = parse({"--timeout", "30s", "--slots", "3", "--pass-stdin"});
+  ASSERT_TRUE(options) << error_;
+  EXPECT_EQ(options->extras.timeout, std::optional<std::chrono::milliseconds>(30s));
+  EXPECT_EQ(options->extras.slots, 3u);
+  EXPECT_TRUE(options->extras.pass_stdin);
 }
 
 }  // namespace

@@ -235,3 +235,77 @@ TEST(ElectorConfigUpdate, KeepsIdentity) {
 
 }  // namespace
 }  // namespace s3lect
+
+namespace s3lect {
+namespace {
+
+using std::chrono::milliseconds;
+
+struct derived_row {
+  milliseconds lease, renew_deadline, frequent, infrequent, request_timeout, first_delay,
+      second_delay, peer_timeout;
+};
+
+// The table of docs/configuration.md ("One knob: the lease"); a change here changes it there.
+TEST(ElectorConfigForLease, DerivesTheDefaultProportions) {
+  const derived_row table[] = {
+      {2s, 1333ms, 666ms, 4s, 133ms, 13ms, 133ms, 400ms},
+      {6s, 4s, 2s, 12s, 400ms, 40ms, 400ms, 1200ms},
+      {15s, 10s, 5s, 30s, 1s, 100ms, 1s, 3s},
+      {60s, 40s, 20s, 120s, 4s, 400ms, 4s, 12s},
+      {120s, 80s, 40s, 240s, 8s, 800ms, 8s, 24s},
+  };
+  for (const derived_row& row : table) {
+    SCOPED_TRACE(row.lease.count());
+    elector_config config = elector_config::for_lease(row.lease);
+    EXPECT_EQ(config.lease, row.lease);
+    EXPECT_EQ(config.renew_deadline, row.renew_deadline);
+    EXPECT_EQ(config.frequent_interval, row.frequent);
+    EXPECT_EQ(config.infrequent_interval, row.infrequent);
+    EXPECT_EQ(config.request_timeout, row.request_timeout);
+    EXPECT_EQ(config.retry.delays, (std::vector<milliseconds>{row.first_delay, row.second_delay}));
+    EXPECT_EQ(config.peer.timeout, row.peer_timeout);
+    EXPECT_EQ(config.max_clock_skew, elector_config{}.max_clock_skew) << "not a lease proportion";
+    config.lock_key = "k";
+    config.server_id = "id";
+    EXPECT_EQ(config.validate(), std::nullopt);
+  }
+}
+
+TEST(ElectorConfigForLease, TheDefaultLeaseGivesTheDefaults) {
+  const elector_config derived = elector_config::for_lease(15s);
+  const elector_config defaults;
+  EXPECT_EQ(derived.renew_deadline, defaults.renew_deadline);
+  EXPECT_EQ(derived.frequent_interval, defaults.frequent_interval);
+  EXPECT_EQ(derived.infrequent_interval, defaults.infrequent_interval);
+  EXPECT_EQ(derived.request_timeout, defaults.request_timeout);
+  EXPECT_EQ(derived.retry.delays, defaults.retry.delays);
+}
+
+TEST(ElectorConfigForLease, ValidFromFifteenMillisecondsToADay) {
+  for (const milliseconds lease : {15ms, 16ms, 1001ms, milliseconds{24h}}) {
+    elector_config config = elector_config::for_lease(lease);
+    config.lock_key = "k";
+    config.server_id = "id";
+    EXPECT_EQ(config.validate(), std::nullopt) << lease.count();
+  }
+  elector_config too_short = elector_config::for_lease(14ms);
+  too_short.lock_key = "k";
+  too_short.server_id = "id";
+  EXPECT_EQ(too_short.validate(), "request_timeout: must be greater than 0, is 0 ms");
+}
+
+TEST(ElectorConfigForLease, OutOfRangeLeasesAreNamedByValidate) {
+  for (const milliseconds lease :
+       {0ms, milliseconds{-5s}, milliseconds{25h}, milliseconds::max()}) {
+    elector_config config = elector_config::for_lease(lease);
+    config.lock_key = "k";
+    config.server_id = "id";
+    const auto error = config.validate();
+    ASSERT_TRUE(error.has_value()) << lease.count();
+    EXPECT_TRUE(error->starts_with("lease: ")) << *error;
+  }
+}
+
+}  // namespace
+}  // namespace s3lect

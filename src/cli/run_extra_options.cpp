@@ -1,0 +1,73 @@
+#include "cli/run_extra_options.hpp"
+
+#include <charconv>
+
+namespace s3lect::cli {
+
+using std::chrono::milliseconds;
+
+const std::vector<std::string>& run_extra_flag_names() {
+  static const std::vector<std::string> names{"print-config", "pass-stdin"};
+  return names;
+}
+
+const std::vector<std::string>& run_extra_valued_names() {
+  static const std::vector<std::string> names{"timeout", "slots"};
+  return names;
+}
+
+const char* run_extra_options_help() {
+  return "  --timeout DUR            give up when not leader within DUR of starting: stop\n"
+         "                           campaigning and exit 11 (default: wait for ever)\n"
+         "  --slots N                up to N leaders at once (a semaphore, 1-64): one lock per\n"
+         "                           slot, KEY.slot-0 ... KEY.slot-N-1, each with its own term;\n"
+         "                           a node holds at most one, and COMMAND gets S3LECT_SLOT\n"
+         "                           (default: one lock, KEY)\n"
+         "  --pass-stdin             COMMAND reads s3lect's stdin (default: /dev/null, since a\n"
+         "                           command started again after a lost leadership could not\n"
+         "                           read it again)\n"
+         "  --print-config           print the effective settings, and which were derived, as\n"
+         "                           options, then exit 0 (COMMAND may be omitted; default:\n"
+         "                           campaign)\n";
+}
+
+std::optional<run_extras> read_run_extras(const parsed_args& args, std::string& error) {
+  run_extras extras;
+  extras.print_config = args.has("print-config");
+  extras.pass_stdin = args.has("pass-stdin");
+  if (auto timeout = args.get("timeout")) {
+    const auto parsed = parse_duration(*timeout);
+    if (!parsed || *parsed <= milliseconds::zero()) {
+      error =
+          "--timeout: expected a duration greater than 0 such as 30s or 5m, got '" + *timeout + "'";
+      return std::nullopt;
+    }
+    extras.timeout = *parsed;
+  }
+  if (auto slots = args.get("slots")) {
+    unsigned value = 0;
+    const auto [end, ec] = std::from_chars(slots->data(), slots->data() + slots->size(), value);
+    if (ec != std::errc{} || end != slots->data() + slots->size() || value < 1 ||
+        value > max_slots) {
+      error = "--slots: expected a number of leaders from 1 to " + std::to_string(max_slots) +
+              ", got '" + *slots + "'";
+      return std::nullopt;
+    }
+    extras.slots = value;
+  }
+  return extras;
+}
+
+milliseconds default_kill_grace(const parsed_args& args, const elector_config& config) {
+  constexpr milliseconds default_grace{std::chrono::seconds{3}};
+  if (!args.has("lease") && !args.has("renew-deadline")) return default_grace;
+  const elector_config defaults;
+  return (config.lease - config.renew_deadline) * default_grace.count() /
+         (defaults.lease - defaults.renew_deadline).count();
+}
+
+std::string slot_key(const std::string& key, unsigned slot) {
+  return key + ".slot-" + std::to_string(slot);
+}
+
+}  // namespace s3lect::cli
