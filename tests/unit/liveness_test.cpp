@@ -6,8 +6,8 @@
 #include <s3lect/memory_storage.hpp>
 #include <s3lect/metrics_server.hpp>
 
-#include "liveness.hpp"
 #include "fake/background_io.hpp"
+#include "liveness.hpp"
 
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
