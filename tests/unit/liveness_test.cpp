@@ -161,16 +161,18 @@ probe_reply probe(const tcp::endpoint& endpoint, const std::string& path) {
   return reply;
 }
 
-// Timeouts with room for a loaded machine: only the frozen loop may miss a deadline.
+// Timeouts with room for a loaded machine (a TSan build stalls its io thread for tens of
+// milliseconds): only the frozen loop may miss a deadline, and a follower's reads succeed.
+constexpr auto renew_deadline = 2000ms;
 elector_config quick_config(std::string id) {
   elector_config config;
   config.lock_key = "jobs/liveness.json";
   config.server_id = std::move(id);
-  config.lease = 1500ms;
-  config.renew_deadline = 1000ms;
+  config.lease = 3000ms;
+  config.renew_deadline = renew_deadline;
   config.frequent_interval = 100ms;
   config.infrequent_interval = 300ms;
-  config.request_timeout = 250ms;
+  config.request_timeout = 500ms;
   config.retry.delays = {10ms, 20ms};
   return config;
 }
@@ -237,7 +239,7 @@ TEST(ElectorLiveness, HealthzGoesUnavailableWhenALeadersLoopIsFrozen) {
 
   const auto release = group.freeze();
   // The deadline is at most renew_deadline after the last renewal, which was before the freeze.
-  group.let_time_pass(1000ms + 200ms + 100ms);
+  group.let_time_pass(renew_deadline + 200ms + 100ms);
   const probe_reply stuck = probe(endpoint, "/healthz");
   EXPECT_EQ(stuck.status, 503);
   EXPECT_NE(stuck.body.find("past its renew deadline without stepping down"), std::string::npos)
@@ -260,7 +262,9 @@ TEST(ElectorLiveness, HealthzGoesUnavailableWhenAFollowersLoopStopsRunning) {
   memory_storage view_b(group.elector_thread.io.get_executor(), group.store);
   elector leader(group.elector_thread.io.get_executor(), view_a, quick_config("node-a"));
   elector follower(group.elector_thread.io.get_executor(), view_b, quick_config("node-b"));
-  const liveness_limits limits = limits_of(1500ms, 200ms);
+  // Above the longest healthy gap between two runs of the loop: I, then a read of up to W
+  // (three attempts of 500 ms and 30 ms of delays).
+  const liveness_limits limits = limits_of(2500ms, 200ms);
   metrics_server server(group.server_thread.io.get_executor(), probe_config(follower, limits));
   ASSERT_FALSE(server.start());
   const tcp::endpoint endpoint = server.local_endpoint();
@@ -278,7 +282,7 @@ TEST(ElectorLiveness, HealthzGoesUnavailableWhenAFollowersLoopStopsRunning) {
   EXPECT_EQ(ready.body, "ok: follower\n");
 
   const auto release = group.freeze();
-  group.let_time_pass(1500ms + 100ms);
+  group.let_time_pass(limits.max_loop_stall + 100ms);
   const probe_reply stuck = probe(endpoint, "/healthz");
   EXPECT_EQ(stuck.status, 503);
   EXPECT_NE(stuck.body.find("the loop has not run for"), std::string::npos) << stuck.body;
