@@ -2,8 +2,10 @@
 # Installs the Debian 12 packages s3lect needs to build and test. Quick when all are present.
 set -euo pipefail
 
+# clang: the second compiler's build (the clang preset); dpkg-dev and file: cpack's .deb, whose
+# dependencies dpkg-shlibdeps finds (tests/package/run.sh).
 packages=(g++ cmake ninja-build ccache pkg-config libboost1.81-dev libssl-dev libgtest-dev
-  googletest libbenchmark-dev openssl curl faketime clang-tidy)
+  googletest libbenchmark-dev openssl curl faketime clang-tidy clang dpkg-dev file)
 
 missing=()
 for p in "${packages[@]}"; do

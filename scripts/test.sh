@@ -3,6 +3,9 @@
 #   1. builds everything under ASan+UBSan (warnings are errors) and runs every CTest label:
 #      unit, integration (against radosgw), the examples and the install test;
 #   2. builds the unit and integration tests under TSan and runs them;
+#   2b. builds the library and the unit tests with clang and runs those;
+#   2c. builds the release packages, installs them with apt and builds a consumer against them
+#       (tests/package/run.sh: this machine is meant to be thrown away; it removes them again);
 #   3. fuzzes (scripts/fuzz.sh) and runs the chaos test (scripts/chaos.sh), when present;
 #   4. runs an election of three `s3lect run` nodes (chaos.sh) on moto, the second store, whose
 #      S3 client and elector integration tests run in step 1 beside the radosgw's.
@@ -10,7 +13,8 @@
 # sanitizers watching, and CI must fit in 90 minutes on two cores. Prints each stage's wall and
 # CPU time. Stops the server only if it started it.
 #
-# Env: S3LECT_BUILD_PREFIX  where the build trees go, "<prefix>asan" and "<prefix>tsan"
+# Env: S3LECT_BUILD_PREFIX  where the build trees go, "<prefix>asan", "<prefix>tsan" and
+#                           "<prefix>clang"
 #                           (default build/, the presets' directories)
 #      S3LECT_JOBS          parallel compile and test jobs (default: nproc)
 set -euo pipefail
@@ -20,6 +24,7 @@ jobs=${S3LECT_JOBS:-$(nproc)}
 prefix=${S3LECT_BUILD_PREFIX:-build/}
 main_build=${prefix}asan
 tsan_build=${prefix}tsan
+clang_build=${prefix}clang
 
 # Sanitizer runtime options, for every process of the ASan+UBSan stages: the tests, the examples
 # and the install test (CTest passes the environment on), and the chaos nodes.
@@ -182,11 +187,26 @@ ctest --test-dir "$tsan_build" --output-on-failure -j "$jobs" -L 'unit|integrati
   exit "$status"
 }
 
+# A second compiler: clang (Debian's, on libstdc++) warns where GCC does not. Warnings are errors.
+stage "build and test: library and unit tests, clang ($clang_build)"
+cmake --preset clang -B "$clang_build" >/dev/null
+cmake --build "$clang_build" -j "$jobs" --target s3lect_unit_tests
+ctest --test-dir "$clang_build" --output-on-failure -j "$jobs" -L '^unit$' || {
+  status=$?
+  failed_build=$clang_build
+  exit "$status"
+}
+
 # The demo (the README's first command) builds with the release preset: -O2 finds warnings the
 # sanitizer builds at -O0 do not, and warnings are errors.
 stage "build: what the demo builds, release preset"
 cmake --preset release >/dev/null
 cmake --build --preset release -j "$jobs" --target s3lect_cli example_leader_worker
+
+# The packages, from that release build with the prefix /usr: installed with apt on this machine,
+# `s3lect --version`, and the consumer built against them.
+stage "packages: .deb and tarball, installed with apt, consumer built against them"
+bash tests/package/run.sh --jobs "$jobs"
 
 if [ -x scripts/fuzz.sh ]; then
   stage "fuzzing"

@@ -4,6 +4,7 @@
 
 #include <s3lect/config.hpp>
 #include <s3lect/health.hpp>
+#include <s3lect/liveness.hpp>
 #include <s3lect/storage.hpp>
 
 #include <boost/asio/any_completion_handler.hpp>
@@ -190,6 +191,11 @@ class elector : public leadership_source {
   /// renewals) and, after a stop or resignation, only once the released record is written (so
   /// a watching follower that hears of the change finds the lock released).
   leadership_snapshot snapshot() const override;
+
+  /// Whether the elector is stuck (not live) and whether it is ready, for liveness and
+  /// readiness probes: include/s3lect/liveness.hpp says when. Callable from any thread; reads
+  /// the state under a lock and the clock, never waits for the loop (which may be stuck).
+  liveness_report liveness(liveness_limits limits = {}) const;
 
   /// Replaces the configuration while running; lock_key and server_id cannot change. Returns
   /// nullopt when applied, else why the new configuration was refused (the old one stays).

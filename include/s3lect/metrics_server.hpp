@@ -1,10 +1,11 @@
 // A small plain-HTTP server for Prometheus to scrape: `GET /metrics` answers with the text a
-// function renders (e.g. prometheus_text(elector) or metrics_registry::render()); every other
-// path gets 404. Bounded like the health server: header size, read timeout, connection count.
-// No Beast here: src/metrics/metrics_server.cpp answers, on the server skeleton of
-// src/net/http_server.cpp.
+// function renders (e.g. prometheus_text(elector) or metrics_registry::render()), and with
+// `liveness` set `GET /healthz` and `GET /readyz` for Kubernetes probes; every other path gets 404.
+// Bounded like the health server: header size, read timeout, connection count. No Beast here:
+// src/metrics/metrics_server.cpp answers, on the server skeleton of src/net/http_server.cpp.
 #pragma once
 
+#include <s3lect/liveness.hpp>
 #include <s3lect/logger.hpp>
 #include <s3lect/server_stats.hpp>
 #include <s3lect/storage.hpp>
@@ -38,6 +39,10 @@ struct metrics_server_config {
   /// Renders the body of each answer (Prometheus text). Called on the server's strand; must
   /// not block. Required. An exception it throws is answered with 500 and logged.
   std::function<std::string()> render;
+  /// When set, `/healthz` answers 200 while the report is live and 503 when not, and `/readyz`
+  /// 200 while it is ready and 503 when not, each with the report's description as the body;
+  /// e.g. `[&e] { return e.liveness(); }`. Called like `render`. Unset: both paths get 404.
+  std::function<liveness_report()> liveness;
 
   /// Larger request headers are answered with 431 and the connection closed.
   std::size_t max_header_bytes = 8 * 1024;

@@ -7,6 +7,7 @@
 #include <s3lect/error.hpp>
 #include <s3lect/file_descriptors.hpp>
 #include <s3lect/health.hpp>
+#include <s3lect/liveness.hpp>
 #include <s3lect/logger.hpp>
 #include <s3lect/memory_storage.hpp>
 #include <s3lect/metrics.hpp>

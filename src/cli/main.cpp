@@ -22,7 +22,8 @@ const char* top_help() {
          "  release  force a handover: mark the lock record released\n"
          "  check    probe whether a store honours the conditional writes s3lect needs\n"
          "\n"
-         "`s3lect COMMAND --help` describes a command's options.\n"
+         "`s3lect COMMAND --help` describes a command's options; `s3lect --version` prints\n"
+         "the version.\n"
          "\n"
          "exit codes:\n"
          "  0    success (check: the store is safe; run: stopped by SIGINT/SIGTERM)\n"
@@ -51,6 +52,11 @@ int main(int argc, char** argv) {
         "usage: s3lect COMMAND [options], COMMAND one of run, status, release, check "
         "(try s3lect --help)\n");
     return exit_usage;
+  }
+  if (args[0] == "--version") {
+    // S3LECT_VERSION: the project's version, defined by CMakeLists.txt.
+    print_out(std::string("s3lect ") + S3LECT_VERSION + "\n");
+    return exit_ok;
   }
   if (args[0] == "--help" || args[0] == "-h" || args[0] == "help") {
     print_out(top_help());

@@ -216,6 +216,9 @@ std::optional<int> start_servers(run_context& run, elector& election,
     metrics_server_config metrics_config;
     metrics_config.bind_address = *serve.metrics_listen;
     metrics_config.render = render_metrics;
+    liveness_limits limits;
+    limits.max_loop_stall = serve.liveness_stall;
+    metrics_config.liveness = [&election, limits] { return election.liveness(limits); };
     metrics_config.log = run.output.library_logger();
     servers.metrics = std::make_unique<metrics_server>(run.io.get_executor(), metrics_config);
     if (const error_code ec = servers.metrics->start()) {

@@ -73,7 +73,7 @@ const std::vector<std::string>& serve_flag_names() {
 const std::vector<std::string>& serve_valued_names() {
   static const std::vector<std::string> names{"peer-listen",  "peer-cert",        "peer-key",
                                               "peer-ca",      "peer-client-cert", "peer-client-key",
-                                              "peer-timeout", "metrics-listen"};
+                                              "peer-timeout", "metrics-listen",   "liveness-stall"};
   return names;
 }
 
@@ -106,7 +106,14 @@ const char* serve_options_help() {
          "  --metrics-listen IP:PORT serve Prometheus metrics at http://IP:PORT/metrics, plain\n"
          "                           HTTP; port 0 picks a free port, logged as \"metrics server\n"
          "                           listening\" (default: off; with --peer the health\n"
-         "                           endpoint serves https://.../metrics as well)\n";
+         "                           endpoint serves https://.../metrics as well). It also\n"
+         "                           serves /healthz (503 when the elector is stuck: a leader\n"
+         "                           past its renew deadline, or a loop that stopped running)\n"
+         "                           and /readyz (200 for a leader, or a follower whose last\n"
+         "                           read succeeded), for Kubernetes probes\n"
+         "  --liveness-stall DUR     /healthz fails once the elector's loop has not run for DUR\n"
+         "                           (default: twice --infrequent plus the worst case of one\n"
+         "                           request with its retries; needs --metrics-listen)\n";
 }
 
 std::string option_for_server_field(std::string_view field) {
@@ -142,6 +149,19 @@ bool apply_metrics_listen(const parsed_args& args, serve_settings& settings, std
       return false;
     }
     settings.metrics_listen = *metrics;
+  }
+  if (auto stall = args.get("liveness-stall")) {
+    const auto parsed = parse_duration(*stall);
+    if (!parsed || *parsed <= std::chrono::milliseconds::zero()) {
+      error = "--liveness-stall: expected a duration greater than 0 such as 90s or 2m, got '" +
+              *stall + "'";
+      return false;
+    }
+    if (!settings.metrics_listen) {
+      error = "--liveness-stall: needs --metrics-listen, which serves /healthz";
+      return false;
+    }
+    settings.liveness_stall = *parsed;
   }
   return true;
 }

@@ -9,6 +9,7 @@
 #include <s3lect/config.hpp>
 #include <s3lect/health.hpp>
 
+#include <chrono>
 #include <optional>
 #include <string>
 #include <vector>
@@ -21,6 +22,9 @@ struct serve_settings {
   std::optional<health_server_config> peer_server;
   /// --metrics-listen: where the plain-HTTP /metrics endpoint listens.
   std::optional<std::string> metrics_listen;
+  /// --liveness-stall: the metrics endpoint's /healthz fails once the elector's loop has not
+  /// run this long; zero: the library's default (liveness_limits::max_loop_stall).
+  std::chrono::milliseconds liveness_stall{0};
 };
 
 /// Flag names of the peer options (no value).

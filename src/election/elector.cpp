@@ -129,6 +129,14 @@ leadership_snapshot elector::snapshot() const {
   return impl_->publisher.snapshot();
 }
 
+liveness_report elector::liveness(liveness_limits limits) const {
+  const detail::liveness_facts facts = impl_->publisher.liveness();
+  std::unique_lock lock(impl_->config_mutex);
+  limits = detail::resolved_limits(limits, impl_->config_snapshot);
+  lock.unlock();
+  return detail::assess_liveness(facts, detail::boot_clock::now(), limits);
+}
+
 elector_config elector::config() const {
   std::lock_guard lock(impl_->config_mutex);
   return impl_->config_snapshot;

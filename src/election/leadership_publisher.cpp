@@ -40,6 +40,7 @@ std::uint64_t leadership_publisher::next_period() {
 void leadership_publisher::started() {
   std::lock_guard lock(mutex_);
   status_.running = true;
+  loop_last_ran_ = boot_clock::now();
   bump_version_locked();
 }
 
@@ -119,6 +120,7 @@ void leadership_publisher::stopped() {
 void leadership_publisher::refresh(const election_core& core) {
   const auto core_status = core.status();
   std::lock_guard lock(mutex_);
+  loop_last_ran_ = boot_clock::now();
   note_renewal_locked(core, core_status);
   status_.mode = core_status.mode;
   status_.leader_last_seen = core_status.leader_last_seen;

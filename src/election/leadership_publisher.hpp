@@ -8,6 +8,7 @@
 
 #include "boot_clock.hpp"
 #include "election_core.hpp"
+#include "liveness.hpp"
 #include "renewal_detector.hpp"
 #include "waiter_list.hpp"
 
@@ -89,6 +90,8 @@ class leadership_publisher {
   leadership_status status() const;
   elector_counters counters() const;
   leadership_snapshot snapshot() const;
+  /// What elector::liveness() judges by.
+  liveness_facts liveness() const;
 
  private:
   void bump_version_locked();
@@ -115,6 +118,8 @@ class leadership_publisher {
   std::optional<steady_time> health_record_sent_;
   bool release_pending_ = false;  // Lost by stop/resign: the health change waits for the release.
   renewal_detector renewals_;
+  /// When the loop last ran (started, or performed a step): what a liveness probe watches.
+  std::optional<steady_time> loop_last_ran_;
 
   waiter_list<std::monostate, leadership_lease> leadership_waiters_;
   waiter_list<std::uint64_t> loss_waiters_;  // Key: the lease's period.

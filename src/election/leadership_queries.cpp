@@ -108,6 +108,17 @@ elector_counters leadership_publisher::counters() const {
   return counters_;
 }
 
+liveness_facts leadership_publisher::liveness() const {
+  std::lock_guard lock(mutex_);
+  liveness_facts facts;
+  facts.running = status_.running;
+  if (published_lease_) facts.leadership_deadline = leadership_deadline_;
+  facts.loop_last_ran = loop_last_ran_;
+  facts.cycle_completed = status_.last_election_time.has_value();
+  facts.consecutive_failures = status_.consecutive_failures;
+  return facts;
+}
+
 leadership_snapshot leadership_publisher::snapshot() const {
   std::lock_guard lock(mutex_);
   leadership_snapshot out = health_;

@@ -61,7 +61,7 @@ namespace detail {
 class metrics_responder final : public http_responder {
  public:
   explicit metrics_responder(const metrics_server_config& config)
-      : path_(config.path), render_(config.render), log_(config.log) {}
+      : path_(config.path), render_(config.render), liveness_(config.liveness), log_(config.log) {}
 
   std::optional<server_answer> answer_at_once(const server_request& request) override {
     const bool head = request.method == "HEAD";
@@ -71,7 +71,13 @@ class metrics_responder final : public http_responder {
       return answer;
     }
     const std::string_view target = request.target;
-    if (target.substr(0, target.find('?')) != path_) return plain_text_answer(404, "not found\n");
+    const std::string_view path = target.substr(0, target.find('?'));
+    if (liveness_ && (path == "/healthz" || path == "/readyz")) {
+      server_answer answer = probe_answer(path == "/healthz");
+      answer.head = head;
+      return answer;
+    }
+    if (path != path_) return plain_text_answer(404, "not found\n");
     std::string body;
     try {
       const std::lock_guard lock(render_mutex_);
@@ -96,6 +102,21 @@ class metrics_responder final : public http_responder {
     return plain_text_answer(400, problem + "\n");
   }
 
+  /// /healthz (`live`) or /readyz: 200 when the report says so, else 503.
+  server_answer probe_answer(bool live) {
+    liveness_report report;
+    try {
+      const std::lock_guard lock(render_mutex_);
+      if (detached_) return plain_text_answer(503, "stopped\n");
+      report = liveness_();
+    } catch (const std::exception& e) {
+      log_.log(log_level::error, std::string("liveness check failed what=") + e.what());
+      return plain_text_answer(500, "liveness unavailable\n");
+    }
+    const bool ok = live ? report.live : report.ready;
+    return plain_text_answer(ok ? 200 : 503, report.description + "\n");
+  }
+
   /// From here on `render`, which may refer to objects dying after us, is not called.
   void detach() {
     const std::lock_guard lock(render_mutex_);
@@ -105,6 +126,7 @@ class metrics_responder final : public http_responder {
  private:
   const std::string path_;
   const std::function<std::string()> render_;
+  const std::function<liveness_report()> liveness_;
   const logger log_;
   /// Held while rendering, so that once the server is destroyed render is no longer called.
   std::mutex render_mutex_;

@@ -423,6 +423,13 @@ TEST_F(CliPeerIntegration, MetricsListenServesPrometheusText) {
   EXPECT_GE(puts("ok"), renewals) << reply->body;
   EXPECT_GE(puts("ok") + puts("failed"), 1 + renewals) << reply->body;
   EXPECT_NE(reply->body.find("# TYPE s3lect_renewal_latency_seconds histogram"), std::string::npos);
+  // The probes of docs/operations.md: a leader that renews is live and ready.
+  for (const char* probe : {"/healthz", "/readyz"}) {
+    const auto answer = plain_get(endpoint, probe);
+    ASSERT_TRUE(answer) << probe;
+    EXPECT_EQ(answer->status, 200) << probe << ": " << answer->body;
+    EXPECT_EQ(answer->body, "ok: leader\n") << probe;
+  }
   const auto other = plain_get(endpoint, "/");
   ASSERT_TRUE(other);
   EXPECT_EQ(other->status, 404);

@@ -406,6 +406,18 @@ TEST_F(RunOptions, MetricsListenTakesAnIpAndPort) {
   expect_refused({"--metrics-listen", ":9100"}, {"--metrics-listen"});
 }
 
+TEST_F(RunOptions, LivenessStallNeedsTheMetricsListenerThatServesHealthz) {
+  auto options = parse({"--metrics-listen", "127.0.0.1:9100"});
+  ASSERT_TRUE(options) << error_;
+  EXPECT_EQ(options->elector.serve.liveness_stall, std::chrono::milliseconds{0});
+  options = parse({"--metrics-listen", "127.0.0.1:9100", "--liveness-stall", "2m"});
+  ASSERT_TRUE(options) << error_;
+  EXPECT_EQ(options->elector.serve.liveness_stall, std::chrono::minutes{2});
+  expect_refused({"--liveness-stall", "2m"}, {"--liveness-stall: needs --metrics-listen"});
+  expect_refused({"--metrics-listen", "127.0.0.1:9100", "--liveness-stall", "0s"},
+                 {"--liveness-stall: expected a duration greater than 0"});
+}
+
 TEST_F(PeerOptions, MetricsListenWorksBesidePeerMode) {
   auto options =
       parse(peer({"--peer-listen", "127.0.0.1:8443", "--metrics-listen", "127.0.0.1:9100"}));
@@ -474,6 +486,9 @@ TEST(RunHelp, DocumentsEveryOptionAndExitCode) {
                              "--pass-stdin",
                              "--print-config",
                              "S3LECT_SLOT",
+                             "--liveness-stall",
+                             "/healthz",
+                             "/readyz",
                              "S3LECT_TERM",
                              "S3LECT_LEADER_ID",
                              "S3LECT_LOCK",

@@ -1,0 +1,102 @@
+#!/usr/bin/env bash
+# Builds the packages from the release build (the "package" preset: the release preset with the
+# prefix /usr), checks what they hold, installs the two .debs into this system with apt, runs
+# `s3lect --version`, and builds tests/install/consumer against the installed library, with
+# find_package(s3lect) and with pkg-config. Then removes the packages again, unless --keep.
+# Installs into the system: meant for a throw-away CI machine, or run it knowing that it does.
+#
+#   bash tests/package/run.sh [--jobs N] [--keep]
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+
+jobs=$(nproc)
+keep=0
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --jobs) jobs=$2; shift 2 ;;
+    --keep) keep=1; shift ;;
+    *) echo "usage: $0 [--jobs N] [--keep]" >&2; exit 2 ;;
+  esac
+done
+
+build=build/release
+packages=$build/packages
+version=$(sed -n 's/^project(s3lect VERSION \([0-9.]*\) .*/\1/p' CMakeLists.txt)
+sudo_cmd=()
+[ "$(id -u)" -eq 0 ] || sudo_cmd=(sudo)
+
+fail() {
+  echo "package test: $*" >&2
+  exit 1
+}
+
+for name in s3lect libs3lect-dev; do
+  if dpkg-query -W -f='${Status}' "$name" 2>/dev/null | grep -q "install ok installed"; then
+    fail "$name is installed already; remove it first (this test installs and removes it)"
+  fi
+done
+
+cmake --preset package >/dev/null
+cmake --build "$build" -j "$jobs" --target s3lect s3lect_cli s3lect_man_page
+rm -rf "$packages"
+cpack --config "$build/CPackConfig.cmake" -B "$packages" >/dev/null
+deb_tool=$packages/s3lect_${version}_amd64.deb
+deb_dev=$packages/libs3lect-dev_${version}_amd64.deb
+tarball=$packages/s3lect-${version}-Linux.tar.gz
+for file in "$deb_tool" "$deb_dev" "$tarball"; do
+  [ -f "$file" ] || fail "cpack made no $file (made: $(ls "$packages"))"
+done
+
+# contains LISTING PATH...: every PATH is in LISTING (one path a line, as dpkg-deb -c or tar tz).
+contains() {
+  local listing=$1 path
+  shift
+  for path in "$@"; do
+    grep -qE "(^|[ /.])${path}\$" <<<"$listing" || fail "missing $path in:
+$listing"
+  done
+}
+contains "$(dpkg-deb -c "$deb_tool")" /usr/bin/s3lect /usr/share/man/man1/s3lect.1.gz \
+  /usr/lib/systemd/system/s3lect@.service /usr/share/doc/s3lect/examples/s3lect.env
+contains "$(dpkg-deb -c "$deb_dev")" /usr/include/s3lect/s3lect.hpp \
+  '/usr/lib/[a-z0-9_-]*/?libs3lect.a' '/usr/lib/[a-z0-9_-]*/?cmake/s3lect/s3lect-config.cmake' \
+  '/usr/lib/[a-z0-9_-]*/?pkgconfig/s3lect.pc'
+contains "$(tar tzf "$tarball")" bin/s3lect share/man/man1/s3lect.1.gz include/s3lect/elector.hpp \
+  'lib/[a-z0-9_-]*/?libs3lect.a'
+dpkg-deb -f "$deb_tool" Depends | grep -q libssl3 || fail "s3lect does not depend on libssl3"
+dpkg-deb -f "$deb_dev" Depends | grep -q libssl-dev || fail "libs3lect-dev does not depend on libssl-dev"
+# The man page holds every command's help, generated from the binary.
+for section in '.SS "s3lect run"' '.SS "s3lect status"' '.B s3lect \-\-version'; do
+  zcat "$build/s3lect.1.gz" | grep -qF -- "$section" || fail "the man page has no '$section'"
+done
+
+work=$(mktemp -d)
+installed=0
+cleanup() {
+  local status=$?
+  if [ "$installed" -eq 1 ] && [ "$keep" -eq 0 ]; then
+    DEBIAN_FRONTEND=noninteractive "${sudo_cmd[@]}" apt-get purge -y -qq s3lect libs3lect-dev \
+      >/dev/null || status=1
+  fi
+  rm -rf "$work"
+  exit "$status"
+}
+trap cleanup EXIT
+
+installed=1
+DEBIAN_FRONTEND=noninteractive "${sudo_cmd[@]}" apt-get install -y -qq --no-install-recommends \
+  "./$deb_tool" "./$deb_dev" >/dev/null
+[ "$(command -v s3lect)" = /usr/bin/s3lect ] || fail "s3lect on PATH is $(command -v s3lect)"
+[ "$(s3lect --version)" = "s3lect $version" ] || fail "s3lect --version says '$(s3lect --version)'"
+grep -q '^ExecStart=/usr/bin/s3lect run ' /usr/lib/systemd/system/s3lect@.service ||
+  fail "the unit does not run /usr/bin/s3lect"
+
+# The consumer, with no prefix given: the installed CMake package and pkg-config file.
+cmake -S tests/install/consumer -B "$work/cmake" -G Ninja -DCMAKE_BUILD_TYPE=Release >/dev/null
+cmake --build "$work/cmake" >/dev/null
+"$work/cmake/consumer"
+# shellcheck disable=SC2046  # pkg-config's output is a list of words
+c++ -o "$work/pkg-config-consumer" tests/install/consumer/main.cpp $(pkg-config --cflags s3lect) \
+  $(pkg-config --libs --static s3lect)
+"$work/pkg-config-consumer"
+echo "package test passed: $(basename "$deb_tool") $(basename "$deb_dev") $(basename "$tarball")"
