@@ -21,6 +21,10 @@
 
 #include <openssl/ssl.h>
 #include <poll.h>
+#if defined(__linux__)
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#endif
 
 #include <atomic>
 #include <mutex>
@@ -45,6 +49,18 @@ struct connection {
   tcp::socket& socket() {
     if (auto* tls = std::get_if<tls_stream>(&stream)) return tls->next_layer();
     return std::get<tcp::socket>(stream);
+  }
+
+  /// Acknowledges the next segments at once instead of after the delayed-ACK timer. A server
+  /// that sends its reply in two segments (the local radosgw does) waits for the ACK of the
+  /// first before it sends the second: without this every reply on a kept-alive connection
+  /// stalls ~40 ms. Linux leaves quick-ACK mode on its own, so it is set again before each
+  /// read; elsewhere a no-op.
+  void acknowledge_promptly() {
+#if defined(TCP_QUICKACK)
+    const int on = 1;
+    ::setsockopt(socket().native_handle(), IPPROTO_TCP, TCP_QUICKACK, &on, sizeof on);
+#endif
   }
 
   /// Closing the socket makes every pending operation on it complete at once, whatever layer
@@ -353,6 +369,7 @@ asio::awaitable<attempt> http_client::impl::round_trip_on(
   }
 
   control->phase = control->waiting_phase;
+  conn.acknowledge_promptly();
   http::response_parser<http::string_body> parser;
   parser.header_limit(settings.max_header_bytes);
   parser.body_limit(settings.max_body_bytes);
