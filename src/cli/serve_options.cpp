@@ -1,6 +1,7 @@
 #include "cli/serve_options.hpp"
 
 #include <s3lect/metrics_server.hpp>
+#include <s3lect/tls.hpp>
 
 #include <boost/asio/ip/address.hpp>
 
@@ -8,6 +9,7 @@
 
 #include <cerrno>
 #include <cstring>
+#include <exception>
 
 namespace s3lect::cli {
 namespace {
@@ -86,12 +88,15 @@ const char* serve_options_help() {
          "                           Without --addr, it is also the leaderAddr followers use,\n"
          "                           so it must then be a specific IP. Port 0 is refused.\n"
          "  --peer-cert PATH         PEM certificate chain of the health endpoint; it must name\n"
-         "                           the host or IP of --addr (required with --peer)\n"
-         "  --peer-key PATH          its unencrypted PEM private key (required with --peer)\n"
+         "                           the host or IP of --addr (default: zero-configuration\n"
+         "                           TLS: a fresh in-memory key and self-signed certificate,\n"
+         "                           whose key pin the lock record carries to the followers)\n"
+         "  --peer-key PATH          its unencrypted PEM private key (with --peer-cert)\n"
          "  --peer-ca PATH           PEM CAs that the leader's certificate, and with mutual TLS\n"
          "                           the followers' client certificates, must chain to\n"
          "                           (default: the system's CAs; required with\n"
-         "                           --peer-client-cert)\n"
+         "                           --peer-client-cert). A record with a key pin is trusted\n"
+         "                           by its pin instead\n"
          "  --peer-client-cert PATH  mutual TLS: the certificate this node presents to the\n"
          "                           leader. A node that presents one also requires one, signed\n"
          "                           by --peer-ca, from every follower that asks it: give all\n"
@@ -127,7 +132,7 @@ namespace {
 
 /// The files the peer options name.
 struct peer_files {
-  std::string cert;
+  std::string cert;  ///< Empty, like `key`: zero-configuration TLS.
   std::string key;
   std::optional<std::string> ca;
   std::optional<std::string> client_cert;
@@ -161,13 +166,12 @@ bool no_peer_options(const parsed_args& args, std::string& error) {
 std::optional<peer_files> peer_file_options(const parsed_args& args, std::string& error) {
   const auto cert = args.get("peer-cert");
   const auto key = args.get("peer-key");
-  if (!cert || !key) {
-    error = std::string("--peer: needs ") + (cert ? "--peer-key" : "--peer-cert") +
-            " (any node may lead, so every node serves the health endpoint over HTTPS)";
+  if (cert.has_value() != key.has_value()) {
+    error = cert ? "--peer-cert: needs --peer-key" : "--peer-key: needs --peer-cert";
     return std::nullopt;
   }
-  peer_files files{*cert, *key, args.get("peer-ca"), args.get("peer-client-cert"),
-                   args.get("peer-client-key")};
+  peer_files files{cert.value_or(""), key.value_or(""), args.get("peer-ca"),
+                   args.get("peer-client-cert"), args.get("peer-client-key")};
   if (files.client_cert.has_value() != files.client_key.has_value()) {
     error = files.client_cert ? "--peer-client-cert: needs --peer-client-key"
                               : "--peer-client-key: needs --peer-client-cert";
@@ -184,7 +188,9 @@ std::optional<peer_files> peer_file_options(const parsed_args& args, std::string
 
 /// True when every file named is readable; else false with `error` naming the option.
 bool peer_files_readable(const peer_files& files, std::string& error) {
-  return readable("peer-cert", files.cert, error) && readable("peer-key", files.key, error) &&
+  const bool zero_config = files.cert.empty();
+  return (zero_config ||
+          (readable("peer-cert", files.cert, error) && readable("peer-key", files.key, error))) &&
          (!files.ca || readable("peer-ca", *files.ca, error)) &&
          (!files.client_cert || readable("peer-client-cert", *files.client_cert, error)) &&
          (!files.client_key || readable("peer-client-key", *files.client_key, error));
@@ -242,12 +248,32 @@ std::optional<std::string> peer_bind_address(const parsed_args& args, elector_co
   return std::nullopt;
 }
 
+/// The server's identity: the files, or without them a fresh key and self-signed certificate
+/// whose pin the elector writes into its records (zero-configuration TLS). False with `error`
+/// when OpenSSL cannot make one.
+bool apply_server_identity(const peer_files& files, health_server_config& server,
+                           elector_config& config, std::string& error) {
+  if (!files.cert.empty()) {
+    server.tls.certificate_file = files.cert;
+    server.tls.private_key_file = files.key;
+    return true;
+  }
+  try {
+    self_signed_identity identity = make_self_signed_identity();
+    server.tls.certificate_pem = std::move(identity.certificate_pem);
+    server.tls.private_key_pem = std::move(identity.private_key_pem);
+    config.peer.key_pin = std::move(identity.public_key_pin);
+    return true;
+  } catch (const std::exception& e) {
+    error = std::string("--peer: ") + e.what();
+    return false;
+  }
+}
+
 /// The TLS files into the server's settings and the elector's peer client settings. A node
 /// that presents a client certificate also requires one: mutual TLS for the whole group.
 void apply_peer_files(const peer_files& files, health_server_config& server,
                       elector_config& config) {
-  server.tls.certificate_file = files.cert;
-  server.tls.private_key_file = files.key;
   if (files.client_cert) {
     server.tls.ca_file = *files.ca;
     server.tls.require_client_cert = true;
@@ -302,6 +328,7 @@ std::optional<serve_settings> make_serve_settings(const parsed_args& args, elect
   std::optional<std::string> bind_address = peer_bind_address(args, config, error);
   if (!bind_address || !peer_files_readable(*files, error)) return std::nullopt;
   server.bind_address = std::move(*bind_address);
+  if (!apply_server_identity(*files, server, config, error)) return std::nullopt;
   apply_peer_files(*files, server, config);
   if (!apply_peer_behaviour(args, config, error)) return std::nullopt;
   server.handler.path = config.peer.health_path;

@@ -84,6 +84,7 @@ enum class loss_reason {
 /// A peer-mode health check of the leader's endpoint (docs/peer-mode.md#how-it-works).
 struct peer_check_request {
   std::string address;  ///< The leader's leaderAddr.
+  std::string key_pin;  ///< The leader's peerKeyPin: trust its certificate by this pin.
   /// Set: a watch of this duration on `term` (and `serial`, when set). Unset: a plain check.
   std::optional<std::chrono::milliseconds> watch;
   std::uint64_t term = 0;

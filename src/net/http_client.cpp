@@ -6,6 +6,7 @@
 
 #include "beast_names.hpp"
 #include "tls_context.hpp"
+#include "tls_identity.hpp"
 #include "tls_verify.hpp"
 
 #include <boost/asio/connect.hpp>
@@ -185,6 +186,17 @@ struct http_client::impl {
     }
   }
 
+  /// With a pin: the handshake proved that the server holds the private key of the certificate
+  /// it sent; this checks that it is the key the pin names.
+  bool pin_matches(tls_stream& tls, exchange_result& failure) const {
+    if (settings.public_key_pin.empty()) return true;
+    X509* certificate = SSL_get0_peer_certificate(tls.native_handle());
+    if (public_key_pin(certificate) == settings.public_key_pin) return true;
+    failure.error = errc::tls_verification_failed;
+    failure.detail = "the server's key does not have the pin " + settings.public_key_pin;
+    return false;
+  }
+
   asio::awaitable<std::unique_ptr<connection>> open(std::shared_ptr<request_control> control,
                                                     exchange_result& failure);
   asio::awaitable<tcp::resolver::results_type> resolve(std::shared_ptr<request_control> control,
@@ -276,7 +288,7 @@ asio::awaitable<bool> http_client::impl::handshake(tls_stream& tls, connection& 
     failure.error = classify_handshake_error(ec, tls.native_handle(), failure.detail);
     co_return false;
   }
-  co_return true;
+  co_return pin_matches(tls, failure);
 }
 
 asio::awaitable<std::unique_ptr<connection>> http_client::impl::open(

@@ -47,7 +47,7 @@ TEST_F(CliIntegration, BadArgumentsExitTwoWithOneLine) {
   expect_one_line_error(run({"run", "--lock", lock(), "--peer-watch", "--", "true"}), 2,
                         "--peer-watch: needs --peer");
   expect_one_line_error(run({"run", "--lock", lock(), "--peer", "--", "true"}), 2,
-                        "--peer: needs --peer-cert");
+                        "--peer: needs --addr HOST:PORT");
   expect_one_line_error(run({"run", "--lock", lock()}), 2, "missing the command");
   expect_one_line_error(run({"run", "--lock", "bucket-only", "--", "true"}), 2,
                         "expected s3://BUCKET/KEY");

@@ -3,6 +3,8 @@
 #include "cli/elector_options.hpp"
 #include "cli/run.hpp"
 
+#include <s3lect/tls.hpp>
+
 #include <gtest/gtest.h>
 
 #include <unistd.h>
@@ -336,6 +338,29 @@ TEST_F(PeerOptions, MutualTlsOnBothSidesWithAClientCertificate) {
   EXPECT_TRUE(options->elector.serve.peer_server->tls.ca_file.empty());
 }
 
+TEST_F(PeerOptions, WithoutCertificatesTheNodeMakesAnIdentityAndPinsItsKey) {
+  const auto options = parse({"--peer", "--peer-listen", "127.0.0.1:8443"});
+  ASSERT_TRUE(options) << error_;
+  const s3lect::health_server_config& server = *options->elector.serve.peer_server;
+  EXPECT_TRUE(server.tls.certificate_file.empty());
+  EXPECT_NE(server.tls.certificate_pem.find("BEGIN CERTIFICATE"), std::string::npos);
+  EXPECT_NE(server.tls.private_key_pem.find("PRIVATE KEY"), std::string::npos);
+  EXPECT_EQ(options->elector.config.peer.key_pin,
+            s3lect::public_key_pin(server.tls.certificate_pem));
+  EXPECT_FALSE(options->elector.config.peer.key_pin.empty());
+  const auto again = parse({"--peer", "--peer-listen", "127.0.0.1:8443"});
+  ASSERT_TRUE(again);
+  EXPECT_NE(again->elector.config.peer.key_pin, options->elector.config.peer.key_pin)
+      << "a fresh key per start";
+}
+
+TEST_F(PeerOptions, WithACertificateThereIsNoPin) {
+  const auto options = parse(peer({"--peer-listen", "127.0.0.1:8443"}));
+  ASSERT_TRUE(options) << error_;
+  EXPECT_TRUE(options->elector.config.peer.key_pin.empty());
+  EXPECT_TRUE(options->elector.serve.peer_server->tls.certificate_pem.empty());
+}
+
 TEST_F(PeerOptions, RefusesIncompleteOrContradictoryPeerOptions) {
   for (const char* option :
        {"--peer-listen=127.0.0.1:8443", "--peer-cert=c", "--peer-key=k", "--peer-ca=a",
@@ -344,9 +369,9 @@ TEST_F(PeerOptions, RefusesIncompleteOrContradictoryPeerOptions) {
     expect_refused({option}, {name + ": needs --peer"});
   }
   expect_refused({"--peer", "--peer-listen", "127.0.0.1:8443", "--peer-key", file("key.pem")},
-                 {"--peer: needs --peer-cert"});
+                 {"--peer-key: needs --peer-cert"});
   expect_refused({"--peer", "--peer-listen", "127.0.0.1:8443", "--peer-cert", file("cert.pem")},
-                 {"--peer: needs --peer-key"});
+                 {"--peer-cert: needs --peer-key"});
   expect_refused(peer({}), {"--peer: needs --addr HOST:PORT", "or --peer-listen"});
   expect_refused(
       peer({"--peer-listen", "0.0.0.0:8443"}),

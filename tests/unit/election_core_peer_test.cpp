@@ -244,6 +244,58 @@ TEST(ElectionCorePeer, AReleaseHeardThroughTheWatchIsTakenOverAtOnce) {
   EXPECT_EQ(d.written().term, 4u);
 }
 
+const std::string pin_a = "sha256:" + std::string(64, 'a');
+
+TEST(ElectionCorePeer, ALeaderWritesItsKeyPinIntoEveryRecordIncludingTheRelease) {
+  elector_config config = peer_config(true);
+  config.peer.key_pin = pin_a;
+  core_driver d(config);
+  d.start();
+  d.read_absent();
+  EXPECT_EQ(d.written().peer_key_pin, pin_a);
+  d.write_ok("e1");
+  d.wake();
+  EXPECT_EQ(d.written().peer_key_pin, pin_a) << "renewal";
+  d.write_ok("e2");
+  d.stop();
+  EXPECT_TRUE(d.written().released);
+  EXPECT_EQ(d.written().peer_key_pin, pin_a);
+}
+
+TEST(ElectionCorePeer, WithoutPeerModeOrAPinRecordsCarryNoPin) {
+  elector_config config = core_config("b");
+  config.peer.key_pin = pin_a;  // set, but peer mode is off: no endpoint to pin
+  core_driver d(config);
+  d.start();
+  d.read_absent();
+  EXPECT_EQ(d.written().peer_key_pin, "");
+  core_driver ca_mode(peer_config(true));
+  ca_mode.start();
+  ca_mode.read_absent();
+  EXPECT_EQ(ca_mode.written().peer_key_pin, "");
+}
+
+TEST(ElectionCorePeer, TheCheckTrustsThePinOfTheRecordReadFromTheStore) {
+  core_driver d(peer_config(false));
+  d.start();
+  lock_record record;
+  record.leader_id = "a";
+  record.leader_addr = "a.local:8443";
+  record.term = 3;
+  record.lease = 15s;
+  record.peer_key_pin = pin_a;
+  record.last_updated = d.now.wall;
+  record.nonce = "aaaaaaaaaaaa0001";
+  d.read(encode_record(record), "ea1");
+  d.wake();
+  record.last_updated = d.now.wall;
+  record.nonce = "aaaaaaaaaaaa0002";
+  d.read(encode_record(record), "ea2");
+  d.wake();
+  ASSERT_TRUE(d.checking_peer());
+  EXPECT_EQ(d.last.operation->peer.key_pin, pin_a);
+}
+
 TEST(ElectionCorePeer, ALeaderThatIgnoresWatchesIsPolledEveryI) {
   core_driver d(peer_config(true));
   const std::string body = follow_until_stable(d);
