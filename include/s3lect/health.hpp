@@ -224,6 +224,13 @@ struct health_server_config {
   std::optional<std::string> validate() const;
 };
 
+/// The address followers should use to reach a server bound to `bound` (its local_endpoint()),
+/// as elector_config::server_address: `bound` itself when it is a specific IP; for 0.0.0.0 or
+/// [::], the first non-loopback IPv4 address of an interface that is up (then, for [::], the
+/// first such IPv6 address that is not link-local), else 127.0.0.1. Behind NAT or in a
+/// container, where no interface has the address others use, set server_address yourself.
+std::string reachable_address(const boost::asio::ip::tcp::endpoint& bound);
+
 /// Counters of a health server, for tests and metrics.
 struct health_server_stats {
   std::uint64_t accepted_connections = 0;  ///< Including rejected ones.

@@ -47,9 +47,9 @@ bool readable(const std::string& option, const std::string& path, std::string& e
 }
 
 const std::vector<std::string>& peer_only_options() {
-  static const std::vector<std::string> names{"peer-listen", "peer-cert",        "peer-key",
-                                              "peer-ca",     "peer-client-cert", "peer-client-key",
-                                              "peer-watch",  "peer-timeout"};
+  static const std::vector<std::string> names{
+      "peer-listen",      "peer-advertise",  "peer-cert",  "peer-key",    "peer-ca",
+      "peer-client-cert", "peer-client-key", "peer-watch", "peer-timeout"};
   return names;
 }
 
@@ -73,9 +73,9 @@ const std::vector<std::string>& serve_flag_names() {
 }
 
 const std::vector<std::string>& serve_valued_names() {
-  static const std::vector<std::string> names{"peer-listen",  "peer-cert",        "peer-key",
-                                              "peer-ca",      "peer-client-cert", "peer-client-key",
-                                              "peer-timeout", "metrics-listen"};
+  static const std::vector<std::string> names{
+      "peer-listen",      "peer-advertise",  "peer-cert",    "peer-key",      "peer-ca",
+      "peer-client-cert", "peer-client-key", "peer-timeout", "metrics-listen"};
   return names;
 }
 
@@ -83,10 +83,13 @@ const char* serve_options_help() {
   return "  --peer                   peer mode: every node serves an HTTPS health endpoint\n"
          "                           (/health/leadership), and settled followers ask the\n"
          "                           leader there instead of reading S3 (default: off)\n"
-         "  --peer-listen IP:PORT    where the health endpoint listens (default: all\n"
-         "                           interfaces, 0.0.0.0 or [::], on the port of --addr).\n"
-         "                           Without --addr, it is also the leaderAddr followers use,\n"
-         "                           so it must then be a specific IP. Port 0 is refused.\n"
+         "  --peer-listen IP:PORT    where the health endpoint listens; port 0 picks a free\n"
+         "                           one (default: all interfaces, 0.0.0.0 or [::], on the\n"
+         "                           port of --addr or --peer-advertise, else on a free port)\n"
+         "  --peer-advertise HOST:PORT  where followers reach this node, written as the\n"
+         "                           record's leaderAddr; for NAT and containers (default:\n"
+         "                           the listening IP and port, or for 0.0.0.0 and [::] the\n"
+         "                           first non-loopback interface address; same as --addr)\n"
          "  --peer-cert PATH         PEM certificate chain of the health endpoint; it must name\n"
          "                           the host or IP of --addr (default: zero-configuration\n"
          "                           TLS: a fresh in-memory key and self-signed certificate,\n"
@@ -196,9 +199,30 @@ bool peer_files_readable(const peer_files& files, std::string& error) {
          (!files.client_key || readable("peer-client-key", *files.client_key, error));
 }
 
-/// --peer-listen as the bind address; without --addr it becomes the advertised address.
-std::optional<std::string> bind_to_peer_listen(const std::string& listen, elector_config& config,
-                                               std::string& error) {
+/// --peer-advertise into config.server_address: HOST:PORT that followers can reach. The same
+/// field as --addr, so at most one of the two.
+bool apply_peer_advertise(const parsed_args& args, elector_config& config, std::string& error) {
+  const auto advertise = args.get("peer-advertise");
+  if (!advertise) return true;
+  const auto parts = split_host_port(*advertise);
+  const bool port_ok = parts && parts->port.size() <= 5 &&
+                       parts->port.find_first_not_of("0123456789") == std::string::npos &&
+                       std::stoul(parts->port) >= 1 && std::stoul(parts->port) <= 65535;
+  if (!port_ok) {
+    error = "--peer-advertise: expected HOST:PORT with a port of 1-65535, got '" + *advertise + "'";
+    return false;
+  }
+  if (!config.server_address.empty()) {
+    error = "--peer-advertise: give it or --addr, not both (both set the leaderAddr)";
+    return false;
+  }
+  config.server_address = *advertise;
+  return true;
+}
+
+/// --peer-listen as the bind address (port 0: a free one). Without --addr or --peer-advertise,
+/// leaderAddr is where the server ends up listening (serve_settings::advertise_bound_address).
+std::optional<std::string> bind_to_peer_listen(const std::string& listen, std::string& error) {
   const auto parts = split_host_port(listen);
   const auto ip = parts ? ip_literal(parts->host) : std::nullopt;
   if (!parts || !ip) {
@@ -208,44 +232,29 @@ std::optional<std::string> bind_to_peer_listen(const std::string& listen, electo
         listen + "'";
     return std::nullopt;
   }
-  if (parts->port == "0") {
-    error = "--peer-listen: port 0 is not allowed: followers must know the port";
-    return std::nullopt;
-  }
-  if (config.server_address.empty()) {
-    if (ip->is_unspecified()) {
-      error = "--addr: needed with --peer-listen " + listen +
-              ": followers reach the leader at --addr, and " + parts->host +
-              " is not an address they can reach";
-      return std::nullopt;
-    }
-    config.server_address = listen;
-  }
   return listen;
 }
 
-/// Where the health server listens: --peer-listen, else every interface on --addr's port.
+/// Where the health server listens: --peer-listen; else every interface, on the port of --addr
+/// or --peer-advertise, or on a free port when neither is given.
 std::optional<std::string> peer_bind_address(const parsed_args& args, elector_config& config,
                                              std::string& error) {
   std::optional<host_port> advertised;
   if (const std::string& addr = config.server_address; !addr.empty()) {
-    advertised = split_host_port(addr);  // --addr was checked to be HOST:PORT
+    advertised = split_host_port(addr);  // --addr and --peer-advertise were checked
     const auto ip = advertised ? ip_literal(advertised->host) : std::nullopt;
     if (ip && ip->is_unspecified()) {
-      error = "--addr: " + addr +
+      error = (args.has("peer-advertise") ? "--peer-advertise: " : "--addr: ") + addr +
               " is not an address followers can reach: give this node's IP or host name";
       return std::nullopt;
     }
   }
-  if (auto listen = args.get("peer-listen")) return bind_to_peer_listen(*listen, config, error);
+  if (auto listen = args.get("peer-listen")) return bind_to_peer_listen(*listen, error);
   if (advertised) {
     const auto ip = ip_literal(advertised->host);
     return (ip && ip->is_v6() ? "[::]:" : "0.0.0.0:") + advertised->port;
   }
-  error =
-      "--peer: needs --addr HOST:PORT (where followers reach this node) or --peer-listen "
-      "IP:PORT";
-  return std::nullopt;
+  return std::string("0.0.0.0:0");
 }
 
 /// The server's identity: the files, or without them a fresh key and self-signed certificate
@@ -323,11 +332,19 @@ std::optional<serve_settings> make_serve_settings(const parsed_args& args, elect
     return settings;
   }
   const std::optional<peer_files> files = peer_file_options(args, error);
-  if (!files) return std::nullopt;
+  if (!files || !apply_peer_advertise(args, config, error)) return std::nullopt;
   health_server_config server;
   std::optional<std::string> bind_address = peer_bind_address(args, config, error);
   if (!bind_address || !peer_files_readable(*files, error)) return std::nullopt;
   server.bind_address = std::move(*bind_address);
+  if (config.server_address.empty()) {
+    const auto parts = split_host_port(server.bind_address);
+    const auto ip = parts ? ip_literal(parts->host) : std::nullopt;
+    // A wildcard address or a free port is known only once the server listens (run sets it
+    // before campaigning); until then validate() gets the bind address.
+    settings.advertise_bound_address = !ip || ip->is_unspecified() || parts->port == "0";
+    config.server_address = server.bind_address;
+  }
   if (!apply_server_identity(*files, server, config, error)) return std::nullopt;
   apply_peer_files(*files, server, config);
   if (!apply_peer_behaviour(args, config, error)) return std::nullopt;

@@ -354,6 +354,40 @@ TEST_F(PeerOptions, WithoutCertificatesTheNodeMakesAnIdentityAndPinsItsKey) {
       << "a fresh key per start";
 }
 
+TEST_F(PeerOptions, PeerAloneListensOnAFreePortOfEveryInterfaceAndAdvertisesWhereItListens) {
+  const auto options = parse({"--peer"});
+  ASSERT_TRUE(options) << error_;
+  EXPECT_EQ(options->elector.serve.peer_server->bind_address, "0.0.0.0:0");
+  EXPECT_TRUE(options->elector.serve.advertise_bound_address);
+  EXPECT_TRUE(options->elector.config.peer.enabled);
+}
+
+TEST_F(PeerOptions, OnlyAWildcardOrAFreePortIsAdvertisedAfterListening) {
+  for (const char* listen : {"0.0.0.0:8443", "[::]:8443", "127.0.0.1:0"}) {
+    const auto options = parse({"--peer", "--peer-listen", listen});
+    ASSERT_TRUE(options) << listen << ": " << error_;
+    EXPECT_EQ(options->elector.serve.peer_server->bind_address, listen);
+    EXPECT_TRUE(options->elector.serve.advertise_bound_address) << listen;
+  }
+  const auto fixed = parse({"--peer", "--peer-listen", "127.0.0.1:8443"});
+  ASSERT_TRUE(fixed) << error_;
+  EXPECT_FALSE(fixed->elector.serve.advertise_bound_address);
+  EXPECT_EQ(fixed->elector.config.server_address, "127.0.0.1:8443");
+}
+
+TEST_F(PeerOptions, PeerAdvertiseIsTheLeaderAddrAndItsPortTheDefaultListenPort) {
+  const auto options = parse({"--peer", "--peer-advertise", "lb.example:9443"});
+  ASSERT_TRUE(options) << error_;
+  EXPECT_EQ(options->elector.config.server_address, "lb.example:9443");
+  EXPECT_EQ(options->elector.serve.peer_server->bind_address, "0.0.0.0:9443");
+  EXPECT_FALSE(options->elector.serve.advertise_bound_address);
+  const auto behind_nat =
+      parse({"--peer", "--peer-advertise", "203.0.113.7:443", "--peer-listen", "10.0.0.5:0"});
+  ASSERT_TRUE(behind_nat) << error_;
+  EXPECT_EQ(behind_nat->elector.config.server_address, "203.0.113.7:443");
+  EXPECT_FALSE(behind_nat->elector.serve.advertise_bound_address);
+}
+
 TEST_F(PeerOptions, WithACertificateThereIsNoPin) {
   const auto options = parse(peer({"--peer-listen", "127.0.0.1:8443"}));
   ASSERT_TRUE(options) << error_;
@@ -372,16 +406,17 @@ TEST_F(PeerOptions, RefusesIncompleteOrContradictoryPeerOptions) {
                  {"--peer-key: needs --peer-cert"});
   expect_refused({"--peer", "--peer-listen", "127.0.0.1:8443", "--peer-cert", file("cert.pem")},
                  {"--peer-cert: needs --peer-key"});
-  expect_refused(peer({}), {"--peer: needs --addr HOST:PORT", "or --peer-listen"});
-  expect_refused(
-      peer({"--peer-listen", "0.0.0.0:8443"}),
-      {"--addr: needed with --peer-listen 0.0.0.0:8443", "not an address they can reach"});
-  expect_refused(peer({"--peer-listen", "[::]:8443"}), {"--addr: needed", "not an address"});
   expect_refused(peer({"--addr", "0.0.0.0:8443"}), {"--addr: 0.0.0.0:8443 is not an address"});
   expect_refused(peer({"--peer-listen", "localhost:8443"}), {"--peer-listen: expected IP:PORT"});
   expect_refused(peer({"--peer-listen", "127.0.0.1"}), {"--peer-listen: expected IP:PORT"});
   expect_refused(peer({"--peer-listen", "127.0.0.1:99999"}), {"--peer-listen"});
-  expect_refused(peer({"--peer-listen", "127.0.0.1:0"}), {"--peer-listen: port 0 is not allowed"});
+  expect_refused(peer({"--peer-advertise", "10.0.0.5"}), {"--peer-advertise: expected HOST:PORT"});
+  expect_refused(peer({"--peer-advertise", "10.0.0.5:0"}), {"--peer-advertise: expected"});
+  expect_refused(peer({"--peer-advertise", "10.0.0.5:65536"}), {"--peer-advertise: expected"});
+  expect_refused(peer({"--peer-advertise", "0.0.0.0:8443"}),
+                 {"--peer-advertise: 0.0.0.0:8443 is not"});
+  expect_refused(peer({"--addr", "10.0.0.5:8443", "--peer-advertise", "10.0.0.5:8443"}),
+                 {"--peer-advertise: give it or --addr, not both"});
   expect_refused(peer({"--peer-listen", "127.0.0.1:8443", "--peer-client-cert", file("client.pem"),
                        "--peer-ca", file("ca.pem")}),
                  {"--peer-client-cert: needs --peer-client-key"});
