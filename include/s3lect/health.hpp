@@ -54,6 +54,12 @@ struct leadership_snapshot {
   /// renewals). A watch may ask to be answered when it changes (`&serial=`), which tells the
   /// follower of each renewal as it lands.
   std::uint64_t serial = 0;
+  /// Not leader, after this elector released the lock: the ETag and term of the released record
+  /// it wrote, until it sees anyone lead again. Sent in the 404 answer ("releasedETag",
+  /// "releasedTerm") so that a watching follower can write its takeover at once with If-Match
+  /// on that ETag (docs/safety-and-fencing.md#one-round-trip-handover). Empty: nothing to tell.
+  std::string released_etag;
+  std::uint64_t released_term = 0;
   /// Increases whenever is_leader, term, leader_id or serial changes.
   std::uint64_t version = 0;
 };

@@ -107,7 +107,7 @@ void election_core::advance(const instant& now, step& out) {
   const bool acquiring = acquire_in_doubt_ || (in_flight_ && in_flight_->what == purpose::acquire);
   if (release_wanted_ && !holding_ && !acquiring) {
     release_wanted_ = false;
-    out.notices.emplace_back(release_finished{false});
+    out.notices.emplace_back(release_finished{false, {}, 0});
   }
   if (in_flight_) {
     if (in_flight_->what == purpose::peer && peer_.deadline && now.steady >= *peer_.deadline &&

@@ -296,6 +296,58 @@ TEST(ElectionCorePeer, TheCheckTrustsThePinOfTheRecordReadFromTheStore) {
   EXPECT_EQ(d.last.operation->peer.key_pin, pin_a);
 }
 
+TEST(ElectionCorePeer, AReleaseThatNamesItsRecordIsTakenOverWithoutARead) {
+  core_driver d(peer_config(true));
+  const std::string body = follow_until_stable(d);
+  d.peer_leader(body, 7);
+  ASSERT_TRUE(d.checking_peer());
+  d.advance(2s);
+  d.peer_released("er", 3);
+  ASSERT_TRUE(d.writing()) << "one round trip: the takeover is the next request";
+  EXPECT_EQ(d.condition().etag, "er");
+  EXPECT_EQ(d.written().term, 4u);
+  EXPECT_EQ(d.written().leader_id, "b");
+  d.write_ok("eb");
+  EXPECT_TRUE(d.core.is_leader());
+  EXPECT_EQ(d.core.status().term, 4u);
+}
+
+TEST(ElectionCorePeer, AReleasedRecordOfAnotherTermIsReadFromTheStore) {
+  core_driver d(peer_config(true));
+  const std::string body = follow_until_stable(d);
+  d.peer_leader(body, 7);
+  d.peer_released("er", 2);  // not the term we follow: stale or confused, read instead
+  EXPECT_TRUE(d.reading());
+}
+
+TEST(ElectionCorePeer, ATakeoverOfANamedReleaseThatLosesTheRaceReadsTheStore) {
+  core_driver d(peer_config(true));
+  const std::string body = follow_until_stable(d);
+  d.peer_leader(body, 7);
+  d.peer_released("er", 3);
+  ASSERT_TRUE(d.writing());
+  d.write_error(errc::precondition_failed);
+  ASSERT_TRUE(d.reading()) << "412: someone wrote after the release; the normal path";
+  EXPECT_FALSE(d.core.is_leader());
+  d.read(foreign_body("c", 4, d.now.wall), "ec");
+  EXPECT_FALSE(d.writing());
+  EXPECT_EQ(d.core.status().leader_id, "c");
+}
+
+TEST(ElectionCorePeer, ALeaderWritesAReleaseWhoseEtagAndTermItsFollowersHear) {
+  core_driver d(peer_config(true));
+  d.become_leader("e1");
+  d.stop();
+  ASSERT_TRUE(d.writing());
+  EXPECT_TRUE(d.written().released);
+  d.write_ok("e-released");
+  const auto finished = d.last_notices<detail::release_finished>();
+  ASSERT_EQ(finished.size(), 1u);
+  EXPECT_TRUE(finished[0].released);
+  EXPECT_EQ(finished[0].etag, "e-released");
+  EXPECT_EQ(finished[0].term, 1u);
+}
+
 TEST(ElectionCorePeer, ALeaderThatIgnoresWatchesIsPolledEveryI) {
   core_driver d(peer_config(true));
   const std::string body = follow_until_stable(d);
