@@ -278,20 +278,12 @@ TEST(ElectionCorePeer, WithoutPeerModeOrAPinRecordsCarryNoPin) {
 TEST(ElectionCorePeer, TheCheckTrustsThePinOfTheRecordReadFromTheStore) {
   core_driver d(peer_config(false));
   d.start();
-  lock_record record;
-  record.leader_id = "a";
-  record.leader_addr = "a.local:8443";
-  record.term = 3;
-  record.lease = 15s;
-  record.peer_key_pin = pin_a;
-  record.last_updated = d.now.wall;
-  record.nonce = "aaaaaaaaaaaa0001";
-  d.read(encode_record(record), "ea1");
-  d.wake();
-  record.last_updated = d.now.wall;
-  record.nonce = "aaaaaaaaaaaa0002";
-  d.read(encode_record(record), "ea2");
-  d.wake();
+  for (const char* nonce : {"aaaaaaaaaaaa0001", "aaaaaaaaaaaa0002"}) {
+    lock_record record = *decode_record(leader_body(d.now.wall, nonce)).record;
+    record.peer_key_pin = pin_a;
+    d.read(encode_record(record), nonce);
+    d.wake();
+  }
   ASSERT_TRUE(d.checking_peer());
   EXPECT_EQ(d.last.operation->peer.key_pin, pin_a);
 }

@@ -23,9 +23,8 @@
 namespace s3lect {
 namespace {
 
-namespace asio = boost::asio;
-namespace ssl = asio::ssl;
-using tcp = asio::ip::tcp;
+namespace ssl = boost::asio::ssl;
+using tcp = boost::asio::ip::tcp;
 using boost::system::error_code;
 using namespace std::chrono_literals;
 
@@ -56,7 +55,7 @@ class TlsPolicy : public ::testing::Test {
   void TearDown() override {
     // Destroyed on its own thread: the server's state belongs to the io_context's thread.
     std::promise<void> destroyed;
-    asio::post(background.io, [this, &destroyed] {
+    boost::asio::post(background.io, [this, &destroyed] {
       server.reset();
       destroyed.set_value();
     });
@@ -69,7 +68,7 @@ class TlsPolicy : public ::testing::Test {
     SSL_CTX_set_max_proto_version(context.native_handle(), max_version);
     EXPECT_EQ(SSL_CTX_set_cipher_list(context.native_handle(), ciphers), 1);
     context.set_verify_mode(ssl::verify_none);
-    asio::io_context io;
+    boost::asio::io_context io;
     ssl::stream<tcp::socket> stream(io, context);
     stream.next_layer().connect(endpoint);
     negotiated out;
