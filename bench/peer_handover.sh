@@ -4,25 +4,35 @@
 # settle (stable mode, watch open), sends SIGTERM to the leader and reads three intervals from
 # the nodes' logs and the commands' own stamps:
 #   released->acquired   the old leader's released record landed -> the new leader's write landed
-#                        (the watch answer, one GET, one PUT)
+#                        (the watch answer, then one PUT; a GET before it without the
+#                        one-round-trip handover)
 #   stopped->acquired    the old leader's command exited -> the new leader's write landed (adds
 #                        the release write)
 #   SIGTERM->command     the signal -> the new leader's command printed its first line (adds
 #                        stopping the old command and starting the new one)
-# Log stamps have millisecond resolution. Prints one line per run, then median, min and max.
+# Log stamps have millisecond resolution. Prints one line per run, then median, p90, min and max,
+# and the median of two sequential PUTs to the same store on one kept-alive connection (curl,
+# measured in the same run) with released->acquired as a ratio to it.
+# With --baseline, every round runs the baseline binary first, then the binary under test, so
+# that both see the same load: before/after in the same run.
 #
-# usage: bench/peer_handover.sh [--runs N] [--settle SECONDS] [--s3lect PATH] [--base-port N]
-#   --runs N        rounds (default 10)
-#   --settle S      seconds between the election and the SIGTERM (default 9: two reads at F = 5 s
-#                   make the followers stable, then a plain check and a watch)
-#   --s3lect PATH   the binary (default build/release/s3lect, built here)
-#   --base-port N   health endpoints on 127.0.0.1:N+1..N+3 (default 18540)
+# usage: bench/peer_handover.sh [--runs N] [--settle SECONDS] [--s3lect PATH] [--baseline PATH]
+#                               [--base-port N] [--zero-config]
+#   --runs N          rounds (default 10)
+#   --settle S        seconds between the election and the SIGTERM (default 9: two reads at
+#                     F = 5 s make the followers stable, then a plain check and a watch)
+#   --s3lect PATH     the binary (default build/release/s3lect, built here)
+#   --baseline PATH   a second binary to compare with (e.g. built from an earlier commit)
+#   --base-port N     health endpoints on 127.0.0.1:N+1..N+3 (default 18540)
+#   --zero-config     no certificate options: zero-configuration TLS (default: a throw-away CA)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-runs=10 settle=9 s3lect="" base_port=18540
+runs=10 settle=9 s3lect="" baseline="" base_port=18540 zero_config=0
 while [ $# -gt 0 ]; do
   case $1 in
+    --baseline) baseline=$2; shift 2 ;;
+    --zero-config) zero_config=1; shift ;;
     --runs) runs=$2; shift 2 ;;
     --settle) settle=$2; shift 2 ;;
     --s3lect) s3lect=$2; shift 2 ;;
@@ -61,14 +71,17 @@ openssl x509 -req -in "$work/node.csr" -CA "$work/ca.pem" -CAkey "$work/ca-key.p
 # Milliseconds since the epoch of a log line's time= field.
 stamp_ms() { date -d "$(sed -E 's/^time=([^ ]+) .*/\1/' <<<"$1")" +%s%3N; }
 
-results=()
-for run in $(seq 1 "$runs"); do
+tls_options=(--peer-cert "$work/node.pem" --peer-key "$work/node-key.pem" --peer-ca "$work/ca.pem")
+[ "$zero_config" = 1 ] && tls_options=()
+
+# One handover with binary $1; appends "released stopped sigterm" to the array named $2.
+one_round() {
+  local binary=$1 into=$2 key leader n signalled started acquired released stopped a line
   key="s3://$S3LECT_TEST_BUCKET/bench/peer-handover/$(date +%s%N).json"
   pids=()
   for n in 1 2 3; do
-    "$s3lect" run --lock "$key" --endpoint "$S3LECT_TEST_ENDPOINT_HTTP" --path-style \
-      --id "node-$n" --peer --peer-listen "127.0.0.1:$((base_port + n))" \
-      --peer-cert "$work/node.pem" --peer-key "$work/node-key.pem" --peer-ca "$work/ca.pem" \
+    "$binary" run --lock "$key" --endpoint "$S3LECT_TEST_ENDPOINT_HTTP" --path-style \
+      --id "node-$n" --peer --peer-listen "127.0.0.1:$((base_port + n))" "${tls_options[@]}" \
       --peer-watch -- bash -c 'echo "$(date +%s%3N) command started term=$S3LECT_TERM"
         trap "exit 0" TERM; while :; do sleep 0.2; done' >"$work/node-$n.log" 2>&1 &
     pids+=($!)
@@ -96,22 +109,57 @@ for run in $(seq 1 "$runs"); do
     { echo "run $run: handover not seen in the logs ($work)" >&2; trap - EXIT; exit 1; }
   a=$(stamp_ms "$acquired")
   line="$(( a - $(stamp_ms "$released") )) $(( a - $(stamp_ms "$stopped") )) $(( started - signalled ))"
-  results+=("$line")
+  eval "$into+=(\"\$line\")"
   read -r r s t <<<"$line"
-  printf 'run %2d  released->acquired %4d ms  stopped->acquired %4d ms  SIGTERM->command %4d ms\n' \
-    "$run" "$r" "$s" "$t"
+  printf 'run %2d %-8s released->acquired %4d ms  stopped->acquired %4d ms  SIGTERM->command %4d ms\n' \
+    "$run" "$3" "$r" "$s" "$t"
   for pid in "${pids[@]}"; do kill -TERM "$pid" 2>/dev/null || true; done
   wait 2>/dev/null || true
   pids=()
+}
+
+# Two sequential PUTs on one kept-alive connection: curl sends three, the first opens it.
+two_puts_ms() {
+  local url="$S3LECT_TEST_ENDPOINT_HTTP/$S3LECT_TEST_BUCKET/bench/peer-handover/two-puts.json"
+  curl -s -o /dev/null --aws-sigv4 "aws:amz:us-east-1:s3" \
+    --user "$AWS_ACCESS_KEY_ID:$AWS_SECRET_ACCESS_KEY" -H "x-amz-content-sha256: UNSIGNED-PAYLOAD" \
+    -X PUT --data '{"bench":true}' -w '%{time_total}\n' "$url" "$url" "$url" |
+    tail -2 | awk '{ s += $1 } END { printf "%.1f\n", s * 1000 }'
+}
+
+results=() baseline_results=() puts=()
+for run in $(seq 1 "$runs"); do
+  [ -n "$baseline" ] && one_round "$baseline" baseline_results baseline
+  one_round "$s3lect" results tested
+  puts+=("$(two_puts_ms)")
 done
 
-summary() {  # column number, label
-  printf '%s\n' "${results[@]}" | awk -v c="$1" '{print $c}' | sort -n | awk -v label="$2" '
+summary() {  # label, column, values...
+  local label=$1 column=$2
+  shift 2
+  printf '%s\n' "$@" | awk -v c="$column" '{print $c}' | sort -n | awk -v label="$label" '
     { v[NR] = $1 }
     END { m = (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2
-          printf "%-20s median %6.1f ms  min %4d ms  max %4d ms  (%d runs)\n", label, m, v[1], v[NR], NR }'
+          p90 = v[int(NR * 0.9 + 0.999)]
+          printf "%-30s median %6.1f ms  p90 %6.1f ms  min %6.1f ms  max %6.1f ms  (%d runs)\n",
+                 label, m, p90, v[1], v[NR], NR }'
 }
+median_of() { printf '%s\n' "$@" | sort -n | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
+
 echo
-summary 1 "released->acquired"
-summary 2 "stopped->acquired"
-summary 3 "SIGTERM->command"
+for set in baseline tested; do
+  if [ "$set" = baseline ]; then
+    [ -n "$baseline" ] || continue
+    values=("${baseline_results[@]}")
+  else
+    values=("${results[@]}")
+  fi
+  summary "$set released->acquired" 1 "${values[@]}"
+  summary "$set stopped->acquired" 2 "${values[@]}"
+  summary "$set SIGTERM->command" 3 "${values[@]}"
+  handover=$(printf '%s\n' "${values[@]}" | awk '{print $1}' | sort -n |
+    awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }')
+  two=$(median_of "${puts[@]}")
+  printf '%-30s %.2f x two sequential PUTs (median %.1f ms)\n' "$set released->acquired" \
+    "$(awk -v h="$handover" -v p="$two" 'BEGIN { print h / p }')" "$two"
+done

@@ -6,13 +6,17 @@
 # a leader came back within the documented bound after every fault.
 #
 #   scripts/chaos.sh [--duration SECONDS] [--nodes N] [--seed S] [--min-transitions M]
-#                    [--bin DIR]... [--out DIR] [--peer-watch [--peer-base-port P]]
+#                    [--bin DIR]... [--out DIR]
+#                    [--peer-watch [--peer-base-port P] [--peer-tls ca|zero-config]]
 #                    [--clock-fault ahead|behind [--clock-offset DUR]] [--slots K]
 #
 # --bin DIR (repeatable): where to find s3lect, s3lect_fault_proxy and s3lect_chaos_checker
 # (DIR and DIR/tools are searched; default build/chaos). --peer-watch: the nodes run in peer
 # mode with watches, node i's health endpoint on 127.0.0.1:P+i (default P 19740; peer traffic
-# goes straight between the nodes, not through the proxy). --clock-fault: node 1's s3lect runs
+# goes straight between the nodes, not through the proxy); --peer-tls: a throw-away CA and one
+# certificate for 127.0.0.1 (ca, the default), or no certificate options at all: each node
+# start makes its own key, followers trust it by the pin in the record (zero-config).
+# --clock-fault: node 1's s3lect runs
 # with its wall clock DUR ahead or behind (libfaketime; its monotonic clocks and its command's
 # clock stay right); DUR is Ns or Nm, default 5m, at most 14m (S3 signatures allow 15).
 # --slots K (2-4, fewer than the nodes): the nodes run `s3lect run --slots K`, and the checker
@@ -35,6 +39,7 @@ bin_dirs=()
 out_dir=""
 peer_watch=0
 peer_base_port=19740
+peer_tls=ca
 clock_fault=""
 clock_offset=5m
 slot_count=0
@@ -51,7 +56,7 @@ retry_delays_ms="50,100"
 kill_grace_ms=200
 
 usage() {
-  sed -n '8,22p' "$0" | sed 's/^# \{0,1\}//'
+  sed -n '8,26p' "$0" | sed 's/^# \{0,1\}//'
   exit 2
 }
 
@@ -65,6 +70,7 @@ while (($#)); do
     --out) out_dir=${2:?}; shift 2 ;;
     --peer-watch) peer_watch=1; shift ;;
     --peer-base-port) peer_base_port=${2:?}; shift 2 ;;
+    --peer-tls) peer_tls=${2:?}; shift 2 ;;
     --clock-fault) clock_fault=${2:?}; shift 2 ;;
     --clock-offset) clock_offset=${2:?}; shift 2 ;;
     --slots) slot_count=${2:?}; shift 2 ;;
@@ -73,6 +79,7 @@ while (($#)); do
   esac
 done
 [[ $duration =~ ^[0-9]+$ && $seed =~ ^[0-9]+$ && $min_transitions =~ ^[0-9]+$ ]] || usage
+[[ $peer_tls == ca || $peer_tls == zero-config ]] || usage
 [[ $peer_base_port =~ ^[0-9]+$ ]] && ((peer_base_port > 0 && peer_base_port < 65530)) || usage
 if ! [[ $node_count =~ ^[0-9]+$ ]] || ((node_count < 3 || node_count > 5)); then
   echo "chaos.sh: --nodes must be 3 to 5" >&2
@@ -174,7 +181,7 @@ if [[ -n $clock_fault ]]; then
 fi
 
 # Peer mode: one certificate for 127.0.0.1 that every node serves and verifies the leader's by.
-if ((peer_watch)); then
+if ((peer_watch)) && [[ $peer_tls == ca ]]; then
   # shellcheck source=bench/lib/certs.sh
   source "$root/bench/lib/certs.sh"
   if [[ -n $clock_fault ]]; then
@@ -257,8 +264,9 @@ start_node() {
     # The peer timeout is the S3 request timeout, so a stopped leader costs a follower no more
     # than a stopped store would.
     peer=(--peer --peer-listen "127.0.0.1:$((peer_base_port + i))" --peer-watch
-      --peer-cert "$out_dir/certs/node.pem" --peer-key "$out_dir/certs/node.key"
-      --peer-ca "$out_dir/certs/ca.pem" --peer-timeout "${request_timeout_ms}ms")
+      --peer-timeout "${request_timeout_ms}ms")
+    [[ $peer_tls == ca ]] && peer+=(--peer-cert "$out_dir/certs/node.pem"
+      --peer-key "$out_dir/certs/node.key" --peer-ca "$out_dir/certs/ca.pem")
   fi
   if [[ -n $clock_fault ]] && ((i == 1)); then
     launcher+=("${fake_env[@]}")
@@ -612,7 +620,8 @@ step() {
 
 # --- the run ----------------------------------------------------------------------------------
 mode=s3
-((peer_watch)) && mode="peer-watch (health endpoints from 127.0.0.1:$((peer_base_port + 1)))"
+((peer_watch)) &&
+  mode="peer-watch-$peer_tls (health endpoints from 127.0.0.1:$((peer_base_port + 1)))"
 clock=right
 [[ -n $clock_fault ]] && clock="node1:$(printf '%+d' "$clock_offset_s")s"
 ((slot_count)) && mode+=", $slot_count slots"
@@ -747,7 +756,7 @@ else
   fi
 fi
 mode_args=""
-((peer_watch)) && mode_args+=" --peer-watch --peer-base-port $peer_base_port"
+((peer_watch)) && mode_args+=" --peer-watch --peer-base-port $peer_base_port --peer-tls $peer_tls"
 [[ -n $clock_fault ]] && mode_args+=" --clock-fault $clock_fault --clock-offset $clock_offset"
 ((slot_count)) && mode_args+=" --slots $slot_count"
 echo "command: scripts/chaos.sh --duration $duration --nodes $node_count --seed $seed" \

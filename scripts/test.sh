@@ -237,8 +237,11 @@ chaos_sanitizers() {
 if [ -f scripts/chaos.sh ]; then
   stage "chaos"
   chaos_sanitizers --duration 150 --min-transitions 50
-  stage "chaos, peer-watch mode"
-  chaos_sanitizers --duration 150 --min-transitions 50 --peer-watch
+  # Peer mode both ways, 75 s each: CA certificates, and zero-configuration TLS (key pins).
+  stage "chaos, peer-watch mode, CA certificates"
+  chaos_sanitizers --duration 75 --min-transitions 25 --peer-watch --peer-tls ca
+  stage "chaos, peer-watch mode, zero-configuration TLS"
+  chaos_sanitizers --duration 75 --min-transitions 25 --peer-watch --peer-tls zero-config
   # Node 1's wall clock 5 minutes off (libfaketime), its monotonic clock right: a live leader
   # must keep the lock whichever way the clock is wrong. 60 s runs see 26-29 transitions (the
   # first 3 s have no faults), so 15 leaves room for a slow machine.

@@ -35,6 +35,13 @@ struct peer_config {
   /// client certificate (leaf first) and its unencrypted key for mutual TLS. `verify_peer` must
   /// stay on and `require_client_cert` off (a server's setting).
   tls_config tls;
+  /// Zero-configuration TLS (docs/peer-mode.md#zero-configuration-tls): the public_key_pin() of
+  /// the certificate this node's health endpoint presents, e.g. make_self_signed_identity()'s.
+  /// Written as "peerKeyPin" into every record this elector writes while leading, so that
+  /// followers trust that certificate by its key instead of by a CA. Empty: no pin (CA mode).
+  /// A follower always uses the pin of the record it read when there is one, whatever `tls`
+  /// says, and `tls`'s CAs otherwise.
+  std::string key_pin;
 };
 
 /// Settings of one elector. Set the fields you need, then validate(); the elector validates
@@ -67,7 +74,8 @@ struct peer_config {
 ///   still run past S + D, and then the leader demotes itself, which is always safe.
 /// - peer.health_path starts with '/'; peer.timeout > 0; peer.tls: certificate and private key
 ///   at most one of file and PEM each, both or neither; verify_peer on; require_client_cert
-///   off. (Unreadable files are reported by the elector's constructor.)
+///   off; peer.key_pin empty or "sha256:" and 64 lowercase hex digits. (Unreadable files are
+///   reported by the elector's constructor.)
 struct elector_config {
   /// S3 object key of the lock record, e.g. "leader/my-group.json".
   std::string lock_key;

@@ -55,6 +55,12 @@ struct leadership_snapshot {
   /// renewals). A watch may ask to be answered when it changes (`&serial=`), which tells the
   /// follower of each renewal as it lands.
   std::uint64_t serial = 0;
+  /// Not leader, after this elector released the lock: the ETag and term of the released record
+  /// it wrote, until it sees anyone lead again. Sent in the 404 answer ("releasedETag",
+  /// "releasedTerm") so that a watching follower can write its takeover at once with If-Match
+  /// on that ETag (docs/safety-and-fencing.md#one-round-trip-handover). Empty: nothing to tell.
+  std::string released_etag;
+  std::uint64_t released_term = 0;
   /// Increases whenever is_leader, term, leader_id or serial changes.
   std::uint64_t version = 0;
 };
@@ -232,6 +238,13 @@ struct health_server_config {
   /// health_server constructor.
   std::optional<std::string> validate() const;
 };
+
+/// The address followers should use to reach a server bound to `bound` (its local_endpoint()),
+/// as elector_config::server_address: `bound` itself when it is a specific IP; for 0.0.0.0 or
+/// [::], the first non-loopback IPv4 address of an interface that is up (then, for [::], the
+/// first such IPv6 address that is not link-local), else 127.0.0.1. Behind NAT or in a
+/// container, where no interface has the address others use, set server_address yourself.
+std::string reachable_address(const boost::asio::ip::tcp::endpoint& bound);
 
 /// Counters of a health server, for tests and metrics (server_stats.hpp).
 using health_server_stats = server_stats;

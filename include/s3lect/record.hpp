@@ -40,6 +40,10 @@ struct lock_record {
   bool released = false;
   /// JSON "nonce": random per write, so every write has its own body and ETag.
   std::string nonce;
+  /// JSON "peerKeyPin", written only when set: the public_key_pin() of the certificate the
+  /// leader's health endpoint presents in zero-configuration TLS (docs/peer-mode.md). Followers
+  /// trust that certificate by this pin. Absent in Go records and in CA mode.
+  std::string peer_key_pin;
 
   friend bool operator==(const lock_record&, const lock_record&) = default;
 };

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <string>
+#include <string_view>
 
 namespace s3lect {
 
@@ -27,5 +28,22 @@ struct tls_config {
   /// Servers only: refuse clients without a certificate that chains to the CAs above.
   bool require_client_cert = false;
 };
+
+/// A key pair and a self-signed certificate made in memory, for zero-configuration peer TLS
+/// (docs/peer-mode.md#zero-configuration-tls): the leader's health server presents it, the lock
+/// record carries the pin, and followers trust the certificate whose key has that pin.
+struct self_signed_identity {
+  std::string certificate_pem;
+  std::string private_key_pem;  ///< Unencrypted; only ever in memory.
+  std::string public_key_pin;   ///< public_key_pin() of the certificate.
+};
+
+/// A fresh EC P-256 key and a certificate for it, signed by itself. Never writes a file.
+/// Throws boost::system::system_error(errc::invalid_config) when OpenSSL cannot make them.
+self_signed_identity make_self_signed_identity();
+
+/// The pin of a PEM certificate's public key: "sha256:" and the 64 lowercase hex digits of the
+/// SHA-256 of its DER SubjectPublicKeyInfo. Empty when `certificate_pem` holds no certificate.
+std::string public_key_pin(std::string_view certificate_pem);
 
 }  // namespace s3lect

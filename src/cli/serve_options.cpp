@@ -1,6 +1,7 @@
 #include "cli/serve_options.hpp"
 
 #include <s3lect/metrics_server.hpp>
+#include <s3lect/tls.hpp>
 
 #include <boost/asio/ip/address.hpp>
 
@@ -8,6 +9,7 @@
 
 #include <cerrno>
 #include <cstring>
+#include <exception>
 
 namespace s3lect::cli {
 namespace {
@@ -45,9 +47,9 @@ bool readable(const std::string& option, const std::string& path, std::string& e
 }
 
 const std::vector<std::string>& peer_only_options() {
-  static const std::vector<std::string> names{"peer-listen", "peer-cert",        "peer-key",
-                                              "peer-ca",     "peer-client-cert", "peer-client-key",
-                                              "peer-watch",  "peer-timeout"};
+  static const std::vector<std::string> names{
+      "peer-listen",      "peer-advertise",  "peer-cert",  "peer-key",    "peer-ca",
+      "peer-client-cert", "peer-client-key", "peer-watch", "peer-timeout"};
   return names;
 }
 
@@ -71,9 +73,9 @@ const std::vector<std::string>& serve_flag_names() {
 }
 
 const std::vector<std::string>& serve_valued_names() {
-  static const std::vector<std::string> names{"peer-listen",  "peer-cert",        "peer-key",
-                                              "peer-ca",      "peer-client-cert", "peer-client-key",
-                                              "peer-timeout", "metrics-listen",   "liveness-stall"};
+  static const std::vector<std::string> names{
+      "peer-listen",      "peer-advertise",  "peer-cert",    "peer-key",       "peer-ca",
+      "peer-client-cert", "peer-client-key", "peer-timeout", "metrics-listen", "liveness-stall"};
   return names;
 }
 
@@ -81,17 +83,24 @@ const char* serve_options_help() {
   return "  --peer                   peer mode: every node serves an HTTPS health endpoint\n"
          "                           (/health/leadership), and settled followers ask the\n"
          "                           leader there instead of reading S3 (default: off)\n"
-         "  --peer-listen IP:PORT    where the health endpoint listens (default: all\n"
-         "                           interfaces, 0.0.0.0 or [::], on the port of --addr).\n"
-         "                           Without --addr, it is also the leaderAddr followers use,\n"
-         "                           so it must then be a specific IP. Port 0 is refused.\n"
+         "  --peer-listen IP:PORT    where the health endpoint listens; port 0 picks a free\n"
+         "                           one (default: all interfaces, 0.0.0.0 or [::], on the\n"
+         "                           port of --addr or --peer-advertise, else on a free port)\n"
+         "  --peer-advertise HOST:PORT  where followers reach this node, written as the\n"
+         "                           record's leaderAddr; for NAT and containers (default:\n"
+         "                           the listening IP and port, or for 0.0.0.0 and [::] the\n"
+         "                           first non-loopback interface address; same as --addr)\n"
          "  --peer-cert PATH         PEM certificate chain of the health endpoint; it must name\n"
-         "                           the host or IP of --addr (required with --peer)\n"
-         "  --peer-key PATH          its unencrypted PEM private key (required with --peer)\n"
+         "                           the host or IP of --addr (default: zero-configuration\n"
+         "                           TLS: a fresh in-memory key and self-signed certificate,\n"
+         "                           whose key pin the lock record carries to the followers)\n"
+         "  --peer-key PATH          its unencrypted PEM private key (required with\n"
+         "                           --peer-cert)\n"
          "  --peer-ca PATH           PEM CAs that the leader's certificate, and with mutual TLS\n"
          "                           the followers' client certificates, must chain to\n"
          "                           (default: the system's CAs; required with\n"
-         "                           --peer-client-cert)\n"
+         "                           --peer-client-cert). A record with a key pin is trusted\n"
+         "                           by its pin instead\n"
          "  --peer-client-cert PATH  mutual TLS: the certificate this node presents to the\n"
          "                           leader. A node that presents one also requires one, signed\n"
          "                           by --peer-ca, from every follower that asks it: give all\n"
@@ -134,7 +143,7 @@ namespace {
 
 /// The files the peer options name.
 struct peer_files {
-  std::string cert;
+  std::string cert;  ///< Empty, like `key`: zero-configuration TLS.
   std::string key;
   std::optional<std::string> ca;
   std::optional<std::string> client_cert;
@@ -181,13 +190,12 @@ bool no_peer_options(const parsed_args& args, std::string& error) {
 std::optional<peer_files> peer_file_options(const parsed_args& args, std::string& error) {
   const auto cert = args.get("peer-cert");
   const auto key = args.get("peer-key");
-  if (!cert || !key) {
-    error = std::string("--peer: needs ") + (cert ? "--peer-key" : "--peer-cert") +
-            " (any node may lead, so every node serves the health endpoint over HTTPS)";
+  if (cert.has_value() != key.has_value()) {
+    error = cert ? "--peer-cert: needs --peer-key" : "--peer-key: needs --peer-cert";
     return std::nullopt;
   }
-  peer_files files{*cert, *key, args.get("peer-ca"), args.get("peer-client-cert"),
-                   args.get("peer-client-key")};
+  peer_files files{cert.value_or(""), key.value_or(""), args.get("peer-ca"),
+                   args.get("peer-client-cert"), args.get("peer-client-key")};
   if (files.client_cert.has_value() != files.client_key.has_value()) {
     error = files.client_cert ? "--peer-client-cert: needs --peer-client-key"
                               : "--peer-client-key: needs --peer-client-cert";
@@ -204,15 +212,38 @@ std::optional<peer_files> peer_file_options(const parsed_args& args, std::string
 
 /// True when every file named is readable; else false with `error` naming the option.
 bool peer_files_readable(const peer_files& files, std::string& error) {
-  return readable("peer-cert", files.cert, error) && readable("peer-key", files.key, error) &&
+  const bool zero_config = files.cert.empty();
+  return (zero_config ||
+          (readable("peer-cert", files.cert, error) && readable("peer-key", files.key, error))) &&
          (!files.ca || readable("peer-ca", *files.ca, error)) &&
          (!files.client_cert || readable("peer-client-cert", *files.client_cert, error)) &&
          (!files.client_key || readable("peer-client-key", *files.client_key, error));
 }
 
-/// --peer-listen as the bind address; without --addr it becomes the advertised address.
-std::optional<std::string> bind_to_peer_listen(const std::string& listen, elector_config& config,
-                                               std::string& error) {
+/// --peer-advertise into config.server_address: HOST:PORT that followers can reach. The same
+/// field as --addr, so at most one of the two.
+bool apply_peer_advertise(const parsed_args& args, elector_config& config, std::string& error) {
+  const auto advertise = args.get("peer-advertise");
+  if (!advertise) return true;
+  const auto parts = split_host_port(*advertise);
+  const bool port_ok = parts && parts->port.size() <= 5 &&
+                       parts->port.find_first_not_of("0123456789") == std::string::npos &&
+                       std::stoul(parts->port) >= 1 && std::stoul(parts->port) <= 65535;
+  if (!port_ok) {
+    error = "--peer-advertise: expected HOST:PORT with a port of 1-65535, got '" + *advertise + "'";
+    return false;
+  }
+  if (!config.server_address.empty()) {
+    error = "--peer-advertise: give it or --addr, not both (both set the leaderAddr)";
+    return false;
+  }
+  config.server_address = *advertise;
+  return true;
+}
+
+/// --peer-listen as the bind address (port 0: a free one). Without --addr or --peer-advertise,
+/// leaderAddr is where the server ends up listening (serve_settings::advertise_bound_address).
+std::optional<std::string> bind_to_peer_listen(const std::string& listen, std::string& error) {
   const auto parts = split_host_port(listen);
   const auto ip = parts ? ip_literal(parts->host) : std::nullopt;
   if (!parts || !ip) {
@@ -222,52 +253,57 @@ std::optional<std::string> bind_to_peer_listen(const std::string& listen, electo
         listen + "'";
     return std::nullopt;
   }
-  if (parts->port == "0") {
-    error = "--peer-listen: port 0 is not allowed: followers must know the port";
-    return std::nullopt;
-  }
-  if (config.server_address.empty()) {
-    if (ip->is_unspecified()) {
-      error = "--addr: needed with --peer-listen " + listen +
-              ": followers reach the leader at --addr, and " + parts->host +
-              " is not an address they can reach";
-      return std::nullopt;
-    }
-    config.server_address = listen;
-  }
   return listen;
 }
 
-/// Where the health server listens: --peer-listen, else every interface on --addr's port.
+/// Where the health server listens: --peer-listen; else every interface, on the port of --addr
+/// or --peer-advertise, or on a free port when neither is given.
 std::optional<std::string> peer_bind_address(const parsed_args& args, elector_config& config,
                                              std::string& error) {
   std::optional<host_port> advertised;
   if (const std::string& addr = config.server_address; !addr.empty()) {
-    advertised = split_host_port(addr);  // --addr was checked to be HOST:PORT
+    advertised = split_host_port(addr);  // --addr and --peer-advertise were checked
     const auto ip = advertised ? ip_literal(advertised->host) : std::nullopt;
     if (ip && ip->is_unspecified()) {
-      error = "--addr: " + addr +
+      error = (args.has("peer-advertise") ? "--peer-advertise: " : "--addr: ") + addr +
               " is not an address followers can reach: give this node's IP or host name";
       return std::nullopt;
     }
   }
-  if (auto listen = args.get("peer-listen")) return bind_to_peer_listen(*listen, config, error);
+  if (auto listen = args.get("peer-listen")) return bind_to_peer_listen(*listen, error);
   if (advertised) {
     const auto ip = ip_literal(advertised->host);
     return (ip && ip->is_v6() ? "[::]:" : "0.0.0.0:") + advertised->port;
   }
-  error =
-      "--peer: needs --addr HOST:PORT (where followers reach this node) or --peer-listen "
-      "IP:PORT";
-  return std::nullopt;
+  return std::string("0.0.0.0:0");
+}
+
+/// The server's identity: the files, or without them a fresh key and self-signed certificate
+/// whose pin the elector writes into its records (zero-configuration TLS). False with `error`
+/// when OpenSSL cannot make one.
+bool apply_server_identity(const peer_files& files, health_server_config& server,
+                           elector_config& config, std::string& error) {
+  if (!files.cert.empty()) {
+    server.tls.certificate_file = files.cert;
+    server.tls.private_key_file = files.key;
+    return true;
+  }
+  try {
+    self_signed_identity identity = make_self_signed_identity();
+    server.tls.certificate_pem = std::move(identity.certificate_pem);
+    server.tls.private_key_pem = std::move(identity.private_key_pem);
+    config.peer.key_pin = std::move(identity.public_key_pin);
+    return true;
+  } catch (const std::exception& e) {
+    error = std::string("--peer: ") + e.what();
+    return false;
+  }
 }
 
 /// The TLS files into the server's settings and the elector's peer client settings. A node
 /// that presents a client certificate also requires one: mutual TLS for the whole group.
 void apply_peer_files(const peer_files& files, health_server_config& server,
                       elector_config& config) {
-  server.tls.certificate_file = files.cert;
-  server.tls.private_key_file = files.key;
   if (files.client_cert) {
     server.tls.ca_file = *files.ca;
     server.tls.require_client_cert = true;
@@ -317,11 +353,20 @@ std::optional<serve_settings> make_serve_settings(const parsed_args& args, elect
     return settings;
   }
   const std::optional<peer_files> files = peer_file_options(args, error);
-  if (!files) return std::nullopt;
+  if (!files || !apply_peer_advertise(args, config, error)) return std::nullopt;
   health_server_config server;
   std::optional<std::string> bind_address = peer_bind_address(args, config, error);
   if (!bind_address || !peer_files_readable(*files, error)) return std::nullopt;
   server.bind_address = std::move(*bind_address);
+  if (config.server_address.empty()) {
+    const auto parts = split_host_port(server.bind_address);
+    const auto ip = parts ? ip_literal(parts->host) : std::nullopt;
+    // A wildcard address or a free port is known only once the server listens (run sets it
+    // before campaigning); until then validate() gets the bind address.
+    settings.advertise_bound_address = !ip || ip->is_unspecified() || parts->port == "0";
+    config.server_address = server.bind_address;
+  }
+  if (!apply_server_identity(*files, server, config, error)) return std::nullopt;
   apply_peer_files(*files, server, config);
   if (!apply_peer_behaviour(args, config, error)) return std::nullopt;
   server.handler.path = config.peer.health_path;

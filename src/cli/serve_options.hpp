@@ -20,6 +20,9 @@ namespace s3lect::cli {
 struct serve_settings {
   /// Peer mode: the health server every node runs (a follower answers "not leader").
   std::optional<health_server_config> peer_server;
+  /// Neither --addr nor --peer-advertise: leaderAddr is reachable_address() of where the peer
+  /// server ends up listening, set once it listens and before campaigning.
+  bool advertise_bound_address = false;
   /// --metrics-listen: where the plain-HTTP /metrics endpoint listens.
   std::optional<std::string> metrics_listen;
   /// --liveness-stall: the metrics endpoint's /healthz fails once the elector's loop has not
@@ -38,12 +41,15 @@ const char* serve_options_help();
 /// the client certificate) and builds the servers' settings. Needs config.server_address set
 /// from --addr already. Returns nullopt and sets `error` to one line naming the option at fault.
 /// The rules:
-/// - every --peer-* option needs --peer; --peer needs --peer-cert and --peer-key (any node may
-///   lead, so every node serves the health endpoint), and --addr or --peer-listen;
-/// - --peer-listen is IP:PORT with an IP literal and a port other than 0; without it the server
-///   listens on all interfaces (0.0.0.0, or [::] for an IPv6 --addr) on --addr's port;
-/// - without --addr, leaderAddr is --peer-listen, which then must not be a wildcard address:
-///   followers could not reach 0.0.0.0; --addr itself must not be a wildcard address either;
+/// - every --peer-* option needs --peer; --peer-cert and --peer-key go together; without them
+///   the node makes an in-memory key and self-signed certificate and config.peer.key_pin is
+///   its pin (zero-configuration TLS);
+/// - --peer-listen is IP:PORT with an IP literal (port 0: a free one); without it the server
+///   listens on all interfaces (0.0.0.0, or [::] for an IPv6 --addr) on the port of --addr or
+///   --peer-advertise, else on a free port;
+/// - --peer-advertise is --addr under its peer-mode name: at most one of them, neither a
+///   wildcard address; without both, leaderAddr is reachable_address() of the bound endpoint
+///   (advertise_bound_address);
 /// - --peer-client-cert and --peer-client-key go together and need --peer-ca. A node that
 ///   presents a client certificate also requires one from its followers, verified against
 ///   --peer-ca: mutual TLS is on for the whole group or off;

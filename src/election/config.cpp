@@ -153,6 +153,11 @@ std::optional<std::string> validate_peer(const peer_config& peer) {
   if (peer.timeout <= milliseconds::zero()) {
     return broken("peer.timeout", "greater than 0", peer.timeout);
   }
+  const bool pin_shape =
+      peer.key_pin.empty() ||
+      (peer.key_pin.size() == 71 && peer.key_pin.starts_with("sha256:") &&
+       peer.key_pin.find_first_not_of("0123456789abcdef", 7) == std::string::npos);
+  if (!pin_shape) return "peer.key_pin: must be empty or 'sha256:' and 64 lowercase hex digits";
   return validate_peer_tls(peer.tls);
 }
 

@@ -107,7 +107,7 @@ void election_core::advance(const instant& now, step& out) {
   const bool acquiring = acquire_in_doubt_ || (in_flight_ && in_flight_->what == purpose::acquire);
   if (release_wanted_ && !holding_ && !acquiring) {
     release_wanted_ = false;
-    out.notices.emplace_back(release_finished{false});
+    out.notices.emplace_back(release_finished{false, {}, 0});
   }
   if (in_flight_) {
     if (in_flight_->what == purpose::peer && peer_.deadline && now.steady >= *peer_.deadline &&
@@ -199,6 +199,7 @@ void election_core::start_write(const instant& now, purpose what, put_condition 
   record.lease = config_.lease;
   record.released = what == purpose::release;
   record.nonce = make_nonce();
+  if (config_.peer.enabled) record.peer_key_pin = config_.peer.key_pin;
 
   storage_request request;
   request.type = storage_request::kind::write;

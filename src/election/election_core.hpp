@@ -84,6 +84,7 @@ enum class loss_reason {
 /// A peer-mode health check of the leader's endpoint (docs/peer-mode.md#how-it-works).
 struct peer_check_request {
   std::string address;  ///< The leader's leaderAddr.
+  std::string key_pin;  ///< The leader's peerKeyPin: trust its certificate by this pin.
   /// Set: a watch of this duration on `term` (and `serial`, when set). Unset: a plain check.
   std::optional<std::chrono::milliseconds> watch;
   std::uint64_t term = 0;
@@ -121,6 +122,10 @@ struct leader_changed {
 /// record was written (false: nothing was held, or the write failed).
 struct release_finished {
   bool released = false;
+  /// When released: the released record's ETag and term, which a leader tells its watching
+  /// followers so that they can take over with If-Match without reading first.
+  std::string etag;
+  std::uint64_t term = 0;
 };
 /// The core stopped; it emits nothing more until start().
 struct core_stopped {};
@@ -305,6 +310,9 @@ class election_core {
   steady_time peer_due(const instant& now) const;
   void start_peer_check(const instant& now, step& out);
   void fall_back_to_store(const std::string& why);
+  /// The leader's watch answer names the released record it wrote: observed as if read.
+  void take_over_released(const instant& now, const lock_record& known,
+                          const peer_answer::released_record& released, step& out);
   void start_write(const instant& now, purpose what, put_condition condition, std::uint64_t term,
                    bool grace, step& out);
   void start_acquisition(const instant& now, step& out);

@@ -34,7 +34,11 @@ step election_core::on_peer_done(const instant& now, const boost::system::error_
     return finish(now, std::move(out));
   }
   if (!answer.leader) {
-    fall_back_to_store("leader_says_not_leader");
+    if (answer.released && answer.released->term == known.term) {
+      take_over_released(now, known, *answer.released, out);
+    } else {
+      fall_back_to_store("leader_says_not_leader");
+    }
     return finish(now, std::move(out));
   }
   if (answer.leader_id != known.leader_id || (answer.term != 0 && answer.term != known.term)) {
@@ -88,6 +92,7 @@ void election_core::start_peer_check(const instant& now, step& out) {
   storage_request request;
   request.type = storage_request::kind::peer_check;
   request.peer.address = leader.leader_addr;
+  request.peer.key_pin = leader.peer_key_pin;
   request.peer.term = leader.term;
   // With watches on: first a plain check, which answers at once with the leader's write serial,
   // then watches. With a serial the leader answers on each renewal, so silence for D means
@@ -102,6 +107,25 @@ void election_core::start_peer_check(const instant& now, step& out) {
     }
   }
   out.operation = std::move(request);
+}
+
+void election_core::take_over_released(const instant& now, const lock_record& known,
+                                       const peer_answer::released_record& released, step& out) {
+  // The leader we follow says it replaced its record by a released one with this ETag. Taken
+  // as if read from the store: the usual rules then write the takeover with If-Match on that
+  // ETag. S3 applies it only if the object is still exactly that released record, whose term
+  // the leader that wrote it told us; any other write in between fails it with 412, which
+  // reads the store as ever (docs/safety-and-fencing.md#one-round-trip-handover).
+  log(log_level::info, "leader released through the watch: taking over without a read etag=" +
+                           released.etag + " term=" + std::to_string(released.term));
+  lock_record record = known;
+  record.term = released.term;
+  record.released = true;
+  get_result hint;
+  hint.found = object{encode_record(record), released.etag};
+  mode_ = poll_mode::frequent;
+  healthy_reads_ = 0;
+  observe(now, hint, out);
 }
 
 void election_core::fall_back_to_store(const std::string& why) {

@@ -165,7 +165,7 @@ void election_core::finish_release(const instant& now, bool released, const std:
   for (own_write& write : own_writes_) write.resumable = false;
   holding_.reset();
   release_wanted_ = false;
-  out.notices.emplace_back(release_finished{released});
+  out.notices.emplace_back(release_finished{released, released ? etag : std::string(), term});
   if (released) {
     lock_record record;
     record.term = term;

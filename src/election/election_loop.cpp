@@ -85,8 +85,8 @@ void elector::impl::publish(const detail::core_notice& notice) {
     on_lost(lost->term, lost->reason);
   } else if (auto* changed = std::get_if<detail::leader_changed>(&notice)) {
     publisher.leader_changed(*changed);
-  } else if (std::holds_alternative<detail::release_finished>(notice)) {
-    publisher.release_finished();
+  } else if (auto* released = std::get_if<detail::release_finished>(&notice)) {
+    publisher.release_finished(*released);
   } else if (std::holds_alternative<detail::core_stopped>(notice)) {
     loop.running = false;
     publisher.stopped();

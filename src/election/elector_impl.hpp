@@ -122,7 +122,7 @@ struct elector::impl : std::enable_shared_from_this<impl> {
                                                      detail::peer_check_request request);
   static boost::asio::awaitable<std::tuple<boost::system::error_code, detail::peer_answer>>
   check_attempt(std::shared_ptr<impl> self, std::shared_ptr<detail::peer_client> client,
-                std::string address, std::optional<detail::peer_watch> watch);
+                std::string address, std::string key_pin, std::optional<detail::peer_watch> watch);
 
   // hook_runner.cpp
   void on_gained(std::uint64_t term);

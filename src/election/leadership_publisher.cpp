@@ -53,6 +53,7 @@ void leadership_publisher::publish_lease(const leadership_lease& lease, const el
   ++counters_.acquisitions;
   health_.is_leader = true;
   health_.term = lease.term;
+  health_.released_etag.clear();
   if (const lock_record* held = core.held_record()) health_.record_json = encode_record(*held);
   health_record_sent_ = core.held_record_sent();
   ++health_.serial;
@@ -95,12 +96,18 @@ void leadership_publisher::leader_changed(const detail::leader_changed& changed)
   bump_version_locked();
   health_.leader_id = changed.leader_id;
   if (!health_.is_leader) health_.term = changed.term;
+  // Someone leads again: our released record is no longer there to take over.
+  if (!changed.leader_id.empty()) health_.released_etag.clear();
   if (!release_pending_) bump_health_locked();
 }
 
-void leadership_publisher::release_finished() {
+void leadership_publisher::release_finished(const detail::release_finished& finished) {
   std::lock_guard lock(mutex_);
   resign_waiters_.complete_all({error_code{}});
+  if (finished.released) {
+    health_.released_etag = finished.etag;
+    health_.released_term = finished.term;
+  }
   release_pending_ = false;
   bump_health_locked();
 }

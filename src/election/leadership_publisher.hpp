@@ -53,7 +53,7 @@ class leadership_publisher {
   /// The holder named by the record changed.
   void leader_changed(const detail::leader_changed& changed);
   /// The release asked for by stop() or resign() is over.
-  void release_finished();
+  void release_finished(const detail::release_finished& finished);
   /// The core stopped.
   void stopped();
   /// After every step: copies the core's status, counts renewals and wakes who waits for them.

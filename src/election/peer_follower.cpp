@@ -68,9 +68,9 @@ asio::awaitable<void> elector::impl::run_peer_check(std::shared_ptr<impl> self,
   }
   std::optional<detail::peer_watch> watch;
   if (request.watch) watch = detail::peer_watch{*request.watch, request.term, request.serial};
-  auto attempt = [self, client, address = std::move(request.address), watch] {
-    return check_attempt(self, client, address, watch);
-  };
+  auto attempt = [self, client, address = std::move(request.address),
+                  key_pin = std::move(request.key_pin),
+                  watch] { return check_attempt(self, client, address, key_pin, watch); };
   const detail::peer_retry_predicate retryable{watch.has_value()};
   auto [ec, answer] = co_await async_retry(config.retry, attempt, retryable);
   if (ec && !watch &&
@@ -82,9 +82,9 @@ asio::awaitable<void> elector::impl::run_peer_check(std::shared_ptr<impl> self,
 
 asio::awaitable<std::tuple<error_code, detail::peer_answer>> elector::impl::check_attempt(
     std::shared_ptr<impl> self, std::shared_ptr<detail::peer_client> client, std::string address,
-    std::optional<detail::peer_watch> watch) {
-  auto outcome =
-      co_await client->async_check(std::move(address), watch, asio::as_tuple(asio::use_awaitable));
+    std::string key_pin, std::optional<detail::peer_watch> watch) {
+  auto outcome = co_await client->async_check(std::move(address), std::move(key_pin), watch,
+                                              asio::as_tuple(asio::use_awaitable));
   self->publisher.count_peer(std::get<0>(outcome), std::get<1>(outcome));
   co_return outcome;
 }

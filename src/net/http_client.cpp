@@ -6,6 +6,7 @@
 
 #include "beast_names.hpp"
 #include "tls_context.hpp"
+#include "tls_identity.hpp"
 #include "tls_verify.hpp"
 
 #include <boost/asio/connect.hpp>
@@ -21,6 +22,10 @@
 
 #include <openssl/ssl.h>
 #include <poll.h>
+#if defined(__linux__)
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#endif
 
 #include <atomic>
 #include <mutex>
@@ -45,6 +50,18 @@ struct connection {
   tcp::socket& socket() {
     if (auto* tls = std::get_if<tls_stream>(&stream)) return tls->next_layer();
     return std::get<tcp::socket>(stream);
+  }
+
+  /// Acknowledges the next segments at once instead of after the delayed-ACK timer. A server
+  /// that sends its reply in two segments (the local radosgw does) waits for the ACK of the
+  /// first before it sends the second: without this every reply on a kept-alive connection
+  /// stalls ~40 ms. Linux leaves quick-ACK mode on its own, so it is set again before each
+  /// read; elsewhere a no-op.
+  void acknowledge_promptly() {
+#if defined(TCP_QUICKACK)
+    const int on = 1;
+    ::setsockopt(socket().native_handle(), IPPROTO_TCP, TCP_QUICKACK, &on, sizeof on);
+#endif
   }
 
   /// Closing the socket makes every pending operation on it complete at once, whatever layer
@@ -169,6 +186,17 @@ struct http_client::impl {
     }
   }
 
+  /// With a pin: the handshake proved that the server holds the private key of the certificate
+  /// it sent; this checks that it is the key the pin names.
+  bool pin_matches(tls_stream& tls, exchange_result& failure) const {
+    if (settings.public_key_pin.empty()) return true;
+    X509* certificate = SSL_get0_peer_certificate(tls.native_handle());
+    if (public_key_pin(certificate) == settings.public_key_pin) return true;
+    failure.error = errc::tls_verification_failed;
+    failure.detail = "the server's key does not have the pin " + settings.public_key_pin;
+    return false;
+  }
+
   asio::awaitable<std::unique_ptr<connection>> open(std::shared_ptr<request_control> control,
                                                     exchange_result& failure);
   asio::awaitable<tcp::resolver::results_type> resolve(std::shared_ptr<request_control> control,
@@ -260,7 +288,7 @@ asio::awaitable<bool> http_client::impl::handshake(tls_stream& tls, connection& 
     failure.error = classify_handshake_error(ec, tls.native_handle(), failure.detail);
     co_return false;
   }
-  co_return true;
+  co_return pin_matches(tls, failure);
 }
 
 asio::awaitable<std::unique_ptr<connection>> http_client::impl::open(
@@ -353,6 +381,7 @@ asio::awaitable<attempt> http_client::impl::round_trip_on(
   }
 
   control->phase = control->waiting_phase;
+  conn.acknowledge_promptly();
   http::response_parser<http::string_body> parser;
   parser.header_limit(settings.max_header_bytes);
   parser.body_limit(settings.max_body_bytes);

@@ -119,6 +119,10 @@ struct http_client_settings {
   tls_config tls_settings;
   /// How the owner's configuration names its tls_config, for errors ("tls." + "ca_file").
   std::string tls_field_prefix = "tls.";
+  /// Set: the server's certificate is trusted when its public key has this pin
+  /// (tls_identity.hpp), whatever signed it and whatever names it; the context must not verify
+  /// (tls_settings.verify_peer off). Empty: verified by the context's CAs and `host`.
+  std::string public_key_pin;
   /// A context built already (make_shared_tls_context), shared with other clients; null: one
   /// is built from tls_settings.
   std::shared_ptr<boost::asio::ssl::context> tls_context;

@@ -80,6 +80,27 @@ void set_client_verification(ssl::context& context, const tls_config& tls) {
                                  sizeof session_context - 1);
 }
 
+/// Mozilla's "intermediate" profile without its DHE suites: TLS 1.3 with OpenSSL's default
+/// suites (all AEAD), and TLS 1.2 only with ECDHE key exchange (forward secrecy) and an AEAD
+/// cipher. CBC suites (padding oracles, Lucky13) and RSA key exchange (no forward secrecy) are
+/// refused by servers and never offered by clients. Every S3 store and every s3lect node
+/// supports these. A server picks by its own order, so that a client cannot steer it to the
+/// weakest suite both sides have.
+void restrict_to_modern_ciphers(ssl::context& context, tls_role role) {
+  static constexpr const char* tls12_ciphers =
+      "ECDHE-ECDSA-AES128-GCM-SHA256:ECDHE-RSA-AES128-GCM-SHA256:"
+      "ECDHE-ECDSA-AES256-GCM-SHA384:ECDHE-RSA-AES256-GCM-SHA384:"
+      "ECDHE-ECDSA-CHACHA20-POLY1305:ECDHE-RSA-CHACHA20-POLY1305";
+  SSL_CTX_set_min_proto_version(context.native_handle(), TLS1_2_VERSION);
+  if (SSL_CTX_set_cipher_list(context.native_handle(), tls12_ciphers) != 1) {
+    throw boost::system::system_error(errc::invalid_config,
+                                      "this OpenSSL knows none of the TLS 1.2 AEAD suites");
+  }
+  if (role == tls_role::server) {
+    SSL_CTX_set_options(context.native_handle(), SSL_OP_CIPHER_SERVER_PREFERENCE);
+  }
+}
+
 }  // namespace
 
 ssl::context make_tls_context(const tls_config& tls, tls_role role, std::string_view prefix) {
@@ -87,7 +108,7 @@ ssl::context make_tls_context(const tls_config& tls, tls_role role, std::string_
   ssl::context context(server ? ssl::context::tls_server : ssl::context::tls_client);
   context.set_options(ssl::context::default_workarounds | ssl::context::no_compression |
                       (server ? ssl::context::single_dh_use : 0));
-  SSL_CTX_set_min_proto_version(context.native_handle(), TLS1_2_VERSION);
+  restrict_to_modern_ciphers(context, role);
   // Without a callback OpenSSL would prompt on the terminal for an encrypted key's password.
   context.set_password_callback(
       [](std::size_t, ssl::context::password_purpose) { return std::string(); });

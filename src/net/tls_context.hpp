@@ -17,11 +17,11 @@ namespace s3lect::detail {
 /// Which end of the connection the context is for.
 enum class tls_role { client, server };
 
-/// A TLS 1.2+ context for `role`: the trusted CAs (a client without any trusts the system's;
-/// a server with some verifies client certificates, and requires one with
-/// require_client_cert), and this side's certificate and key when set. Throws
-/// boost::system::system_error(errc::invalid_config) naming the field that cannot be loaded,
-/// after `field_prefix` (how the enclosing configuration names its tls_config: "tls.",
+/// A context for `role` that speaks TLS 1.3, and TLS 1.2 with ECDHE and AEAD suites only: the
+/// trusted CAs (a client without any trusts the system's; a server with some verifies client
+/// certificates, and requires one with require_client_cert), and this side's certificate and key
+/// when set. Throws boost::system::system_error(errc::invalid_config) naming the field that cannot
+/// be loaded, after `field_prefix` (how the enclosing configuration names its tls_config: "tls.",
 /// "health_server_config.tls.").
 boost::asio::ssl::context make_tls_context(const tls_config& tls, tls_role role,
                                            std::string_view field_prefix);

@@ -237,6 +237,10 @@ std::string follower_body(const leadership_snapshot& snapshot) {
   body["leader"] = false;
   body["leaderID"] = snapshot.leader_id;
   body["term"] = snapshot.term;
+  if (!snapshot.released_etag.empty()) {
+    body["releasedETag"] = snapshot.released_etag;
+    body["releasedTerm"] = snapshot.released_term;
+  }
   return json::serialize(body);
 }
 

@@ -40,6 +40,16 @@ std::shared_ptr<asio::ssl::context> make_client_tls_context(const peer_client_co
   return make_shared_tls_context(config.tls, tls_role::client, "peer_client_config.tls.");
 }
 
+/// The context of checks against a pin: the pin replaces the CAs (a self-signed leader chains to
+/// none), the client certificate stays.
+std::shared_ptr<asio::ssl::context> make_pinned_tls_context(const peer_client_config& config) {
+  tls_config pinned = config.tls;
+  pinned.verify_peer = false;
+  pinned.ca_file.clear();
+  pinned.ca_pem.clear();
+  return make_shared_tls_context(pinned, tls_role::client, "peer_client_config.tls.");
+}
+
 /// Where a leader address points.
 struct leader_endpoint {
   std::string host;  ///< A name or an IP literal (IPv6 without brackets).
@@ -71,19 +81,25 @@ struct peer_client_state {
       : executor(std::move(ex)),
         strand(asio::make_strand(executor)),
         config(std::move(cfg)),
-        tls(make_client_tls_context(config)) {}
+        tls(make_client_tls_context(config)),
+        pinned_tls(make_pinned_tls_context(config)) {}
 
   /// Strand only. The HTTP client for `address`, whose one idle connection checks to the same
   /// leader reuse; a check to another address replaces it (the old one's idle connection
   /// closes once the checks still using it end).
-  std::shared_ptr<http_client> client_for(const std::string& address,
+  std::shared_ptr<http_client> client_for(const std::string& address, const std::string& key_pin,
                                           const leader_endpoint& endpoint) {
-    if (client && client_address == address) return client;
+    if (client && client_address == address && client_key_pin == key_pin) return client;
     http_client_settings settings;
     settings.host = endpoint.host;
     settings.port = endpoint.port;
     settings.tls_settings = config.tls;
     settings.tls_context = tls;
+    if (!key_pin.empty()) {
+      settings.tls_settings.verify_peer = false;
+      settings.tls_context = pinned_tls;
+      settings.public_key_pin = key_pin;
+    }
     settings.max_body_bytes = config.max_body_bytes;
     settings.max_header_bytes = max_header_bytes;
     settings.max_idle_connections = 1;
@@ -92,6 +108,7 @@ struct peer_client_state {
     settings.counters = counters;
     client = std::make_shared<http_client>(strand, std::move(settings));
     client_address = address;
+    client_key_pin = key_pin;
     return client;
   }
 
@@ -107,10 +124,12 @@ struct peer_client_state {
   asio::strand<asio::any_io_executor> strand;
   const peer_client_config config;
   const std::shared_ptr<asio::ssl::context> tls;
+  const std::shared_ptr<asio::ssl::context> pinned_tls;
   const std::shared_ptr<http_client_counters> counters = std::make_shared<http_client_counters>();
 
   std::shared_ptr<http_client> client;                  // strand only
   std::string client_address;                           // strand only
+  std::string client_key_pin;                           // strand only
   std::vector<std::weak_ptr<check_operation>> pending;  // strand only
 
   std::atomic<std::uint64_t> checks{0};
@@ -122,14 +141,16 @@ struct peer_client_state {
 class check_operation final : public request_operation<peer_answer> {
  public:
   check_operation(std::shared_ptr<peer_client_state> client, std::string address,
-                  std::optional<peer_watch> watch, handler_type handler)
+                  std::string key_pin, std::optional<peer_watch> watch, handler_type handler)
       : request_operation(client->strand, client->executor, std::move(handler)),
         client_(std::move(client)),
         address_(std::move(address)),
+        key_pin_(std::move(key_pin)),
         watch_(watch) {}
 
   peer_client_state& client() const noexcept { return *client_; }
   const std::string& address() const noexcept { return address_; }
+  const std::string& key_pin() const noexcept { return key_pin_; }
   const std::optional<peer_watch>& watch() const noexcept { return watch_; }
 
   /// Starts the deadline covering the whole check.
@@ -185,6 +206,7 @@ class check_operation final : public request_operation<peer_answer> {
 
   std::shared_ptr<peer_client_state> client_;
   std::string address_;
+  std::string key_pin_;
   std::optional<peer_watch> watch_;
   std::chrono::milliseconds limit_{0};
 };
@@ -251,7 +273,7 @@ asio::awaitable<void> run_check(operation_ptr op) {
   // A plain check changes nothing and is resent once when a kept-alive connection turns out
   // closed; a watch is not: there the same failure is how a crashed leader shows itself.
   const replay_policy replay = watch ? replay_policy::never : replay_policy::idempotent;
-  std::shared_ptr<http_client> client = state.client_for(op->address(), *endpoint);
+  std::shared_ptr<http_client> client = state.client_for(op->address(), op->key_pin(), *endpoint);
   http_request request = make_request(state.config, op->address(), watch);
   exchange_result exchanged = co_await client->exchange(control, std::move(request), replay);
   if (op->finished()) co_return;
@@ -343,11 +365,12 @@ peer_client_stats peer_client::stats() const {
   return stats;
 }
 
-void peer_client::check_impl(std::string leader_addr, std::optional<peer_watch> watch,
+void peer_client::check_impl(std::string leader_addr, std::string key_pin,
+                             std::optional<peer_watch> watch,
                              asio::any_completion_handler<check_signature> handler) {
   ++state_->checks;
-  auto op =
-      std::make_shared<check_operation>(state_, std::move(leader_addr), watch, std::move(handler));
+  auto op = std::make_shared<check_operation>(state_, std::move(leader_addr), std::move(key_pin),
+                                              watch, std::move(handler));
   op->watch_cancellation(asio::cancellation_type::all);
   asio::co_spawn(state_->strand, run_check(op), coroutine_end{op});
 }

@@ -107,7 +107,17 @@ class peer_client {
   auto async_check(std::string leader_addr, std::optional<peer_watch> watch,
                    CompletionToken&& token = {}) {
     return boost::asio::async_initiate<CompletionToken, check_signature>(
-        initiate_check{this}, token, std::move(leader_addr), watch);
+        initiate_check{this}, token, std::move(leader_addr), std::string(), watch);
+  }
+
+  /// async_check() with zero-configuration TLS when `key_pin` is set (the record's peerKeyPin):
+  /// the leader's certificate is trusted when its public key has that pin, instead of by the
+  /// CAs and the host name; a mismatch fails with tls_verification_failed.
+  template <class CompletionToken = default_token>
+  auto async_check(std::string leader_addr, std::string key_pin, std::optional<peer_watch> watch,
+                   CompletionToken&& token = {}) {
+    return boost::asio::async_initiate<CompletionToken, check_signature>(
+        initiate_check{this}, token, std::move(leader_addr), std::move(key_pin), watch);
   }
 
   /// Closes the idle connection and completes every pending check with errc::stopped. Returns
@@ -118,16 +128,16 @@ class peer_client {
   peer_client_stats stats() const;
 
  private:
-  void check_impl(std::string leader_addr, std::optional<peer_watch> watch,
+  void check_impl(std::string leader_addr, std::string key_pin, std::optional<peer_watch> watch,
                   boost::asio::any_completion_handler<check_signature> handler);
 
   struct initiate_check {
     peer_client* self;
     template <class Handler>
-    void operator()(Handler&& handler, std::string leader_addr,
+    void operator()(Handler&& handler, std::string leader_addr, std::string key_pin,
                     std::optional<peer_watch> watch) const {
       self->check_impl(
-          std::move(leader_addr), watch,
+          std::move(leader_addr), std::move(key_pin), watch,
           boost::asio::any_completion_handler<check_signature>(std::forward<Handler>(handler)));
     }
   };

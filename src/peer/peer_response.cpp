@@ -130,6 +130,19 @@ peer_parsing parse_leader(std::string_view body) {
   return parsing;
 }
 
+/// "releasedETag" and "releasedTerm" of a 404 body, both well-formed, or nothing.
+std::optional<peer_answer::released_record> released_hint(const json::object& object) {
+  const json::value* etag = object.if_contains("releasedETag");
+  const json::value* term = object.if_contains("releasedTerm");
+  const json::string* etag_text = etag ? etag->if_string() : nullptr;
+  const std::optional<std::uint64_t> number = term ? non_negative_integer(*term) : std::nullopt;
+  if (!etag_text || etag_text->empty() || etag_text->size() > 1024 || !number || *number == 0 ||
+      *number >= max_record_term) {
+    return std::nullopt;
+  }
+  return peer_answer::released_record{std::string(etag_text->data(), etag_text->size()), *number};
+}
+
 peer_parsing parse_follower(std::string_view body) {
   peer_parsing parsing;
   peer_answer& answer = parsing.answer;
@@ -148,6 +161,7 @@ peer_parsing parse_follower(std::string_view body) {
       if (*number <= max_record_term) answer.term = *number;
     }
   }
+  answer.released = released_hint(*object);
   return parsing;
 }
 

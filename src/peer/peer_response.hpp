@@ -52,6 +52,13 @@ struct peer_answer {
   std::optional<std::uint64_t> serial;
   /// Leader: record.leader_id. Follower: the leader it knows, when its 404 body says, else "".
   std::string leader_id;
+  /// Follower (404) only: the record it released, when its body says ("releasedETag",
+  /// "releasedTerm"): whoever writes If-Match on `etag` replaces exactly that record.
+  struct released_record {
+    std::string etag;
+    std::uint64_t term = 0;
+  };
+  std::optional<released_record> released;
   /// The X-S3lect-Watch header.
   peer_watch_outcome watch = peer_watch_outcome::none;
   /// The HTTP status; 0 when no answer arrived.

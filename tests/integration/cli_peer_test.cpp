@@ -9,10 +9,15 @@
 #include "fake/test_certificates.hpp"
 #include "integration/cli_harness.hpp"
 
+#include <s3lect/tls.hpp>
+
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/read.hpp>
 #include <boost/asio/ssl.hpp>
 #include <boost/asio/write.hpp>
+
+#include <openssl/pem.h>
+#include <openssl/ssl.h>
 
 #include <sys/resource.h>
 #include <sys/socket.h>
@@ -122,15 +127,36 @@ void bound_receive(tcp::socket& socket) {
   ::setsockopt(socket.native_handle(), SOL_SOCKET, SO_SNDTIMEO, &timeout, sizeof timeout);
 }
 
-/// GET `target` over TLS from 127.0.0.1:`port`, verifying the server against `ca_pem` and
-/// presenting `identity` when given. nullopt when the connection or handshake fails.
+/// The key pin of the certificate the server of `stream` presented.
+std::string server_key_pin(ssl::stream<tcp::socket>& stream) {
+  X509* certificate = SSL_get0_peer_certificate(stream.native_handle());
+  BIO* bio = BIO_new(BIO_s_mem());
+  if (certificate == nullptr || bio == nullptr || PEM_write_bio_X509(bio, certificate) != 1) {
+    BIO_free(bio);
+    return {};
+  }
+  char* data = nullptr;
+  const long size = BIO_get_mem_data(bio, &data);
+  std::string pem(data, static_cast<std::size_t>(size));
+  BIO_free(bio);
+  return public_key_pin(pem);
+}
+
+/// GET `target` over TLS from 127.0.0.1:`port`, verifying the server against `ca_pem` (empty:
+/// not verified; `server_pin` then gets the pin of its key) and presenting `identity` when
+/// given. nullopt when the connection or handshake fails.
 std::optional<http_reply> tls_get(unsigned short port, const std::string& target,
-                                  const std::string& ca_pem, const test::pem_pair* identity) {
+                                  const std::string& ca_pem, const test::pem_pair* identity,
+                                  std::string* server_pin = nullptr) {
   asio::io_context io;
   ssl::context context(ssl::context::tls_client);
-  context.add_certificate_authority(asio::buffer(ca_pem));
-  context.set_verify_mode(ssl::verify_peer);
-  context.set_verify_callback(ssl::host_name_verification("127.0.0.1"));
+  if (ca_pem.empty()) {
+    context.set_verify_mode(ssl::verify_none);
+  } else {
+    context.add_certificate_authority(asio::buffer(ca_pem));
+    context.set_verify_mode(ssl::verify_peer);
+    context.set_verify_callback(ssl::host_name_verification("127.0.0.1"));
+  }
   if (identity) {
     context.use_certificate_chain(asio::buffer(identity->certificate));
     context.use_private_key(asio::buffer(identity->private_key), ssl::context::pem);
@@ -142,6 +168,7 @@ std::optional<http_reply> tls_get(unsigned short port, const std::string& target
   bound_receive(stream.next_layer());
   stream.handshake(ssl::stream_base::client, ec);
   if (ec) return std::nullopt;
+  if (server_pin) *server_pin = server_key_pin(stream);
   const std::string request =
       "GET " + target + " HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n";
   asio::write(stream, asio::buffer(request), ec);
@@ -346,6 +373,66 @@ TEST_F(CliPeerIntegration, ThreeNodesElectOneLeaderServeHealthAndHandOverOnSigte
   EXPECT_NE(last.out().find("\"released\":true"), std::string::npos) << last.out();
 }
 
+TEST_F(CliPeerIntegration, WithoutCertificatesFollowersTrustTheLeaderByThePinInTheRecord) {
+  const std::string journal = scratch + "/journal";
+  std::map<std::string, unsigned short> ports;
+  std::map<std::string, cli_process*> nodes;
+  const std::vector<unsigned short> picked = free_ports(3);
+  for (const char* id : {"zc-0", "zc-1", "zc-2"}) {
+    ports[id] = picked[ports.size()];
+    auto args = run_args(id);
+    args.insert(args.end(), {"--peer", "--peer-watch", "--peer-listen",
+                             "127.0.0.1:" + std::to_string(ports[id]), "--", "sh", "-c",
+                             journaling_command(journal)});
+    nodes[id] = &start(args);
+  }
+  ASSERT_TRUE(eventually([&] { return latest_start(journal).has_value(); }, 15s));
+  const journal_entry first = *latest_start(journal);
+  ASSERT_EQ(nodes.count(first.id), 1u) << first.id;
+
+  // The leader's endpoint serves its record, whose pin is that of the key it presents.
+  std::string presented_pin;
+  std::optional<http_reply> reply;
+  ASSERT_TRUE(eventually(
+      [&] {
+        reply = tls_get(ports[first.id], "/health/leadership", "", nullptr, &presented_pin);
+        return reply && reply->status == 200;
+      },
+      5s));
+  EXPECT_EQ(json_string(reply->body, "peerKeyPin"), presented_pin) << reply->body;
+  EXPECT_EQ(presented_pin.size(), 71u) << presented_pin;
+
+  // The followers settle on the leader's endpoint, trusted by the pin alone.
+  for (const auto& [id, node] : nodes) {
+    if (id == first.id) continue;
+    EXPECT_TRUE(eventually(
+        [&, node = node] {
+          return node->err().find("msg=\"peer check\" address=127.0.0.1:" +
+                                  std::to_string(ports[first.id])) != std::string::npos &&
+                 node->err().find("result=ok leader=true") != std::string::npos;
+        },
+        10s))
+        << id << ": " << node->err();
+  }
+
+  // A graceful handover: the watching follower takes over the named release without a read.
+  ::kill(nodes[first.id]->pid, SIGTERM);
+  ASSERT_TRUE(nodes[first.id]->wait(10s));
+  ASSERT_TRUE(eventually([&] { return latest_start(journal)->term > first.term; }, 10s))
+      << read_file(journal);
+  const journal_entry second = *latest_start(journal);
+  EXPECT_EQ(second.term, first.term + 1);
+  EXPECT_NE(nodes[second.id]->err().find("taking over without a read"), std::string::npos)
+      << nodes[second.id]->err();
+  for (const auto& [id, node] : nodes) {
+    if (id != first.id) ::kill(node->pid, SIGTERM);
+  }
+  for (const auto& [id, node] : nodes) {
+    ASSERT_TRUE(node->wait(10s)) << id;
+    EXPECT_EQ(node->status, std::optional<int>(0)) << id << ": " << node->err();
+  }
+}
+
 TEST_F(CliPeerIntegration, BindFailuresAndBadCertificatesEndRunWithOneLine) {
   asio::io_context io;
   tcp::acceptor taken(io, tcp::endpoint(asio::ip::make_address("127.0.0.1"), 0));
@@ -368,9 +455,9 @@ TEST_F(CliPeerIntegration, BindFailuresAndBadCertificatesEndRunWithOneLine) {
   args.insert(args.end(), {"--", "true"});
   expect_one_line_error(run(args), 2, "--peer-cert: ");
 
-  expect_one_line_error(run({"run", "--lock", lock(), "--peer", "--peer-cert", cert, "--peer-key",
-                             node_key, "--peer-listen", "0.0.0.0:8443", "--", "true"}),
-                        2, "--addr: needed with --peer-listen 0.0.0.0:8443");
+  expect_one_line_error(
+      run({"run", "--lock", lock(), "--peer", "--peer-advertise", "0.0.0.0:8443", "--", "true"}), 2,
+      "--peer-advertise: 0.0.0.0:8443 is not an address followers can reach");
 }
 
 /// The port --metrics-listen 127.0.0.1:0 picked, once logged; 0 when not within 10 s.

@@ -46,8 +46,9 @@ TEST_F(CliIntegration, BadArgumentsExitTwoWithOneLine) {
                         "renew_deadline: must be less than lease (15000 ms), is 15000 ms");
   expect_one_line_error(run({"run", "--lock", lock(), "--peer-watch", "--", "true"}), 2,
                         "--peer-watch: needs --peer");
-  expect_one_line_error(run({"run", "--lock", lock(), "--peer", "--", "true"}), 2,
-                        "--peer: needs --peer-cert");
+  expect_one_line_error(
+      run({"run", "--lock", lock(), "--peer", "--peer-key", "k.pem", "--", "true"}), 2,
+      "--peer-key: needs --peer-cert");
   expect_one_line_error(run({"run", "--lock", lock()}), 2, "missing the command");
   expect_one_line_error(run({"run", "--lock", "bucket-only", "--", "true"}), 2,
                         "expected s3://BUCKET/KEY");

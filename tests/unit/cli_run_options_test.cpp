@@ -4,6 +4,8 @@
 #include "cli/elector_options.hpp"
 #include "cli/run.hpp"
 
+#include <s3lect/tls.hpp>
+
 #include <gtest/gtest.h>
 
 #include <unistd.h>
@@ -348,6 +350,63 @@ TEST_F(PeerOptions, MutualTlsOnBothSidesWithAClientCertificate) {
   EXPECT_TRUE(options->elector.serve.peer_server->tls.ca_file.empty());
 }
 
+TEST_F(PeerOptions, WithoutCertificatesTheNodeMakesAnIdentityAndPinsItsKey) {
+  const auto options = parse({"--peer", "--peer-listen", "127.0.0.1:8443"});
+  ASSERT_TRUE(options) << error_;
+  const s3lect::health_server_config& server = *options->elector.serve.peer_server;
+  EXPECT_TRUE(server.tls.certificate_file.empty());
+  EXPECT_NE(server.tls.certificate_pem.find("BEGIN CERTIFICATE"), std::string::npos);
+  EXPECT_NE(server.tls.private_key_pem.find("PRIVATE KEY"), std::string::npos);
+  EXPECT_EQ(options->elector.config.peer.key_pin,
+            s3lect::public_key_pin(server.tls.certificate_pem));
+  EXPECT_FALSE(options->elector.config.peer.key_pin.empty());
+  const auto again = parse({"--peer", "--peer-listen", "127.0.0.1:8443"});
+  ASSERT_TRUE(again);
+  EXPECT_NE(again->elector.config.peer.key_pin, options->elector.config.peer.key_pin)
+      << "a fresh key per start";
+}
+
+TEST_F(PeerOptions, PeerAloneListensOnAFreePortOfEveryInterfaceAndAdvertisesWhereItListens) {
+  const auto options = parse({"--peer"});
+  ASSERT_TRUE(options) << error_;
+  EXPECT_EQ(options->elector.serve.peer_server->bind_address, "0.0.0.0:0");
+  EXPECT_TRUE(options->elector.serve.advertise_bound_address);
+  EXPECT_TRUE(options->elector.config.peer.enabled);
+}
+
+TEST_F(PeerOptions, OnlyAWildcardOrAFreePortIsAdvertisedAfterListening) {
+  for (const char* listen : {"0.0.0.0:8443", "[::]:8443", "127.0.0.1:0"}) {
+    const auto options = parse({"--peer", "--peer-listen", listen});
+    ASSERT_TRUE(options) << listen << ": " << error_;
+    EXPECT_EQ(options->elector.serve.peer_server->bind_address, listen);
+    EXPECT_TRUE(options->elector.serve.advertise_bound_address) << listen;
+  }
+  const auto fixed = parse({"--peer", "--peer-listen", "127.0.0.1:8443"});
+  ASSERT_TRUE(fixed) << error_;
+  EXPECT_FALSE(fixed->elector.serve.advertise_bound_address);
+  EXPECT_EQ(fixed->elector.config.server_address, "127.0.0.1:8443");
+}
+
+TEST_F(PeerOptions, PeerAdvertiseIsTheLeaderAddrAndItsPortTheDefaultListenPort) {
+  const auto options = parse({"--peer", "--peer-advertise", "lb.example:9443"});
+  ASSERT_TRUE(options) << error_;
+  EXPECT_EQ(options->elector.config.server_address, "lb.example:9443");
+  EXPECT_EQ(options->elector.serve.peer_server->bind_address, "0.0.0.0:9443");
+  EXPECT_FALSE(options->elector.serve.advertise_bound_address);
+  const auto behind_nat =
+      parse({"--peer", "--peer-advertise", "203.0.113.7:443", "--peer-listen", "10.0.0.5:0"});
+  ASSERT_TRUE(behind_nat) << error_;
+  EXPECT_EQ(behind_nat->elector.config.server_address, "203.0.113.7:443");
+  EXPECT_FALSE(behind_nat->elector.serve.advertise_bound_address);
+}
+
+TEST_F(PeerOptions, WithACertificateThereIsNoPin) {
+  const auto options = parse(peer({"--peer-listen", "127.0.0.1:8443"}));
+  ASSERT_TRUE(options) << error_;
+  EXPECT_TRUE(options->elector.config.peer.key_pin.empty());
+  EXPECT_TRUE(options->elector.serve.peer_server->tls.certificate_pem.empty());
+}
+
 TEST_F(PeerOptions, RefusesIncompleteOrContradictoryPeerOptions) {
   for (const char* option :
        {"--peer-listen=127.0.0.1:8443", "--peer-cert=c", "--peer-key=k", "--peer-ca=a",
@@ -356,19 +415,20 @@ TEST_F(PeerOptions, RefusesIncompleteOrContradictoryPeerOptions) {
     expect_refused({option}, {name + ": needs --peer"});
   }
   expect_refused({"--peer", "--peer-listen", "127.0.0.1:8443", "--peer-key", file("key.pem")},
-                 {"--peer: needs --peer-cert"});
+                 {"--peer-key: needs --peer-cert"});
   expect_refused({"--peer", "--peer-listen", "127.0.0.1:8443", "--peer-cert", file("cert.pem")},
-                 {"--peer: needs --peer-key"});
-  expect_refused(peer({}), {"--peer: needs --addr HOST:PORT", "or --peer-listen"});
-  expect_refused(
-      peer({"--peer-listen", "0.0.0.0:8443"}),
-      {"--addr: needed with --peer-listen 0.0.0.0:8443", "not an address they can reach"});
-  expect_refused(peer({"--peer-listen", "[::]:8443"}), {"--addr: needed", "not an address"});
+                 {"--peer-cert: needs --peer-key"});
   expect_refused(peer({"--addr", "0.0.0.0:8443"}), {"--addr: 0.0.0.0:8443 is not an address"});
   expect_refused(peer({"--peer-listen", "localhost:8443"}), {"--peer-listen: expected IP:PORT"});
   expect_refused(peer({"--peer-listen", "127.0.0.1"}), {"--peer-listen: expected IP:PORT"});
   expect_refused(peer({"--peer-listen", "127.0.0.1:99999"}), {"--peer-listen"});
-  expect_refused(peer({"--peer-listen", "127.0.0.1:0"}), {"--peer-listen: port 0 is not allowed"});
+  expect_refused(peer({"--peer-advertise", "10.0.0.5"}), {"--peer-advertise: expected HOST:PORT"});
+  expect_refused(peer({"--peer-advertise", "10.0.0.5:0"}), {"--peer-advertise: expected"});
+  expect_refused(peer({"--peer-advertise", "10.0.0.5:65536"}), {"--peer-advertise: expected"});
+  expect_refused(peer({"--peer-advertise", "0.0.0.0:8443"}),
+                 {"--peer-advertise: 0.0.0.0:8443 is not"});
+  expect_refused(peer({"--addr", "10.0.0.5:8443", "--peer-advertise", "10.0.0.5:8443"}),
+                 {"--peer-advertise: give it or --addr, not both"});
   expect_refused(peer({"--peer-listen", "127.0.0.1:8443", "--peer-client-cert", file("client.pem"),
                        "--peer-ca", file("ca.pem")}),
                  {"--peer-client-cert: needs --peer-client-key"});

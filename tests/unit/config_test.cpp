@@ -179,6 +179,14 @@ TEST(ElectorConfig, PeerSettings) {
   config = valid();
   config.peer.timeout = 0ms;
   expect_invalid(config, "peer.timeout: must be greater than 0, is 0 ms");
+  config = valid();
+  config.peer.key_pin = "sha256:" + std::string(64, 'f');
+  EXPECT_EQ(config.validate(), std::nullopt);
+  for (const std::string& pin : {"sha256:" + std::string(63, 'f'), "sha256:" + std::string(64, 'F'),
+                                 "sha1:" + std::string(64, 'f'), std::string(71, 'f')}) {
+    config.peer.key_pin = pin;
+    expect_invalid(config, "peer.key_pin: must be empty or 'sha256:' and 64 lowercase hex digits");
+  }
 }
 
 TEST(ElectorConfig, PeerTlsIsAClientsWithACertificateOnlyTogetherWithItsKey) {

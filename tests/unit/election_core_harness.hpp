@@ -163,6 +163,16 @@ class core_driver {
     answer.watch = outcome;
     return apply(core.on_peer_done(now, {}, answer));
   }
+  /// A peer answer "not leader: I released, my released record has this ETag and term".
+  step& peer_released(std::string etag, std::uint64_t term,
+                      detail::peer_watch_outcome outcome = detail::peer_watch_outcome::changed) {
+    detail::peer_answer answer;
+    answer.http_status = 404;
+    answer.watch = outcome;
+    answer.term = term;
+    answer.released = detail::peer_answer::released_record{std::move(etag), term};
+    return apply(core.on_peer_done(now, {}, answer));
+  }
   step& peer_error(boost::system::error_code ec) {
     return apply(core.on_peer_done(now, ec, detail::peer_answer{}));
   }

@@ -244,6 +244,102 @@ TEST(ElectionCorePeer, AReleaseHeardThroughTheWatchIsTakenOverAtOnce) {
   EXPECT_EQ(d.written().term, 4u);
 }
 
+const std::string pin_a = "sha256:" + std::string(64, 'a');
+
+TEST(ElectionCorePeer, ALeaderWritesItsKeyPinIntoEveryRecordIncludingTheRelease) {
+  elector_config config = peer_config(true);
+  config.peer.key_pin = pin_a;
+  core_driver d(config);
+  d.start();
+  d.read_absent();
+  EXPECT_EQ(d.written().peer_key_pin, pin_a);
+  d.write_ok("e1");
+  d.wake();
+  EXPECT_EQ(d.written().peer_key_pin, pin_a) << "renewal";
+  d.write_ok("e2");
+  d.stop();
+  EXPECT_TRUE(d.written().released);
+  EXPECT_EQ(d.written().peer_key_pin, pin_a);
+}
+
+TEST(ElectionCorePeer, WithoutPeerModeOrAPinRecordsCarryNoPin) {
+  elector_config config = core_config("b");
+  config.peer.key_pin = pin_a;  // set, but peer mode is off: no endpoint to pin
+  core_driver d(config);
+  d.start();
+  d.read_absent();
+  EXPECT_EQ(d.written().peer_key_pin, "");
+  core_driver ca_mode(peer_config(true));
+  ca_mode.start();
+  ca_mode.read_absent();
+  EXPECT_EQ(ca_mode.written().peer_key_pin, "");
+}
+
+TEST(ElectionCorePeer, TheCheckTrustsThePinOfTheRecordReadFromTheStore) {
+  core_driver d(peer_config(false));
+  d.start();
+  for (const char* nonce : {"aaaaaaaaaaaa0001", "aaaaaaaaaaaa0002"}) {
+    lock_record record = *decode_record(leader_body(d.now.wall, nonce)).record;
+    record.peer_key_pin = pin_a;
+    d.read(encode_record(record), nonce);
+    d.wake();
+  }
+  ASSERT_TRUE(d.checking_peer());
+  EXPECT_EQ(d.last.operation->peer.key_pin, pin_a);
+}
+
+TEST(ElectionCorePeer, AReleaseThatNamesItsRecordIsTakenOverWithoutARead) {
+  core_driver d(peer_config(true));
+  const std::string body = follow_until_stable(d);
+  d.peer_leader(body, 7);
+  ASSERT_TRUE(d.checking_peer());
+  d.advance(2s);
+  d.peer_released("er", 3);
+  ASSERT_TRUE(d.writing()) << "one round trip: the takeover is the next request";
+  EXPECT_EQ(d.condition().etag, "er");
+  EXPECT_EQ(d.written().term, 4u);
+  EXPECT_EQ(d.written().leader_id, "b");
+  d.write_ok("eb");
+  EXPECT_TRUE(d.core.is_leader());
+  EXPECT_EQ(d.core.status().term, 4u);
+}
+
+TEST(ElectionCorePeer, AReleasedRecordOfAnotherTermIsReadFromTheStore) {
+  core_driver d(peer_config(true));
+  const std::string body = follow_until_stable(d);
+  d.peer_leader(body, 7);
+  d.peer_released("er", 2);  // not the term we follow: stale or confused, read instead
+  EXPECT_TRUE(d.reading());
+}
+
+TEST(ElectionCorePeer, ATakeoverOfANamedReleaseThatLosesTheRaceReadsTheStore) {
+  core_driver d(peer_config(true));
+  const std::string body = follow_until_stable(d);
+  d.peer_leader(body, 7);
+  d.peer_released("er", 3);
+  ASSERT_TRUE(d.writing());
+  d.write_error(errc::precondition_failed);
+  ASSERT_TRUE(d.reading()) << "412: someone wrote after the release; the normal path";
+  EXPECT_FALSE(d.core.is_leader());
+  d.read(foreign_body("c", 4, d.now.wall), "ec");
+  EXPECT_FALSE(d.writing());
+  EXPECT_EQ(d.core.status().leader_id, "c");
+}
+
+TEST(ElectionCorePeer, ALeaderWritesAReleaseWhoseEtagAndTermItsFollowersHear) {
+  core_driver d(peer_config(true));
+  d.become_leader("e1");
+  d.stop();
+  ASSERT_TRUE(d.writing());
+  EXPECT_TRUE(d.written().released);
+  d.write_ok("e-released");
+  const auto finished = d.last_notices<detail::release_finished>();
+  ASSERT_EQ(finished.size(), 1u);
+  EXPECT_TRUE(finished[0].released);
+  EXPECT_EQ(finished[0].etag, "e-released");
+  EXPECT_EQ(finished[0].term, 1u);
+}
+
 TEST(ElectionCorePeer, ALeaderThatIgnoresWatchesIsPolledEveryI) {
   core_driver d(peer_config(true));
   const std::string body = follow_until_stable(d);

@@ -51,6 +51,7 @@ struct totals {
   std::uint64_t store_dated_takeovers = 0;
   std::uint64_t suspended_leaders = 0;
   std::uint64_t peer_answers = 0;
+  std::uint64_t named_release_takeovers = 0;
   std::optional<nanoseconds> closest_margin;
 };
 
@@ -86,6 +87,7 @@ totals run_seeds(scenario what, unsigned first_seed) {
     sum.store_dated_takeovers += w.store_dated_takeovers();
     sum.suspended_leaders += w.suspended_leaders();
     sum.peer_answers += w.peer_answers();
+    sum.named_release_takeovers += w.named_release_takeovers();
     if (const auto margin = w.checker().closest_margin()) {
       sum.closest_margin = std::min(sum.closest_margin.value_or(*margin), *margin);
     }
@@ -137,6 +139,10 @@ TEST(ElectionCoreSimulation, SafeInPeerMode) {
   what.mixed_configs = true;
   const totals sum = run_seeds(what, 3001);
   EXPECT_GT(sum.peer_answers, sum.runs * 10u) << "stable followers should ask the leader";
+  EXPECT_GT(sum.named_release_takeovers, 0u)
+      << "watching followers should take over a named release without reading";
+  std::printf("%llu takeovers of a release named in a watch answer\n",
+              static_cast<unsigned long long>(sum.named_release_takeovers));
 }
 
 // A writer whose wall clock is more than a year ahead. decode_record once refused such a

@@ -111,6 +111,9 @@ struct node {
   // earliest "sent by" a leader reported for that write.
   std::map<std::string, std::pair<steady_time, std::string>> first_read;
   std::map<std::string, steady_time> told;
+  // Its health endpoint after a release: the released record it names in its 404 answers
+  // (one-round-trip handover), until it sees anyone lead again.
+  std::optional<detail::peer_answer::released_record> released;
 
   process_id process(std::size_t index) const { return {index, incarnation}; }
   std::string label(std::size_t index) const {
@@ -250,6 +253,8 @@ class world {
   std::uint64_t expiry_takeovers() const { return expiry_takeovers_; }
   std::uint64_t suspended_leaders() const { return suspended_leaders_; }
   std::uint64_t peer_answers() const { return peer_answers_; }
+  /// Takeovers written straight after a leader's answer named its released record.
+  std::uint64_t named_release_takeovers() const { return named_release_takeovers_; }
 
  private:
   struct event {
@@ -553,6 +558,14 @@ class world {
         checker_.ended(n.period, now_);
       }
       if (std::get_if<detail::core_stopped>(&notice)) n.running = false;
+      if (const auto* finished = std::get_if<detail::release_finished>(&notice)) {
+        if (finished->released) {
+          n.released = detail::peer_answer::released_record{finished->etag, finished->term};
+        }
+      }
+      if (const auto* changed = std::get_if<detail::leader_changed>(&notice)) {
+        if (!changed->leader_id.empty()) n.released.reset();
+      }
     }
     if (n.leader && n.core->is_leader()) checker_.renewed(n.period, *n.core->leadership_deadline());
     if (s.operation) {
@@ -774,8 +787,18 @@ class world {
 
   bool holds(std::size_t k, const detail::peer_check_request& check) const {
     const node& l = nodes_[k];
-    return leading(k) && l.core->held_record()->term == check.term &&
-           (!check.serial || *check.serial == l.write_serial);
+    return (leading(k) && l.core->held_record()->term == check.term &&
+            (!check.serial || *check.serial == l.write_serial)) ||
+           releasing(k, check.term);
+  }
+
+  /// As the endpoint does: a watch on a term whose release is being written is answered once
+  /// the release is written, so that the follower finds the lock free.
+  bool releasing(std::size_t k, std::uint64_t term) const {
+    const node& l = nodes_[k];
+    if (!l.alive || !l.op || l.op->request.type != storage_request::kind::write) return false;
+    const record_decoding writing = decode_record(l.op->request.body);
+    return writing.record && writing.record->released && writing.record->term == term;
   }
 
   void serve_peer(std::size_t k, std::size_t i, const std::shared_ptr<operation>& op) {
@@ -838,6 +861,7 @@ class world {
       }
     } else {
       answer.http_status = 404;
+      if (l.endpoint == endpoint_kind::full && l.released) answer.released = *l.released;
     }
     const int incarnation = nodes_[i].incarnation;
     at_node(i, now_ + uniform(1ms, 30ms), [this, i, op, incarnation, answer] {
@@ -859,6 +883,9 @@ class world {
       if (!fresh) it->second = std::min(it->second, sent_by);
     }
     apply(i, n.core->on_peer_done(here, ec, answer));
+    if (answer.released && n.op && n.op->request.type == storage_request::kind::write) {
+      ++named_release_takeovers_;
+    }
   }
 
   std::mt19937_64 rng_;
@@ -879,6 +906,7 @@ class world {
   std::uint64_t expiry_takeovers_ = 0;
   std::uint64_t suspended_leaders_ = 0;
   std::uint64_t peer_answers_ = 0;
+  std::uint64_t named_release_takeovers_ = 0;
 };
 
 }  // namespace s3lect::test::simulation

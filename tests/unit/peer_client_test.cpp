@@ -6,6 +6,7 @@
 
 #include <s3lect/error.hpp>
 #include <s3lect/health.hpp>
+#include <s3lect/tls.hpp>
 
 #include "fake/fake_leadership_source.hpp"
 #include "fake/run_until_complete.hpp"
@@ -312,6 +313,15 @@ class PeerClient : public ::testing::Test {
     return {ec, std::move(answer), clock_type::now() - started};
   }
 
+  /// Runs one plain check that trusts the leader by `key_pin` (zero-configuration TLS).
+  check_result check_pinned(peer_client& client, const std::string& address,
+                            const std::string& key_pin) {
+    auto [ec, answer] = test::run_until_complete<peer_answer>(io, [&](auto handler) {
+      client.async_check(address, key_pin, std::nullopt, std::move(handler));
+    });
+    return {ec, std::move(answer), {}};
+  }
+
   /// Starts a check and returns at once; run_until() drives it.
   std::shared_ptr<pending_check> start_check(peer_client& client, const std::string& address,
                                              std::optional<peer_watch> watch,
@@ -590,6 +600,57 @@ TEST_F(PeerClient, ACertificateForAnotherIpOrNameFailsVerification) {
   EXPECT_EQ(by_name.ec, errc::tls_verification_failed);
   EXPECT_NE(by_name.answer.message.find("ostname mismatch"), std::string::npos)
       << by_name.answer.message;
+}
+
+// Zero-configuration TLS: a self-signed leader, trusted by the pin of its key.
+
+health_server_config self_signed_config(const self_signed_identity& identity) {
+  health_server_config config;
+  config.bind_address = "127.0.0.1:0";
+  config.tls.certificate_pem = identity.certificate_pem;
+  config.tls.private_key_pem = identity.private_key_pem;
+  return config;
+}
+
+TEST_F(PeerClient, ASelfSignedLeaderIsTrustedByThePinOfItsKeyAndOnlyByIt) {
+  const self_signed_identity identity = make_self_signed_identity();
+  EXPECT_EQ(identity.public_key_pin, public_key_pin(identity.certificate_pem));
+  EXPECT_EQ(identity.public_key_pin.size(), 71u) << identity.public_key_pin;
+  health_server& server = start_server(self_signed_config(identity));
+  auto client = make_client(peer_client_config{});  // no CA: the system's, which know no pin
+  const check_result pinned = check_pinned(*client, address_of(server), identity.public_key_pin);
+  EXPECT_FALSE(pinned.ec) << pinned.answer.message;
+  EXPECT_TRUE(pinned.answer.leader);
+  EXPECT_EQ(pinned.answer.term, 42u);
+
+  const check_result unpinned = check(*client, address_of(server));
+  EXPECT_EQ(unpinned.ec, errc::tls_verification_failed) << unpinned.answer.message;
+  const std::string other_pin = make_self_signed_identity().public_key_pin;
+  const check_result wrong = check_pinned(*client, address_of(server), other_pin);
+  EXPECT_EQ(wrong.ec, errc::tls_verification_failed) << wrong.answer.message;
+  EXPECT_NE(wrong.answer.message.find(other_pin), std::string::npos) << wrong.answer.message;
+}
+
+TEST_F(PeerClient, ANewPinForTheSameAddressIsNeverServedByTheOldConnection) {
+  // A leader restarted on the same address has a new key: the connection trusted by the old
+  // pin must not answer for the new one.
+  const self_signed_identity identity = make_self_signed_identity();
+  health_server& server = start_server(self_signed_config(identity));
+  auto client = make_client(client_config());
+  ASSERT_FALSE(check_pinned(*client, address_of(server), identity.public_key_pin).ec);
+  const std::string stranger = make_self_signed_identity().public_key_pin;
+  EXPECT_EQ(check_pinned(*client, address_of(server), stranger).ec, errc::tls_verification_failed);
+  EXPECT_EQ(client->stats().connections_opened, 2u);
+}
+
+TEST_F(PeerClient, APinReplacesTheCaAndTheNameCheck) {
+  // A CA-signed certificate for other names, reached by IP: trusted by its pin alone.
+  const pem_pair identity = server_certificate_with_san("DNS:other.example");
+  health_server& server = start_server(server_config(identity));
+  auto client = make_client(peer_client_config{});
+  const check_result result =
+      check_pinned(*client, address_of(server), public_key_pin(identity.certificate));
+  EXPECT_FALSE(result.ec) << result.answer.message;
 }
 
 TEST_F(PeerClient, MutualTlsNeedsAClientCertificateFromTheCa) {

@@ -220,6 +220,26 @@ TEST(PeerResponse, FollowerAnswerOfAnS3lectServerIsNotAnError) {
   EXPECT_EQ(parsing.answer.watch, peer_watch_outcome::changed);
 }
 
+TEST(PeerResponse, AReleasingLeaderNamesItsReleasedRecordAndNothingElseDoes) {
+  leadership_snapshot snapshot;
+  snapshot.term = 7;
+  EXPECT_FALSE(parse(404, follower_body(snapshot)).answer.released);
+  snapshot.released_etag = "0f1e2d";
+  snapshot.released_term = 7;
+  const peer_parsing parsing = parse(404, follower_body(snapshot), "changed");
+  ASSERT_TRUE(parsing.answer.released);
+  EXPECT_EQ(parsing.answer.released->etag, "0f1e2d");
+  EXPECT_EQ(parsing.answer.released->term, 7u);
+  for (const char* body :
+       {R"({"releasedETag":"e"})", R"({"releasedTerm":3})",
+        R"({"releasedETag":"","releasedTerm":3})", R"({"releasedETag":5,"releasedTerm":3})",
+        R"({"releasedETag":"e","releasedTerm":0})", R"({"releasedETag":"e","releasedTerm":-3})",
+        R"({"releasedETag":"e","releasedTerm":"3"})",
+        R"({"releasedETag":"e","releasedTerm":9007199254740992})"}) {
+    EXPECT_FALSE(parse(404, body).answer.released) << body;
+  }
+}
+
 TEST(PeerResponse, AnyOther404BodyStillMeansNotLeader) {
   for (const std::string& body :
        {std::string("404 page not found\n"), std::string(), std::string(R"({"error":"not_found"})"),
