@@ -7,7 +7,7 @@
 #
 #   scripts/chaos.sh [--duration SECONDS] [--nodes N] [--seed S] [--min-transitions M]
 #                    [--bin DIR]... [--out DIR] [--peer-watch [--peer-base-port P]]
-#                    [--clock-fault ahead|behind [--clock-offset DUR]]
+#                    [--clock-fault ahead|behind [--clock-offset DUR]] [--fencing]
 #
 # --bin DIR (repeatable): where to find s3lect, s3lect_fault_proxy and s3lect_chaos_checker
 # (DIR and DIR/tools are searched; default build/chaos). --peer-watch: the nodes run in peer
@@ -15,6 +15,9 @@
 # goes straight between the nodes, not through the proxy). --clock-fault: node 1's s3lect runs
 # with its wall clock DUR ahead or behind (libfaketime; its monotonic clocks and its command's
 # clock stay right); DUR is Ns or Nm, default 5m, at most 14m (S3 signatures allow 15).
+# --fencing: each leader's command writes one object with `s3lect put` every 200 ms
+# (chaos/fenced_writer.sh), and the driver also freezes a leader's s3lect alone so that its
+# command writes on as a zombie; the checker then checks the writes (docs/chaos.md).
 # Exit status: the checker's (0 pass, 1 violations or too few transitions), 2 for bad usage or
 # a harness failure.
 set -u
@@ -34,6 +37,7 @@ peer_watch=0
 peer_base_port=19740
 clock_fault=""
 clock_offset=5m
+fencing=0
 
 # The nodes' timings: short, so that a two-minute run sees many transitions. The retry schedule
 # (3 x 250 ms + 50 ms + 100 ms = 900 ms) fits in renew deadline - frequent (1100 ms), and the kill
@@ -47,7 +51,7 @@ retry_delays_ms="50,100"
 kill_grace_ms=200
 
 usage() {
-  sed -n '8,19p' "$0" | sed 's/^# \{0,1\}//'
+  sed -n '8,22p' "$0" | sed 's/^# \{0,1\}//'
   exit 2
 }
 
@@ -63,6 +67,7 @@ while (($#)); do
     --peer-base-port) peer_base_port=${2:?}; shift 2 ;;
     --clock-fault) clock_fault=${2:?}; shift 2 ;;
     --clock-offset) clock_offset=${2:?}; shift 2 ;;
+    --fencing) fencing=1; shift ;;
     -h | --help) usage ;;
     *) echo "chaos.sh: unknown argument $1" >&2; usage ;;
   esac
@@ -130,6 +135,11 @@ mkdir -p "$out_dir" || exit 2
 events=$out_dir/events.log
 : >"$events"
 lock=s3://$S3LECT_TEST_BUCKET/chaos/$run_id.json
+# Fencing mode: the writers go straight to the store, not through the proxy, so that a write
+# fails only for fencing's reasons.
+writes=$out_dir/writes.log
+export FENCE_S3LECT=$s3lect FENCE_OBJECT=s3://$S3LECT_TEST_BUCKET/chaos/$run_id.data
+export FENCE_ENDPOINT=$S3LECT_TEST_ENDPOINT_HTTP
 
 # Clock fault: node 1's s3lect runs with libfaketime, its wall clock off by the offset and its
 # monotonic clocks left alone (FAKETIME_DONT_FAKE_MONOTONIC), as on a machine whose NTP is broken.
@@ -234,7 +244,11 @@ ctl() {
 
 # --- the nodes --------------------------------------------------------------------------------
 start_node() {
-  local i=$1 stubborn="" peer=() launcher=(setsid) command=("$child_script")
+  local i=$1 stubborn="" peer=() launcher=(setsid) command=("$child_script") log_file=$events
+  if ((fencing)); then
+    command=("$here/chaos/fenced_writer.sh")
+    log_file=$writes
+  fi
   if ((peer_watch)); then
     # The peer timeout is the S3 request timeout, so a stopped leader costs a follower no more
     # than a stopped store would.
@@ -256,7 +270,7 @@ start_node() {
     --frequent "${frequent_ms}ms" --infrequent "${infrequent_ms}ms" \
     --request-timeout "${request_timeout_ms}ms" \
     --retry-delays "${retry_delays_ms//,/ms,}ms" --kill-grace "${kill_grace_ms}ms" "${peer[@]}" \
-    -- "${command[@]}" "$events" "node$i" $stubborn >>"$out_dir/node$i.log" 2>&1 &
+    -- "${command[@]}" "$log_file" "node$i" $stubborn >>"$out_dir/node$i.log" 2>&1 &
   pid[i]=$!
   ((${#launcher[@]} > 1)) && faked_pids+=("${pid[i]}")
   # Faults are for s3lect: until the forked shell has become s3lect, a signal would hit a copy
@@ -427,8 +441,47 @@ pick_node() {  # a node in state up, the leader with probability 90 %; sets $N (
   N=${candidates[R]}
 }
 
+# inject_zombie: freezes the leader's s3lect alone (its command runs on, a zombie) until
+# another node leads; step() thaws it (end_zombie).
+inject_zombie() {
+  local i
+  for ((i = 1; i <= node_count; i++)); do
+    [[ ${state[i]} == up ]] && is_leader "$i" && break
+  done
+  ((i <= node_count)) || return
+  note "inject zombie node$i pid=${pid[i]}"
+  signal_group STOP "${pid[i]}"  # s3lect's group only: its command has a group of its own
+  since[i]=$EPOCHREALTIME
+  state[i]=zombie
+  now_us
+  due[i]=$((now + 10000000))
+  count_fault zombie
+}
+
+end_zombie() {
+  local i=$1
+  signal_group CONT "${pid[i]}"
+  echo "zombie node$i ${since[i]} $EPOCHREALTIME" >>"$writes"
+  state[i]=up
+  succeeded[i]=""
+}
+
+# other_leader I: true when a node other than I leads
+other_leader() {
+  local j
+  for ((j = 1; j <= node_count; j++)); do
+    ((j != $1)) && [[ ${state[j]} == up ]] && is_leader "$j" && return 0
+  done
+  return 1
+}
+
 inject() {
   local kind i dir ms
+  rnd 1 100
+  if ((fencing && R <= 30)); then
+    inject_zombie
+    return
+  fi
   rnd 1 100
   if ((R <= 46)); then kind="term"
   elif ((R <= 57)); then kind="kill"
@@ -526,6 +579,9 @@ end_fault() {
     stopped)
       cont_node "$i"
       ;;
+    zombie)
+      end_zombie "$i"
+      ;;
     down)
       start_node "$i"
       record "fault kill node$i ${since[i]} $EPOCHREALTIME ${detail[i]}"
@@ -536,6 +592,7 @@ end_fault() {
       ;;
   esac
   state[i]=up
+  succeeded[i]=""
 }
 
 # step: advances every node's state machine once
@@ -570,6 +627,16 @@ step() {
           kill_node "$i" crash
           state[i]=term-down
           due[i]=$now
+        fi
+        ;;
+      zombie)
+        # Thawed a second after a successor leads (its writes by then carry the higher term),
+        # or after 10 s at most.
+        if ((now >= due[i])); then
+          end_zombie "$i"
+        elif [[ -z ${succeeded[i]:-} ]] && other_leader "$i"; then
+          succeeded[i]=1
+          due[i]=$((now + 1000000))
         fi
         ;;
       term-down)
@@ -702,9 +769,17 @@ say "driver injected:$faults_line; wall time $((SECONDS - started_wall)) s"
   --retry-delays "$retry_delays_ms" --kill-grace "$kill_grace_ms" \
   --min-transitions "$min_transitions" "$events" | tee "$out_dir/report.txt"
 status=${PIPESTATUS[0]}
+if ((fencing)); then
+  # The zombies overlap their successors on purpose: the election's overlap check does not
+  # apply to them, the fencing check does.
+  "$checker" --fencing "$writes" | tee -a "$out_dir/report.txt"
+  fencing_status=${PIPESTATUS[0]}
+  ((fencing_status)) && status=$fencing_status
+fi
 mode_args=""
 ((peer_watch)) && mode_args+=" --peer-watch --peer-base-port $peer_base_port"
 [[ -n $clock_fault ]] && mode_args+=" --clock-fault $clock_fault --clock-offset $clock_offset"
+((fencing)) && mode_args+=" --fencing"
 echo "command: scripts/chaos.sh --duration $duration --nodes $node_count --seed $seed" \
   "--min-transitions $min_transitions$mode_args" | tee -a "$out_dir/report.txt"
 echo "logs: $out_dir" | tee -a "$out_dir/report.txt"
