@@ -213,6 +213,11 @@ if [ -f scripts/chaos.sh ]; then
   chaos_sanitizers --duration 60 --min-transitions 15 --clock-fault ahead
   stage "chaos, peer-watch mode, node 1's clock 5 min behind"
   chaos_sanitizers --duration 60 --min-transitions 15 --clock-fault behind --peer-watch
+  # Fenced writes (about 65 s): leaders write with `s3lect put` every 200 ms while the driver
+  # also freezes leaders' s3lect alone; no stale write may be accepted, and zombies must be
+  # refused with exit 10 (a 60 s run sees about 13 zombies and 50 refusals).
+  stage "chaos, fencing mode, peer-watch"
+  chaos_sanitizers --duration 60 --fencing --peer-watch
 fi
 
 end_stage
