@@ -57,6 +57,11 @@ class fenced_object_test : public ::testing::Test {
   std::shared_ptr<memory_store> store = std::make_shared<memory_store>();
   memory_storage view{io.get_executor(), store};
   fenced_object target{view, "jobs/output"};
+  // Another node's writer of the same object, run to completion from inside an update of
+  // `target`'s (a write that lands between that update's read and its PUT).
+  asio::io_context other_io;
+  memory_storage other_view{other_io.get_executor(), store};
+  fenced_object other{other_view, "jobs/output"};
 };
 
 TEST_F(fenced_object_test, FirstWriteStoresBodyAndTermAndReadReturnsThem) {
@@ -111,9 +116,6 @@ TEST_F(fenced_object_test, IdenticalBodiesStillGetDistinctETags) {
 // after its re-read, fenced out, even though it writes the very body the object already had.
 TEST_F(fenced_object_test, WriterPausedBetweenReadAndPutIsFencedOutAfterHigherTermWrote) {
   ASSERT_FALSE(write(io, target, 5, "v1").first);
-  asio::io_context other_io;
-  memory_storage other_view{other_io.get_executor(), store};
-  fenced_object other{other_view, "jobs/output"};
   int updates = 0;
   s3lect::fenced_update paused = [&](const std::optional<fenced_version>&) {
     if (++updates == 1) {
@@ -158,9 +160,6 @@ TEST_F(fenced_object_test, UnknownOutcomeThatCommittedIsNotWrittenTwice) {
 
 TEST_F(fenced_object_test, RaceLostWithCephStyle500RereadsAndIsFencedOut) {
   ASSERT_FALSE(write(io, target, 5, "v1").first);
-  asio::io_context other_io;
-  memory_storage other_view{other_io.get_executor(), store};
-  fenced_object other{other_view, "jobs/output"};
   memory_faults faults;
   faults.race_losers_get_500 = true;
   view.set_faults(faults);
@@ -179,9 +178,6 @@ TEST_F(fenced_object_test, RaceLostWithCephStyle500RereadsAndIsFencedOut) {
 
 TEST_F(fenced_object_test, PreconditionFailureFromSameTermRereadsAndKeepsBothAppends) {
   ASSERT_FALSE(append(io, target, 5, "a").first);
-  asio::io_context other_io;
-  memory_storage other_view{other_io.get_executor(), store};
-  fenced_object other{other_view, "jobs/output"};
   int updates = 0;
   s3lect::fenced_update racing = [&](const std::optional<fenced_version>& current) {
     if (++updates == 1) {
