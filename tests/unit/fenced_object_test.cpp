@@ -272,4 +272,45 @@ TEST(metadata_headers_test, ReadsPrefixedHeadersCaseInsensitivelyAndRefusesBadNa
   EXPECT_TRUE(s3lect::detail::metadata_problem({{"s3lect-term", "12"}}).empty());
 }
 
+namespace metadata_less {
+
+// A storage written before user metadata existed: only get_impl and put_impl.
+class plain_storage final : public s3lect::storage {
+ public:
+  explicit plain_storage(memory_storage& inner) : inner_(inner) {}
+  executor_type get_executor() const override { return inner_.get_executor(); }
+
+ protected:
+  void get_impl(std::string key,
+                asio::any_completion_handler<s3lect::get_signature> handler) override {
+    inner_.async_get(std::move(key), std::move(handler));
+  }
+  void put_impl(std::string key, std::string body, s3lect::put_condition condition,
+                asio::any_completion_handler<s3lect::put_signature> handler) override {
+    inner_.async_put(std::move(key), std::move(body), std::move(condition), std::move(handler));
+  }
+
+ private:
+  memory_storage& inner_;
+};
+
+TEST(StorageWithoutMetadata, RefusesMetadataClearlyAndServesPlainPuts) {
+  asio::io_context io;
+  auto store = std::make_shared<memory_store>();
+  memory_storage inner(io.get_executor(), store);
+  plain_storage plain(inner);
+  const auto [plain_ec, plain_put] = run_until_complete<s3lect::put_result>(io, [&](auto handler) {
+    plain.async_put_with_metadata("k", "body", s3lect::put_condition::absent(), {},
+                                  std::move(handler));
+  });
+  EXPECT_FALSE(plain_ec) << plain_ec.message();
+  fenced_object target(plain, "fenced");
+  const auto [ec, result] = write(io, target, 5, "x");
+  EXPECT_EQ(ec, errc::bad_request);
+  EXPECT_NE(result.info.message.find("metadata"), std::string::npos) << result.info.message;
+  EXPECT_FALSE(store->peek("fenced"));
+}
+
+}  // namespace metadata_less
+
 }  // namespace
