@@ -8,7 +8,7 @@
 #   scripts/chaos.sh [--duration SECONDS] [--nodes N] [--seed S] [--min-transitions M]
 #                    [--bin DIR]... [--out DIR]
 #                    [--peer-watch [--peer-base-port P] [--peer-tls ca|zero-config]]
-#                    [--clock-fault ahead|behind [--clock-offset DUR]] [--slots K]
+#                    [--clock-fault ahead|behind [--clock-offset DUR]] [--slots K] [--fencing]
 #
 # --bin DIR (repeatable): where to find s3lect, s3lect_fault_proxy and s3lect_chaos_checker
 # (DIR and DIR/tools are searched; default build/chaos). --peer-watch: the nodes run in peer
@@ -22,6 +22,9 @@
 # --slots K (2-4, fewer than the nodes): the nodes run `s3lect run --slots K`, and the checker
 # checks each slot's commands on their own (at most one at a time, terms growing, a leader back
 # within the bound), so at most K commands run at once; M is then per slot.
+# --fencing: each leader's command writes one object with `s3lect put` every 200 ms
+# (chaos/fenced_writer.sh), and the driver also freezes a leader's s3lect alone so that its
+# command writes on as a zombie; the checker then checks the writes (docs/chaos.md).
 # Exit status: the checker's (0 pass, 1 violations or too few transitions), 2 for bad usage or
 # a harness failure.
 set -u
@@ -43,6 +46,7 @@ peer_tls=ca
 clock_fault=""
 clock_offset=5m
 slot_count=0
+fencing=0
 
 # The nodes' timings: short, so that a two-minute run sees many transitions. The retry schedule
 # (3 x 250 ms + 50 ms + 100 ms = 900 ms) fits in renew deadline - frequent (1100 ms), and the kill
@@ -56,7 +60,7 @@ retry_delays_ms="50,100"
 kill_grace_ms=200
 
 usage() {
-  sed -n '8,26p' "$0" | sed 's/^# \{0,1\}//'
+  sed -n '8,29p' "$0" | sed 's/^# \{0,1\}//'
   exit 2
 }
 
@@ -74,6 +78,7 @@ while (($#)); do
     --clock-fault) clock_fault=${2:?}; shift 2 ;;
     --clock-offset) clock_offset=${2:?}; shift 2 ;;
     --slots) slot_count=${2:?}; shift 2 ;;
+    --fencing) fencing=1; shift ;;
     -h | --help) usage ;;
     *) echo "chaos.sh: unknown argument $1" >&2; usage ;;
   esac
@@ -91,9 +96,10 @@ if ((slot_count)); then
     echo "chaos.sh: --slots must be 2 to 4, and fewer than --nodes" >&2
     exit 2
   fi
-  # s3lect refuses --slots with --peer; the clock fault's evidence reads unslotted records.
-  if ((peer_watch)) || [[ -n $clock_fault ]]; then
-    echo "chaos.sh: --slots goes with neither --peer-watch nor --clock-fault" >&2
+  # s3lect refuses --slots with --peer; the clock fault's evidence and the fencing writer's
+  # records are unslotted.
+  if ((peer_watch || fencing)) || [[ -n $clock_fault ]]; then
+    echo "chaos.sh: --slots goes with none of --peer-watch, --clock-fault and --fencing" >&2
     exit 2
   fi
 fi
@@ -154,6 +160,11 @@ mkdir -p "$out_dir" || exit 2
 events=$out_dir/events.log
 : >"$events"
 lock=s3://$S3LECT_TEST_BUCKET/chaos/$run_id.json
+# Fencing mode: the writers go straight to the store, not through the proxy, so that a write
+# fails only for fencing's reasons.
+writes=$out_dir/writes.log
+export FENCE_S3LECT=$s3lect FENCE_OBJECT=s3://$S3LECT_TEST_BUCKET/chaos/$run_id.data
+export FENCE_ENDPOINT=$S3LECT_TEST_ENDPOINT_HTTP
 
 # Clock fault: node 1's s3lect runs with libfaketime, its wall clock off by the offset and its
 # monotonic clocks left alone (FAKETIME_DONT_FAKE_MONOTONIC), as on a machine whose NTP is broken.
@@ -258,8 +269,13 @@ ctl() {
 
 # --- the nodes --------------------------------------------------------------------------------
 start_node() {
-  local i=$1 stubborn="" peer=() launcher=(setsid) command=("$child_script") slots=()
+  local i=$1 stubborn="" peer=() launcher=(setsid) command=("$child_script") log_file=$events
+  local slots=()
   ((slot_count)) && slots=(--slots "$slot_count")
+  if ((fencing)); then
+    command=("$here/chaos/fenced_writer.sh")
+    log_file=$writes
+  fi
   if ((peer_watch)); then
     # The peer timeout is the S3 request timeout, so a stopped leader costs a follower no more
     # than a stopped store would.
@@ -283,7 +299,7 @@ start_node() {
     --request-timeout "${request_timeout_ms}ms" \
     --retry-delays "${retry_delays_ms//,/ms,}ms" --kill-grace "${kill_grace_ms}ms" "${peer[@]}" \
     "${slots[@]}" \
-    -- "${command[@]}" "$events" "node$i" $stubborn >>"$out_dir/node$i.log" 2>&1 &
+    -- "${command[@]}" "$log_file" "node$i" $stubborn >>"$out_dir/node$i.log" 2>&1 &
   pid[i]=$!
   ((${#launcher[@]} > 1)) && faked_pids+=("${pid[i]}")
   # Faults are for s3lect: until the forked shell has become s3lect, a signal would hit a copy
@@ -454,8 +470,47 @@ pick_node() {  # a node in state up, the leader with probability 90 %; sets $N (
   N=${candidates[R]}
 }
 
+# inject_zombie: freezes the leader's s3lect alone (its command runs on, a zombie) until
+# another node leads; step() thaws it (end_zombie).
+inject_zombie() {
+  local i
+  for ((i = 1; i <= node_count; i++)); do
+    [[ ${state[i]} == up ]] && is_leader "$i" && break
+  done
+  ((i <= node_count)) || return
+  note "inject zombie node$i pid=${pid[i]}"
+  signal_group STOP "${pid[i]}"  # s3lect's group only: its command has a group of its own
+  since[i]=$EPOCHREALTIME
+  state[i]=zombie
+  now_us
+  due[i]=$((now + 10000000))
+  count_fault zombie
+}
+
+end_zombie() {
+  local i=$1
+  signal_group CONT "${pid[i]}"
+  echo "zombie node$i ${since[i]} $EPOCHREALTIME" >>"$writes"
+  state[i]=up
+  succeeded[i]=""
+}
+
+# other_leader I: true when a node other than I leads
+other_leader() {
+  local j
+  for ((j = 1; j <= node_count; j++)); do
+    ((j != $1)) && [[ ${state[j]} == up ]] && is_leader "$j" && return 0
+  done
+  return 1
+}
+
 inject() {
   local kind i dir ms
+  rnd 1 100
+  if ((fencing && R <= 30)); then
+    inject_zombie
+    return
+  fi
   rnd 1 100
   if ((R <= 46)); then kind="term"
   elif ((R <= 57)); then kind="kill"
@@ -553,6 +608,9 @@ end_fault() {
     stopped)
       cont_node "$i"
       ;;
+    zombie)
+      end_zombie "$i"
+      ;;
     down)
       start_node "$i"
       record "fault kill node$i ${since[i]} $EPOCHREALTIME ${detail[i]}"
@@ -563,6 +621,7 @@ end_fault() {
       ;;
   esac
   state[i]=up
+  succeeded[i]=""
 }
 
 # step: advances every node's state machine once
@@ -597,6 +656,16 @@ step() {
           kill_node "$i" crash
           state[i]=term-down
           due[i]=$now
+        fi
+        ;;
+      zombie)
+        # Thawed a second after a successor leads (its writes by then carry the higher term),
+        # or after 10 s at most.
+        if ((now >= due[i])); then
+          end_zombie "$i"
+        elif [[ -z ${succeeded[i]:-} ]] && other_leader "$i"; then
+          succeeded[i]=1
+          due[i]=$((now + 1000000))
         fi
         ;;
       term-down)
@@ -755,10 +824,18 @@ else
     status=1
   fi
 fi
+if ((fencing)); then
+  # The zombies overlap their successors on purpose: the election's overlap check does not
+  # apply to them, the fencing check does.
+  "$checker" --fencing "$writes" | tee -a "$out_dir/report.txt"
+  fencing_status=${PIPESTATUS[0]}
+  ((fencing_status)) && status=$fencing_status
+fi
 mode_args=""
 ((peer_watch)) && mode_args+=" --peer-watch --peer-base-port $peer_base_port --peer-tls $peer_tls"
 [[ -n $clock_fault ]] && mode_args+=" --clock-fault $clock_fault --clock-offset $clock_offset"
 ((slot_count)) && mode_args+=" --slots $slot_count"
+((fencing)) && mode_args+=" --fencing"
 echo "command: scripts/chaos.sh --duration $duration --nodes $node_count --seed $seed" \
   "--min-transitions $min_transitions$mode_args" | tee -a "$out_dir/report.txt"
 echo "logs: $out_dir" | tee -a "$out_dir/report.txt"

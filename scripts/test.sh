@@ -253,6 +253,11 @@ if [ -f scripts/chaos.sh ]; then
   # 120 s on the debug build saw 53 and 63 transitions per slot: 15 per 60 s leaves room.
   stage "chaos, 2 slots on 4 nodes"
   chaos_sanitizers --duration 60 --min-transitions 15 --nodes 4 --slots 2
+  # Fenced writes (about 65 s): leaders write with `s3lect put` every 200 ms while the driver
+  # also freezes leaders' s3lect alone; no stale write may be accepted, and zombies must be
+  # refused with exit 10 (a 60 s run sees about 13 zombies and 50 refusals).
+  stage "chaos, fencing mode, peer-watch"
+  chaos_sanitizers --duration 60 --fencing --peer-watch
 fi
 
 if [ -f scripts/chaos.sh ]; then

@@ -3,6 +3,7 @@
 // bound. Exit 0: no violation and enough transitions; 1: violations or too few transitions;
 // 2: bad usage or unreadable log. docs/chaos.md explains the rules.
 #include "chaos_checker_core.hpp"
+#include "fencing_checker_core.hpp"
 
 #include <charconv>
 #include <fstream>
@@ -20,7 +21,11 @@ const char* usage =
     "  --slack MS             scheduling allowance in the liveness bound (default 1000)\n"
     "  --resume-tolerance MS  how long after SIGCONT, beyond the kill grace, a resumed\n"
     "                         node's stale command may run (default 1000)\n"
-    "  --min-transitions N    fail with fewer transitions (default 0)\n";
+    "  --min-transitions N    fail with fewer transitions (default 0)\n"
+    "  --fencing WRITES_LOG   check the fenced writes of chaos.sh --fencing (EVENTS_LOG may\n"
+    "                         then be left out)\n"
+    "  --min-zombie-refusals N  with --fencing: fail with fewer zombie writes refused with\n"
+    "                         exit 10 (default 1)\n";
 
 milliseconds parse_ms(const std::string& option, const std::string& text) {
   long value = -1;
@@ -33,10 +38,25 @@ milliseconds parse_ms(const std::string& option, const std::string& text) {
 
 }  // namespace
 
+/// The fencing check of a write log: 0 pass, 1 violations, 2 unreadable.
+int check_fencing(const std::string& path, int min_zombie_refusals) {
+  std::ifstream in(path);
+  if (!in) {
+    std::cerr << "s3lect_chaos_checker: cannot open " << path << "\n";
+    return 2;
+  }
+  auto log = s3lect::chaos::parse_fencing_log(in);
+  const auto report = s3lect::chaos::check_fencing_log(std::move(log), min_zombie_refusals);
+  std::cout << s3lect::chaos::format_fencing_report(report);
+  return report.ok() ? 0 : 1;
+}
+
 int main(int argc, char** argv) {
   s3lect::chaos::checker_timings timings;
   std::size_t min_transitions = 0;
   std::string path;
+  std::string fencing_path;
+  int min_zombie_refusals = 1;
   try {
     for (int i = 1; i < argc; ++i) {
       const std::string arg = argv[i];
@@ -76,16 +96,24 @@ int main(int argc, char** argv) {
           if (comma == std::string::npos) break;
           from = comma + 1;
         }
+      } else if (arg == "--fencing") {
+        fencing_path = value;
+      } else if (arg == "--min-zombie-refusals") {
+        min_zombie_refusals = static_cast<int>(parse_ms(arg, value).count());
       } else if (arg == "--min-transitions") {
         min_transitions = static_cast<std::size_t>(parse_ms(arg, value).count());
       } else {
         throw std::invalid_argument("unknown option " + arg);
       }
     }
-    if (path.empty()) throw std::invalid_argument("missing EVENTS_LOG");
+    if (path.empty() && fencing_path.empty()) throw std::invalid_argument("missing EVENTS_LOG");
   } catch (const std::exception& e) {
     std::cerr << "s3lect_chaos_checker: " << e.what() << "\n" << usage;
     return 2;
+  }
+  if (!fencing_path.empty()) {
+    const int fencing_status = check_fencing(fencing_path, min_zombie_refusals);
+    if (path.empty() || fencing_status != 0) return fencing_status;
   }
   std::ifstream in(path);
   if (!in) {

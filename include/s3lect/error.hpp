@@ -40,6 +40,9 @@ enum class errc {
   malformed_record,  ///< A lock record could not be parsed.
   not_leader,        ///< The operation needs leadership this elector does not hold.
   stopped,           ///< The object was stopped or destroyed while the operation was pending.
+
+  // Fencing (appended: values above are stable).
+  fenced_out,  ///< A fenced write was refused: a higher term has written the object.
 };
 
 /// The category of s3lect::errc.

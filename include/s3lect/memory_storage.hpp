@@ -62,9 +62,10 @@ class memory_store {
   /// A GET reaching the store: the object at `key`, counted in stats().gets.
   std::optional<object> get(std::string_view key);
 
-  /// A conditional PUT reaching the store: writes `body` at `key` only if `condition` holds,
-  /// atomically with the check.
-  memory_write_outcome put(std::string key, std::string body, const put_condition& condition);
+  /// A conditional PUT reaching the store: writes `body` at `key` with `metadata` only if
+  /// `condition` holds, atomically with the check.
+  memory_write_outcome put(std::string key, std::string body, const put_condition& condition,
+                           object_metadata metadata = {});
 
   /// Snapshot of the counters.
   memory_store_stats stats() const;
@@ -166,6 +167,9 @@ class memory_storage final : public storage {
                 boost::asio::any_completion_handler<get_signature> handler) override;
   void put_impl(std::string key, std::string body, put_condition condition,
                 boost::asio::any_completion_handler<put_signature> handler) override;
+  void put_with_metadata_impl(std::string key, std::string body, put_condition condition,
+                              object_metadata metadata,
+                              boost::asio::any_completion_handler<put_signature> handler) override;
 
  private:
   std::shared_ptr<memory_store> store_;

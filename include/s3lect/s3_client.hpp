@@ -122,6 +122,9 @@ class s3_client final : public storage {
                 boost::asio::any_completion_handler<get_signature> handler) override;
   void put_impl(std::string key, std::string body, put_condition condition,
                 boost::asio::any_completion_handler<put_signature> handler) override;
+  void put_with_metadata_impl(std::string key, std::string body, put_condition condition,
+                              object_metadata metadata,
+                              boost::asio::any_completion_handler<put_signature> handler) override;
 
  private:
   struct impl;

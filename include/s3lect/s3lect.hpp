@@ -5,6 +5,7 @@
 #include <s3lect/config.hpp>
 #include <s3lect/elector.hpp>
 #include <s3lect/error.hpp>
+#include <s3lect/fenced_object.hpp>
 #include <s3lect/file_descriptors.hpp>
 #include <s3lect/health.hpp>
 #include <s3lect/liveness.hpp>
@@ -17,4 +18,5 @@
 #include <s3lect/s3_client.hpp>
 #include <s3lect/server_stats.hpp>
 #include <s3lect/storage.hpp>
+#include <s3lect/term_guard.hpp>
 #include <s3lect/tls.hpp>

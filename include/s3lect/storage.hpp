@@ -10,6 +10,8 @@
 #include <boost/system/error_code.hpp>
 
 #include <chrono>
+#include <functional>
+#include <map>
 #include <optional>
 #include <string>
 #include <utility>
@@ -21,6 +23,10 @@ namespace s3lect {
 /// `use_future` or `deferred` instead as with any Asio operation.
 using default_token = boost::asio::use_awaitable_t<>;
 
+/// User metadata of an object: the `x-amz-meta-NAME: value` headers, keyed by NAME in lower case
+/// (S3 lower-cases metadata names). Values are ASCII without control characters.
+using object_metadata = std::map<std::string, std::string, std::less<>>;
+
 /// An object's body and its ETag. ETags are kept normalised: without quotes or a `W/` prefix.
 struct object {
   std::string body;
@@ -29,6 +35,8 @@ struct object {
   /// the second. With the answer's `Date` it tells the record's age without trusting any
   /// node's wall clock (expiry rule (c)). Unset when the store omits or garbles it.
   std::optional<std::chrono::system_clock::time_point> last_modified{};
+  /// The user metadata stored with this version (fenced writes keep their term there).
+  object_metadata metadata{};
 };
 
 /// The condition of a conditional PUT.
@@ -112,6 +120,18 @@ class storage {
                                                                        std::move(key));
   }
 
+  /// Writes `body` at `key` with user `metadata` if `condition` holds, which replaces all the
+  /// metadata of the previous version. Completes as async_put; a storage that cannot store
+  /// metadata completes with errc::bad_request without writing. Cancellation: terminal; a
+  /// cancelled PUT's outcome is unknown.
+  template <class CompletionToken = default_token>
+  auto async_put_with_metadata(std::string key, std::string body, put_condition condition,
+                               object_metadata metadata, CompletionToken&& token = {}) {
+    return boost::asio::async_initiate<CompletionToken, put_signature>(
+        initiate_put_with_metadata{this}, token, std::move(key), std::move(body),
+        std::move(condition), std::move(metadata));
+  }
+
   /// Writes `body` at `key` if `condition` holds. Completes with `void(error_code, put_result)`:
   /// errc::precondition_failed when the condition did not hold, errc::conflict for an undecided
   /// concurrent write, errc::outcome_unknown when the write may or may not have committed.
@@ -130,6 +150,13 @@ class storage {
   /// Starts a conditional PUT; must complete `handler` exactly once.
   virtual void put_impl(std::string key, std::string body, put_condition condition,
                         boost::asio::any_completion_handler<put_signature> handler) = 0;
+  /// Starts a conditional PUT with user metadata; must complete `handler` exactly once. The
+  /// default serves empty metadata through put_impl and refuses any other with
+  /// errc::bad_request, so a storage written before metadata existed keeps compiling and never
+  /// drops metadata silently.
+  virtual void put_with_metadata_impl(std::string key, std::string body, put_condition condition,
+                                      object_metadata metadata,
+                                      boost::asio::any_completion_handler<put_signature> handler);
 
  private:
   struct initiate_get {
@@ -147,6 +174,16 @@ class storage {
                     put_condition condition) const {
       self->put_impl(
           std::move(key), std::move(body), std::move(condition),
+          boost::asio::any_completion_handler<put_signature>(std::forward<Handler>(handler)));
+    }
+  };
+  struct initiate_put_with_metadata {
+    storage* self;
+    template <class Handler>
+    void operator()(Handler&& handler, std::string key, std::string body, put_condition condition,
+                    object_metadata metadata) const {
+      self->put_with_metadata_impl(
+          std::move(key), std::move(body), std::move(condition), std::move(metadata),
           boost::asio::any_completion_handler<put_signature>(std::forward<Handler>(handler)));
     }
   };

@@ -34,6 +34,7 @@ class category_impl final : public boost::system::error_category {
       case errc::malformed_record: return "malformed lock record";
       case errc::not_leader: return "not the leader";
       case errc::stopped: return "stopped";
+      case errc::fenced_out: return "fenced out: a higher term has written the object";
     }
     return "unknown s3lect error " + std::to_string(value);
   }

@@ -2,6 +2,8 @@
 
 #include "cli/exit_codes.hpp"
 
+#include <s3lect/error.hpp>
+
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/experimental/awaitable_operators.hpp>
 #include <boost/asio/steady_timer.hpp>
@@ -72,6 +74,24 @@ std::unique_ptr<child_process> start_command(supervisor& s, std::uint64_t term,
   }
   return child_process::spawn(std::move(executor), request, error);
 }
+
+}  // namespace
+
+std::unique_ptr<child_process> start_command_if_leading(supervisor& s,
+                                                        const leadership_lease& lease,
+                                                        asio::any_io_executor executor,
+                                                        error_code& error) {
+  // The elected notice was queued behind other work: a renewal may have failed meanwhile, and a
+  // command started now would work without a lease (and with a term a successor has passed).
+  const leadership_status now = s.election.status();
+  if (!now.is_leader || now.term != lease.term) {
+    error = errc::not_leader;
+    return nullptr;
+  }
+  return start_command(s, lease.term, std::move(executor), error);
+}
+
+namespace {
 
 void forward_signal(supervisor& s, int signal) {
   s.child->signal_group(signal);
@@ -215,7 +235,12 @@ asio::awaitable<std::optional<int>> lead(supervisor& s, leadership_lease lease) 
   const auto token = asio::as_tuple(asio::use_awaitable);
   const auto executor = co_await asio::this_coro::executor;
   error_code spawn_error;
-  s.child = start_command(s, lease.term, executor, spawn_error);
+  s.child = start_command_if_leading(s, lease, executor, spawn_error);
+  if (!s.child && spawn_error == errc::not_leader) {
+    s.log.log(log_level::warning, "lost leadership before the command started",
+              {{"term", std::to_string(lease.term)}});
+    co_return std::nullopt;
+  }
   if (!s.child) {
     s.log.log(log_level::error, "cannot start the command",
               {{"command", s.command.path}, {"error", spawn_error.message()}});

@@ -54,6 +54,14 @@ std::chrono::steady_clock::duration time_left(std::chrono::steady_clock::time_po
 /// once), then closes. Returns s3lect's exit code.
 boost::asio::awaitable<int> supervise_and_stop(supervisor& s);
 
+/// Starts the command for `lease` only if the elector still leads with its term, checked
+/// immediately before the spawn: else nullptr with `error` = errc::not_leader. Else as the
+/// spawn: the child, or nullptr with the spawn's error.
+std::unique_ptr<child_process> start_command_if_leading(supervisor& s,
+                                                        const leadership_lease& lease,
+                                                        boost::asio::any_io_executor executor,
+                                                        boost::system::error_code& error);
+
 /// SIGINT and SIGTERM stop s3lect; the other signals it catches go to the command.
 bool is_stop_signal(int signal);
 

@@ -14,6 +14,7 @@ enum exit_code : int {
   exit_malformed_record = 7,  ///< `status`, `release`: the lock record cannot be parsed.
   exit_lost_race = 8,         ///< `release`: the record changed between our read and write.
   exit_cannot_listen = 9,     ///< `run`: --peer-listen or --metrics-listen cannot be bound.
+  exit_fenced_out = 10,       ///< `put`: a higher term has written the object.
   exit_timeout = 11,          ///< `run --timeout`: not elected in time.
   exit_not_executable = 126,  ///< `run`: the command exists but cannot be executed.
   exit_not_found = 127,       ///< `run`: the command was not found.

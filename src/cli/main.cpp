@@ -2,6 +2,8 @@
 #include "cli/check.hpp"
 #include "cli/console.hpp"
 #include "cli/exit_codes.hpp"
+#include "cli/get.hpp"
+#include "cli/put.hpp"
 #include "cli/release.hpp"
 #include "cli/run.hpp"
 #include "cli/status.hpp"
@@ -21,6 +23,8 @@ const char* top_help() {
          "  status   print the lock record as JSON (--watch: one line per change of leader)\n"
          "  release  force a handover: mark the lock record released\n"
          "  check    probe whether a store honours the conditional writes s3lect needs\n"
+         "  put      write an object fenced by the leader's term (stdin, term $S3LECT_TERM)\n"
+         "  get      read a fenced object: body to stdout, term to stderr\n"
          "\n"
          "`s3lect COMMAND --help` describes a command's options; `s3lect --version` prints\n"
          "the version.\n"
@@ -36,6 +40,7 @@ const char* top_help() {
          "  7    the lock record cannot be parsed (status, release)\n"
          "  8    the record changed between reading and writing it (release)\n"
          "  9    the --peer-listen or --metrics-listen address cannot be bound (run)\n"
+         "  10   fenced out: a higher term has written the object (put)\n"
          "  11   not elected within --timeout (run)\n"
          "  126  the command is not an executable file (run)\n"
          "  127  the command was not found (run)\n"
@@ -49,7 +54,7 @@ int main(int argc, char** argv) {
   std::vector<std::string> args(argv + 1, argv + argc);
   if (args.empty()) {
     print_err(
-        "usage: s3lect COMMAND [options], COMMAND one of run, status, release, check "
+        "usage: s3lect COMMAND [options], COMMAND one of run, status, release, check, put, get "
         "(try s3lect --help)\n");
     return exit_usage;
   }
@@ -69,6 +74,8 @@ int main(int argc, char** argv) {
     if (command == "run") return run_run(args);
     if (command == "status") return run_status(args);
     if (command == "release") return run_release(args);
+    if (command == "put") return run_put(args);
+    if (command == "get") return run_get(args);
   } catch (const std::exception& e) {
     print_err("s3lect " + command + ": " + e.what() + "\n");
     return exit_failure;

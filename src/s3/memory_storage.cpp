@@ -90,7 +90,7 @@ std::optional<object> memory_store::get(std::string_view key) {
 }
 
 memory_write_outcome memory_store::put(std::string key, std::string body,
-                                       const put_condition& condition) {
+                                       const put_condition& condition, object_metadata metadata) {
   using verdict = memory_write_outcome::verdict;
   std::string etag = etag_of(body);  // Hashed outside the lock; only the check must be atomic.
   const auto stamp = now();
@@ -110,7 +110,8 @@ memory_write_outcome memory_store::put(std::string key, std::string body,
     return {refusal, {}};
   }
   ++stats_.commits;
-  objects_.insert_or_assign(std::move(key), object{std::move(body), etag, stamp});
+  objects_.insert_or_assign(std::move(key),
+                            object{std::move(body), etag, stamp, std::move(metadata)});
   return {verdict::committed, std::move(etag)};
 }
 
@@ -211,12 +212,13 @@ class memory_request : public std::enable_shared_from_this<memory_request> {
   }
 
   memory_request(std::shared_ptr<memory_storage_state> state, std::string key, std::string body,
-                 put_condition condition, put_handler handler)
+                 put_condition condition, object_metadata metadata, put_handler handler)
       : state_(std::move(state)),
         strand_(asio::make_strand(state_->executor)),
         key_(std::move(key)),
         body_(std::move(body)),
         condition_(std::move(condition)),
+        metadata_(std::move(metadata)),
         put_handler_(std::move(handler)) {
     track_work(put_handler_);
   }
@@ -335,7 +337,7 @@ class memory_request : public std::enable_shared_from_this<memory_request> {
 
   void apply_put() {
     using verdict = memory_write_outcome::verdict;
-    memory_write_outcome outcome = state_->store->put(key_, body_, *condition_);
+    memory_write_outcome outcome = state_->store->put(key_, body_, *condition_, metadata_);
     if (outcome.result == verdict::committed) {
       info_.http_status = 200;
       etag_ = std::move(outcome.etag);
@@ -443,6 +445,7 @@ class memory_request : public std::enable_shared_from_this<memory_request> {
   std::string key_;
   std::string body_;
   std::optional<put_condition> condition_;  // nullopt for a GET.
+  object_metadata metadata_;
   get_handler get_handler_;
   put_handler put_handler_;
 
@@ -516,8 +519,16 @@ void memory_storage::get_impl(std::string key,
 
 void memory_storage::put_impl(std::string key, std::string body, put_condition condition,
                               asio::any_completion_handler<put_signature> handler) {
+  put_with_metadata_impl(std::move(key), std::move(body), std::move(condition), {},
+                         std::move(handler));
+}
+
+void memory_storage::put_with_metadata_impl(std::string key, std::string body,
+                                            put_condition condition, object_metadata metadata,
+                                            asio::any_completion_handler<put_signature> handler) {
   std::make_shared<detail::memory_request>(state_, std::move(key), std::move(body),
-                                           std::move(condition), std::move(handler))
+                                           std::move(condition), std::move(metadata),
+                                           std::move(handler))
       ->start();
 }
 

@@ -7,6 +7,7 @@
 #include "credentials_cache.hpp"
 #include "etag.hpp"
 #include "http_client.hpp"
+#include "metadata_headers.hpp"
 #include "request_operation.hpp"
 #include "s3_endpoint.hpp"
 #include "s3_error_xml.hpp"
@@ -151,10 +152,12 @@ std::string argument_problem(std::string_view key, const put_condition* conditio
   return {};
 }
 
-/// A request for `key` signed with `creds`. `condition` is null except for PUT.
+/// A request for `key` signed with `creds`. `condition` is null except for PUT, `metadata`
+/// null or empty except for a PUT with user metadata.
 detail::http_request build_request(const client_core& client, const aws_credentials& creds,
                                    detail::s3_operation kind, std::string_view key,
-                                   std::string body, const put_condition* condition) {
+                                   std::string body, const put_condition* condition,
+                                   const object_metadata* metadata = nullptr) {
   const s3_config& config = client.config;
   detail::http_request request;
   request.method = std::string(method_of(kind));
@@ -178,6 +181,7 @@ detail::http_request build_request(const client_core& client, const aws_credenti
     }
     headers.emplace_back("Content-Type", "application/json");
   }
+  if (metadata) detail::append_metadata_headers(*metadata, headers);
 
   detail::sigv4_request to_sign;
   to_sign.method = request.method;
@@ -365,6 +369,7 @@ asio::awaitable<void> run_get(std::shared_ptr<operation<get_result>> op) {
       found.body = std::move(exchanged.response.body);
       found.etag = detail::normalize_etag(etag);
       found.last_modified = detail::parse_http_date(exchanged.response.header("Last-Modified"));
+      found.metadata = detail::metadata_from_headers(exchanged.response.headers);
       result.found.emplace(std::move(found));
     }
   }
@@ -372,9 +377,11 @@ asio::awaitable<void> run_get(std::shared_ptr<operation<get_result>> op) {
 }
 
 asio::awaitable<void> run_put(std::shared_ptr<operation<put_result>> op, std::string body,
-                              put_condition condition) {
+                              put_condition condition, object_metadata metadata) {
   op->arm_timer();
-  if (const std::string problem = argument_problem(op->key(), &condition); !problem.empty()) {
+  std::string problem = argument_problem(op->key(), &condition);
+  if (problem.empty()) problem = detail::metadata_problem(metadata);
+  if (!problem.empty()) {
     put_result invalid;
     invalid.info.message = problem;
     op->finish(asio::error::invalid_argument, std::move(invalid));
@@ -386,7 +393,7 @@ asio::awaitable<void> run_put(std::shared_ptr<operation<put_result>> op, std::st
   const std::optional<aws_credentials> creds = co_await signing_credentials(op);
   if (!creds) co_return;
   detail::http_request request =
-      build_request(op->client(), *creds, kind, op->key(), std::move(body), &condition);
+      build_request(op->client(), *creds, kind, op->key(), std::move(body), &condition, &metadata);
   std::shared_ptr<detail::request_control> control = op->control();
   detail::exchange_result exchanged = co_await op->client().pool.exchange(
       control, std::move(request), detail::replay_policy::unless_written);
@@ -477,6 +484,13 @@ void s3_client::get_impl(std::string key, asio::any_completion_handler<get_signa
 
 void s3_client::put_impl(std::string key, std::string body, put_condition condition,
                          asio::any_completion_handler<put_signature> handler) {
+  put_with_metadata_impl(std::move(key), std::move(body), std::move(condition), {},
+                         std::move(handler));
+}
+
+void s3_client::put_with_metadata_impl(std::string key, std::string body, put_condition condition,
+                                       object_metadata metadata,
+                                       asio::any_completion_handler<put_signature> handler) {
   ++impl_->puts;
   const auto kind = condition.type == put_condition::kind::if_absent
                         ? detail::s3_operation::put_if_absent
@@ -484,7 +498,8 @@ void s3_client::put_impl(std::string key, std::string body, put_condition condit
   auto op =
       std::make_shared<operation<put_result>>(impl_, kind, std::move(key), std::move(handler));
   op->watch_cancellation(asio::cancellation_type::terminal);
-  asio::co_spawn(op->strand(), run_put(op, std::move(body), std::move(condition)),
+  asio::co_spawn(op->strand(),
+                 run_put(op, std::move(body), std::move(condition), std::move(metadata)),
                  coroutine_end<put_result>{op});
 }
 

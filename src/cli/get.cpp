@@ -1,0 +1,88 @@
+#include "cli/get.hpp"
+
+#include "cli/console.hpp"
+#include "cli/exit_codes.hpp"
+#include "cli/lock_reader.hpp"
+#include "cli/object_target.hpp"
+#include "cli/run_to_completion.hpp"
+
+#include <s3lect/error.hpp>
+#include <s3lect/fenced_object.hpp>
+#include <s3lect/s3_client.hpp>
+
+#include <boost/asio/as_tuple.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/use_awaitable.hpp>
+
+#include <fstream>
+
+namespace s3lect::cli {
+
+namespace asio = boost::asio;
+
+namespace {
+
+asio::awaitable<std::tuple<boost::system::error_code, fenced_read_result>> get(storage& store,
+                                                                               std::string key) {
+  fenced_object target(store, std::move(key));
+  co_return co_await target.async_read(asio::as_tuple(asio::use_awaitable));
+}
+
+}  // namespace
+
+std::string get_help() {
+  return "usage: s3lect get [--term-file PATH] [options] s3://BUCKET/KEY\n"
+         "Reads an object written by `s3lect put`: its body to stdout, its term to stderr as\n"
+         "`term N` (or to --term-file). An object no fenced write wrote has term 0.\n"
+         "\n"
+         "options:\n"
+         "  --term-file PATH         write the term (digits and a newline) to PATH instead\n" +
+         object_store_options_help() +
+         "  --help                   print this help\n"
+         "\n"
+         "exit codes:\n"
+         "  0   read\n"
+         "  1   any other failure (the store, the network, a malformed object)\n"
+         "  2   bad arguments\n"
+         "  3   there is no object\n";
+}
+
+int run_get(const std::vector<std::string>& args) {
+  bool help = false;
+  std::string error;
+  auto command = parse_object_command(args, {}, {"term-file"}, help, error);
+  if (help) {
+    print_out(get_help());
+    return exit_ok;
+  }
+  if (!command) {
+    print_err("s3lect get: " + error + "\n");
+    return exit_usage;
+  }
+  asio::io_context io;
+  s3_client client(io.get_executor(), command->target.config);
+  const auto [ec, read] = run_to_completion(io, get(client, command->target.key));
+  const std::string url = command->target.url();
+  if (ec) {
+    print_err("s3lect get: cannot read " + url + ": " + describe_store_error(ec, read.info) + "\n");
+    return exit_failure;
+  }
+  if (!read.found) {
+    print_err("s3lect get: no object at " + url + "\n");
+    return exit_no_record;
+  }
+  const std::string term = std::to_string(read.found->term);
+  if (const auto path = command->args.get("term-file")) {
+    std::ofstream file(*path, std::ios::trunc);
+    if (!(file << term << '\n')) {
+      print_err("s3lect get: --term-file: cannot write '" + *path + "'\n");
+      return exit_failure;
+    }
+  } else {
+    print_err("term " + term + "\n");
+  }
+  print_out(read.found->body);
+  return exit_ok;
+}
+
+}  // namespace s3lect::cli

@@ -1,0 +1,50 @@
+#include "cli/object_target.hpp"
+
+#include <string_view>
+
+namespace s3lect::cli {
+
+std::optional<object_command> parse_object_command(const std::vector<std::string>& args,
+                                                   const std::vector<std::string>& extra_flags,
+                                                   const std::vector<std::string>& extra_valued,
+                                                   bool& help, std::string& error) {
+  std::vector<std::string> flags = store_flag_names();
+  flags.push_back("help");
+  flags.insert(flags.end(), extra_flags.begin(), extra_flags.end());
+  std::vector<std::string> valued = store_valued_names();
+  valued.insert(valued.end(), extra_valued.begin(), extra_valued.end());
+  auto parsed = parsed_args::parse(args, flags, valued, error);
+  if (!parsed) return std::nullopt;
+  help = parsed->has("help");
+  if (help) return std::nullopt;
+  if (parsed->has("lock")) {
+    error = "--lock does not apply: name the object as s3://BUCKET/KEY";
+    return std::nullopt;
+  }
+  if (parsed->positional().size() != 1 || !parsed->trailing().empty()) {
+    error = parsed->positional().empty() ? "missing the object s3://BUCKET/KEY"
+                                         : "expected exactly one object s3://BUCKET/KEY";
+    return std::nullopt;
+  }
+  // make_store_target reads the location from --lock: hand it the object instead.
+  std::vector<std::string> with_location;
+  for (const std::string& arg : args) {
+    if (arg != parsed->positional()[0]) with_location.push_back(arg);
+  }
+  with_location.push_back("--lock=" + parsed->positional()[0]);
+  auto located = parsed_args::parse(with_location, flags, valued, error);
+  if (!located) return std::nullopt;
+  auto target = make_store_target(*located, error);
+  if (!target) return std::nullopt;
+  return object_command{std::move(*located), std::move(*target)};
+}
+
+std::string object_store_options_help() {
+  // Every store option but --lock, whose line is the first.
+  const std::string_view all = store_options_help();
+  const std::size_t first_line_end = all.find('\n');
+  const bool starts_with_lock = all.substr(0, first_line_end).find("--lock") != std::string::npos;
+  return std::string(starts_with_lock ? all.substr(first_line_end + 1) : all);
+}
+
+}  // namespace s3lect::cli

@@ -1,0 +1,143 @@
+#include "cli/put.hpp"
+
+#include "cli/console.hpp"
+#include "cli/exit_codes.hpp"
+#include "cli/lock_reader.hpp"
+#include "cli/object_target.hpp"
+#include "cli/run_to_completion.hpp"
+
+#include <s3lect/error.hpp>
+#include <s3lect/fenced_object.hpp>
+#include <s3lect/s3_client.hpp>
+
+#include <boost/asio/as_tuple.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/use_awaitable.hpp>
+
+#include <charconv>
+#include <cstdlib>
+#include <fstream>
+#include <iostream>
+#include <iterator>
+#include <sstream>
+
+namespace s3lect::cli {
+
+namespace asio = boost::asio;
+using boost::system::error_code;
+
+namespace {
+
+struct put_outcome {
+  int exit_code = exit_ok;
+  std::string message;  ///< One line for stderr (or stdout on success).
+};
+
+std::optional<std::uint64_t> parse_term(std::string_view text) {
+  std::uint64_t term = 0;
+  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), term);
+  if (ec != std::errc{} || end != text.data() + text.size() || text.empty()) return std::nullopt;
+  return term;
+}
+
+/// --term, else $S3LECT_TERM (set by `s3lect run` for its command).
+std::optional<std::uint64_t> chosen_term(const parsed_args& args, std::string& error) {
+  std::optional<std::string> text = args.get("term");
+  std::string origin = "--term";
+  if (!text) {
+    if (const char* exported = std::getenv("S3LECT_TERM"); exported && *exported) text = exported;
+    origin = "$S3LECT_TERM";
+  }
+  if (!text) {
+    error = "no term: give --term T or run under `s3lect run`, which exports S3LECT_TERM";
+    return std::nullopt;
+  }
+  auto term = parse_term(*text);
+  if (!term) error = origin + ": expected a whole number, got '" + *text + "'";
+  return term;
+}
+
+/// The body: the file named by --file, else all of stdin.
+std::optional<std::string> read_body(const parsed_args& args, std::string& error) {
+  std::ostringstream body;
+  if (const auto path = args.get("file")) {
+    std::ifstream file(*path, std::ios::binary);
+    if (!file) {
+      error = "--file: cannot open '" + *path + "'";
+      return std::nullopt;
+    }
+    body << file.rdbuf();
+  } else {
+    body << std::cin.rdbuf();
+  }
+  return std::move(body).str();
+}
+
+asio::awaitable<put_outcome> put(storage& store, std::string key, std::string url,
+                                 std::uint64_t term, std::string body) {
+  fenced_object target(store, std::move(key));
+  auto [ec, result] =
+      co_await target.async_write(term, std::move(body), asio::as_tuple(asio::use_awaitable));
+  put_outcome outcome;
+  if (!ec) {
+    outcome.message = "wrote " + url + " with term " + std::to_string(term);
+  } else if (ec == errc::fenced_out) {
+    outcome.exit_code = exit_fenced_out;
+    outcome.message = "fenced out: " + url + " was written with term " +
+                      std::to_string(result.stored_term) + ", above ours (" + std::to_string(term) +
+                      "); nothing written";
+  } else {
+    outcome.exit_code = exit_failure;
+    outcome.message = "cannot write " + url + ": " + describe_store_error(ec, result.info);
+  }
+  co_return outcome;
+}
+
+}  // namespace
+
+std::string put_help() {
+  return "usage: s3lect put [--term T] [--file PATH] [options] s3://BUCKET/KEY\n"
+         "Writes the object fenced by a leadership term: refused once a higher term has\n"
+         "written it, so a leader that lost its lease cannot overwrite its successor's work.\n"
+         "The body is read from stdin (or --file). The term and a one-line envelope are\n"
+         "stored with the object; read it back with `s3lect get`.\n"
+         "\n"
+         "options:\n"
+         "  --term T                 the writer's term (default: $S3LECT_TERM, which\n"
+         "                           `s3lect run` exports to its command)\n"
+         "  --file PATH              read the body from PATH instead of stdin\n" +
+         object_store_options_help() +
+         "  --help                   print this help\n"
+         "\n"
+         "exit codes:\n"
+         "  0   written\n"
+         "  1   any other failure (the store, the network, a malformed object)\n"
+         "  2   bad arguments\n"
+         "  10  fenced out: a higher term has written the object (nothing written)\n";
+}
+
+int run_put(const std::vector<std::string>& args) {
+  bool help = false;
+  std::string error;
+  auto command = parse_object_command(args, {}, {"term", "file"}, help, error);
+  if (help) {
+    print_out(put_help());
+    return exit_ok;
+  }
+  std::optional<std::uint64_t> term;
+  if (command) term = chosen_term(command->args, error);
+  std::optional<std::string> body;
+  if (term) body = read_body(command->args, error);
+  if (!body) {
+    print_err("s3lect put: " + error + "\n");
+    return exit_usage;
+  }
+  asio::io_context io;
+  s3_client client(io.get_executor(), command->target.config);
+  const put_outcome outcome = run_to_completion(
+      io, put(client, command->target.key, command->target.url(), *term, std::move(*body)));
+  print_err("s3lect put: " + outcome.message + "\n");
+  return outcome.exit_code;
+}
+
+}  // namespace s3lect::cli

@@ -1,0 +1,98 @@
+// `s3lect run` starts its command only if it still leads with the elected term when it spawns:
+// the "elected" notice can arrive after the leadership it announces has already ended.
+#include "cli/command_supervisor.hpp"
+
+#include <s3lect/elector.hpp>
+#include <s3lect/error.hpp>
+#include <s3lect/memory_storage.hpp>
+
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/signal_set.hpp>
+
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <memory>
+#include <optional>
+
+namespace {
+
+namespace asio = boost::asio;
+using namespace std::chrono_literals;
+
+s3lect::elector_config quick_config() {
+  s3lect::elector_config config;
+  config.lock_key = "recheck/leader.json";
+  config.server_id = "node-a";
+  config.server_address = "127.0.0.1:1";
+  return config;  // Default timings: an absent lock is taken at once.
+}
+
+class RunRecheck : public ::testing::Test {
+ protected:
+  RunRecheck() {
+    command.path = "/bin/true";
+    command.argv = {"true"};
+  }
+
+  /// Runs until the elector leads; its lease.
+  s3lect::leadership_lease elect() {
+    election.start();
+    std::optional<s3lect::leadership_lease> lease;
+    election.async_wait_for_leadership(
+        [&](boost::system::error_code ec, s3lect::leadership_lease got) {
+          EXPECT_FALSE(ec) << ec.message();
+          lease = got;
+        });
+    while (!lease && io.run_one_for(5s) != 0) {
+    }
+    EXPECT_TRUE(lease);
+    return lease.value_or(s3lect::leadership_lease{});
+  }
+
+  s3lect::cli::supervisor make_supervisor() {
+    return s3lect::cli::supervisor{election, log, options, command, signals, nullptr};
+  }
+
+  asio::io_context io;
+  std::shared_ptr<s3lect::memory_store> store = std::make_shared<s3lect::memory_store>();
+  s3lect::memory_storage view{io.get_executor(), store};
+  s3lect::elector election{io.get_executor(), view, quick_config()};
+  s3lect::cli::log_output log{s3lect::cli::log_format::text, s3lect::log_level::error, {}};
+  s3lect::cli::run_options options;
+  s3lect::cli::spawn_request command;
+  asio::signal_set signals{io};
+};
+
+TEST_F(RunRecheck, StartsTheCommandWhileStillLeading) {
+  const auto lease = elect();
+  auto s = make_supervisor();
+  boost::system::error_code error;
+  const auto child = s3lect::cli::start_command_if_leading(s, lease, io.get_executor(), error);
+  EXPECT_TRUE(child) << error.message();
+}
+
+TEST_F(RunRecheck, RefusesToStartOnceLeadershipEndedBeforeTheSpawn) {
+  const auto lease = elect();
+  bool resigned = false;
+  election.async_resign([&](boost::system::error_code) { resigned = true; });
+  while (!resigned && io.run_one_for(5s) != 0) {
+  }
+  ASSERT_FALSE(election.is_leader());
+  auto s = make_supervisor();
+  boost::system::error_code error;
+  const auto child = s3lect::cli::start_command_if_leading(s, lease, io.get_executor(), error);
+  EXPECT_FALSE(child) << "a command was started without leadership";
+  EXPECT_EQ(error, s3lect::errc::not_leader);
+}
+
+TEST_F(RunRecheck, RefusesALeaseOfAnEarlierTermEvenWhileLeadingAgain) {
+  auto lease = elect();
+  lease.term -= 1;  // The notice of a previous leadership, delivered after a new one began.
+  auto s = make_supervisor();
+  boost::system::error_code error;
+  EXPECT_FALSE(s3lect::cli::start_command_if_leading(s, lease, io.get_executor(), error));
+  EXPECT_EQ(error, s3lect::errc::not_leader);
+}
+
+}  // namespace
