@@ -1,0 +1,123 @@
+// `s3lect status --watch` following a real `s3lect run --peer --peer-watch` leader with
+// zero-configuration TLS, against the local Ceph RADOS Gateway: the leader holds the watch's
+// request, a release is reported from its endpoint ("source":"peer") rather than found by the
+// next S3 poll, and when the leader is killed the watch falls back to reading S3.
+#include "integration/cli_harness.hpp"
+
+#include <boost/asio/ip/tcp.hpp>
+
+#include <cstdlib>
+
+namespace s3lect {
+namespace {
+
+using test::CliIntegration;
+using test::eventually;
+using test::lines_of;
+using namespace std::chrono_literals;
+
+// Fixed loopback ports of this test: health endpoints and metrics listeners of two leaders.
+constexpr unsigned short first_peer_port = 25101, first_metrics_port = 25111;
+constexpr unsigned short second_peer_port = 25102, second_metrics_port = 25112;
+
+class CliStatusFollow : public CliIntegration {
+ protected:
+  /// A leader in peer mode with watches and a self-signed certificate (its pin in the record).
+  std::vector<std::string> peer_leader(const std::string& id, unsigned short peer_port,
+                                       unsigned short metrics_port) const {
+    auto args = run_args(id);
+    args.insert(args.end(), {"--peer", "--peer-watch", "--peer-listen",
+                             "127.0.0.1:" + std::to_string(peer_port), "--metrics-listen",
+                             "127.0.0.1:" + std::to_string(metrics_port), "--", "sleep", "60"});
+    return args;
+  }
+};
+
+/// Watches the health server of the node whose metrics listen on `metrics_port` holds now, as
+/// its /metrics says; -1 when it does not answer.
+int held_watches(unsigned short metrics_port) {
+  boost::asio::ip::tcp::iostream stream;
+  stream.expires_after(5s);
+  stream.connect("127.0.0.1", std::to_string(metrics_port));
+  if (!stream) return -1;
+  stream << "GET /metrics HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n" << std::flush;
+  for (std::string line; std::getline(stream, line);) {
+    if (line.rfind("s3lect_server_watches{", 0) == 0 &&
+        line.find("server=\"health\"") != std::string::npos) {
+      return std::atoi(line.substr(line.rfind(' ') + 1).c_str());
+    }
+  }
+  return -1;
+}
+
+bool has_line(const std::string& output, const std::string& part) {
+  for (const std::string& line : lines_of(output)) {
+    if (line.find(part) != std::string::npos) return true;
+  }
+  return false;
+}
+
+TEST_F(CliStatusFollow, FollowsTheLeadersEndpointAndFallsBackToS3WhenItDies) {
+  std::vector<std::string> watch_args{"status"};
+  for (auto& arg : store_args()) watch_args.push_back(arg);
+  // S3 is read every 3 s when not following; lines learned from S3 say "source":"s3".
+  watch_args.insert(watch_args.end(), {"--watch", "--json", "--interval", "3s"});
+  auto& watcher = start(watch_args);
+  ASSERT_TRUE(eventually([&] { return has_line(watcher.out(), "\"state\":\"none\""); }, 10s))
+      << watcher.err();
+
+  auto& first = start(peer_leader("first", first_peer_port, first_metrics_port));
+  ASSERT_TRUE(eventually(
+      [&] {
+        return has_line(watcher.out(),
+                        "\"source\":\"s3\",\"state\":\"leading\",\"leaderID\":"
+                        "\"first\",\"leaderAddr\":\"127.0.0.1:25101\"");
+      },
+      15s))
+      << watcher.out() << first.err();
+  // It follows the leader's endpoint: the leader holds its request, and nobody else watches.
+  ASSERT_TRUE(eventually([&] { return held_watches(first_metrics_port) == 1; }, 10s))
+      << watcher.err();
+
+  // The release is what the leader's endpoint reports; no S3 poll in between finds it.
+  ::kill(first.pid, SIGTERM);
+  ASSERT_TRUE(first.wait(10s));
+  EXPECT_TRUE(eventually(
+      [&] {
+        return has_line(watcher.out(),
+                        "\"source\":\"peer\",\"state\":\"released\",\"leaderID\":\"first\"");
+      },
+      10s))
+      << watcher.out();
+
+  auto& second = start(peer_leader("second", second_peer_port, second_metrics_port));
+  ASSERT_TRUE(eventually(
+      [&] { return has_line(watcher.out(), "\"state\":\"leading\",\"leaderID\":\"second\""); },
+      15s))
+      << watcher.out() << second.err();
+  ASSERT_TRUE(eventually([&] { return held_watches(second_metrics_port) == 1; }, 10s))
+      << watcher.err();
+
+  // A killed leader releases nothing: the watch falls back to S3 and sees its lease run out.
+  ::kill(second.pid, SIGKILL);
+  ASSERT_TRUE(second.wait(10s));
+  EXPECT_TRUE(eventually(
+      [&] {
+        return has_line(watcher.out(),
+                        "\"source\":\"s3\",\"state\":\"expired\",\"leaderID\":\"second\"");
+      },
+      15s))
+      << watcher.out();
+  EXPECT_NE(watcher.err().find("cannot follow the leader's endpoint at 127.0.0.1:25102"),
+            std::string::npos)
+      << watcher.err();
+  EXPECT_EQ(lines_of(watcher.out()).size(), 5u)
+      << "none, leading, released, leading, expired: " << watcher.out();
+
+  ::kill(watcher.pid, SIGTERM);
+  ASSERT_TRUE(watcher.wait(10s));
+  EXPECT_EQ(watcher.status, std::optional<int>(0)) << watcher.err();
+}
+
+}  // namespace
+}  // namespace s3lect
