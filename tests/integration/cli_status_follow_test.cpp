@@ -63,50 +63,37 @@ TEST_F(CliStatusFollow, FollowsTheLeadersEndpointAndFallsBackToS3WhenItDies) {
   // S3 is read every 3 s when not following; lines learned from S3 say "source":"s3".
   watch_args.insert(watch_args.end(), {"--watch", "--json", "--interval", "3s"});
   auto& watcher = start(watch_args);
-  ASSERT_TRUE(eventually([&] { return has_line(watcher.out(), "\"state\":\"none\""); }, 10s))
-      << watcher.err();
+  const auto prints = [&](const std::string& part) {
+    return eventually([&] { return has_line(watcher.out(), part); }, 15s);
+  };
+  ASSERT_TRUE(prints("\"source\":\"s3\",\"state\":\"none\"")) << watcher.err();
 
-  auto& first = start(peer_leader("first", first_peer_port, first_metrics_port));
-  ASSERT_TRUE(eventually(
-      [&] {
-        return has_line(watcher.out(),
-                        "\"source\":\"s3\",\"state\":\"leading\",\"leaderID\":"
-                        "\"first\",\"leaderAddr\":\"127.0.0.1:25101\"");
-      },
-      15s))
-      << watcher.out() << first.err();
-  // It follows the leader's endpoint: the leader holds its request, and nobody else watches.
-  ASSERT_TRUE(eventually([&] { return held_watches(first_metrics_port) == 1; }, 10s))
-      << watcher.err();
+  // A leader found by polling S3, whose endpoint the watch then follows: the leader holds its
+  // request (nobody else watches it).
+  const auto lead_and_be_followed = [&](const std::string& id, unsigned short peer_port,
+                                        unsigned short metrics_port) -> test::cli_process& {
+    auto& leader = start(peer_leader(id, peer_port, metrics_port));
+    EXPECT_TRUE(prints("\"source\":\"s3\",\"state\":\"leading\",\"leaderID\":\"" + id +
+                       "\",\"leaderAddr\":\"127.0.0.1:" + std::to_string(peer_port) + "\""))
+        << watcher.out() << leader.err();
+    EXPECT_TRUE(eventually([&] { return held_watches(metrics_port) == 1; }, 10s)) << watcher.err();
+    return leader;
+  };
 
   // The release is what the leader's endpoint reports; no S3 poll in between finds it.
+  auto& first = lead_and_be_followed("first", first_peer_port, first_metrics_port);
+  ASSERT_FALSE(HasFailure());
   ::kill(first.pid, SIGTERM);
   ASSERT_TRUE(first.wait(10s));
-  EXPECT_TRUE(eventually(
-      [&] {
-        return has_line(watcher.out(),
-                        "\"source\":\"peer\",\"state\":\"released\",\"leaderID\":\"first\"");
-      },
-      10s))
+  EXPECT_TRUE(prints("\"source\":\"peer\",\"state\":\"released\",\"leaderID\":\"first\""))
       << watcher.out();
 
-  auto& second = start(peer_leader("second", second_peer_port, second_metrics_port));
-  ASSERT_TRUE(eventually(
-      [&] { return has_line(watcher.out(), "\"state\":\"leading\",\"leaderID\":\"second\""); },
-      15s))
-      << watcher.out() << second.err();
-  ASSERT_TRUE(eventually([&] { return held_watches(second_metrics_port) == 1; }, 10s))
-      << watcher.err();
-
   // A killed leader releases nothing: the watch falls back to S3 and sees its lease run out.
+  auto& second = lead_and_be_followed("second", second_peer_port, second_metrics_port);
+  ASSERT_FALSE(HasFailure());
   ::kill(second.pid, SIGKILL);
   ASSERT_TRUE(second.wait(10s));
-  EXPECT_TRUE(eventually(
-      [&] {
-        return has_line(watcher.out(),
-                        "\"source\":\"s3\",\"state\":\"expired\",\"leaderID\":\"second\"");
-      },
-      15s))
+  EXPECT_TRUE(prints("\"source\":\"s3\",\"state\":\"expired\",\"leaderID\":\"second\""))
       << watcher.out();
   EXPECT_NE(watcher.err().find("cannot follow the leader's endpoint at 127.0.0.1:25102"),
             std::string::npos)
