@@ -61,10 +61,21 @@ std::optional<std::string> leader_endpoint_config::validate() const {
 
 leader_endpoint_client::leader_endpoint_client(executor_type executor,
                                                leader_endpoint_config config) {
+  const std::string own_name = "leader_endpoint_config.";
   if (auto problem = config.validate()) {
-    throw boost::system::system_error(errc::invalid_config, "leader_endpoint_config." + *problem);
+    throw boost::system::system_error(errc::invalid_config, own_name + *problem);
   }
-  client_ = std::make_unique<detail::peer_client>(std::move(executor), peer_config_of(config));
+  try {
+    client_ = std::make_unique<detail::peer_client>(std::move(executor), peer_config_of(config));
+  } catch (const boost::system::system_error& error) {
+    // An unreadable file is found by the peer client, which names its own configuration: name
+    // the field the caller set instead.
+    std::string what = error.what();
+    what = what.substr(0, what.rfind(": " + error.code().message()));
+    const std::string peer_name = "peer_client_config.";
+    if (what.starts_with(peer_name)) what = own_name + what.substr(peer_name.size());
+    throw boost::system::system_error(error.code(), what);
+  }
 }
 
 leader_endpoint_client::~leader_endpoint_client() = default;

@@ -106,5 +106,15 @@ TEST_F(CliStatusFollow, FollowsTheLeadersEndpointAndFallsBackToS3WhenItDies) {
   EXPECT_EQ(watcher.status, std::optional<int>(0)) << watcher.err();
 }
 
+TEST_F(CliStatusFollow, PeerCaIsOnlyForWatchesAndMustBeReadable) {
+  std::vector<std::string> args{"status"};
+  for (auto& arg : store_args()) args.push_back(arg);
+  args.insert(args.end(), {"--peer-ca", scratch + "/missing.pem"});
+  test::expect_one_line_error(run(args), 2, "s3lect status: --peer-ca: only with --watch");
+  args.push_back("--watch");
+  test::expect_one_line_error(
+      run(args), 2, "s3lect status: --peer-ca: cannot load '" + scratch + "/missing.pem'");
+}
+
 }  // namespace
 }  // namespace s3lect
