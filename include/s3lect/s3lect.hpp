@@ -8,6 +8,7 @@
 #include <s3lect/fenced_object.hpp>
 #include <s3lect/file_descriptors.hpp>
 #include <s3lect/health.hpp>
+#include <s3lect/leader_endpoint.hpp>
 #include <s3lect/liveness.hpp>
 #include <s3lect/logger.hpp>
 #include <s3lect/memory_storage.hpp>

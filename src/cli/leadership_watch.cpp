@@ -52,9 +52,14 @@ std::optional<leadership_state> leadership_watch::observe(steady::time_point now
   return state;
 }
 
-std::string watch_text_line(const leadership_state& state,
+const char* to_string(change_source source) noexcept {
+  return source == change_source::peer ? "peer" : "s3";
+}
+
+std::string watch_text_line(const leadership_state& state, change_source source,
                             std::chrono::system_clock::time_point now) {
-  std::string line = "time=" + format_utc_ms(now) + " state=" + state.state;
+  std::string line =
+      "time=" + format_utc_ms(now) + " source=" + to_string(source) + " state=" + state.state;
   if (state.state == "none" || state.state == "unreadable") return line;
   line += " leader=" + text_value(state.leader_id);
   line += " term=" + std::to_string(state.term);
@@ -63,9 +68,10 @@ std::string watch_text_line(const leadership_state& state,
 }
 
 std::string watch_json_line(const std::string& lock_url, const leadership_state& state,
-                            std::chrono::system_clock::time_point now) {
+                            change_source source, std::chrono::system_clock::time_point now) {
   json_object out;
   out.add_string("time", format_utc_ms(now)).add_string("lock", lock_url);
+  out.add_string("source", to_string(source));
   out.add_string("state", state.state);
   if (state.state == "none" || state.state == "unreadable") {
     out.add_null("leaderID").add_null("leaderAddr").add_null("term");

@@ -42,6 +42,9 @@ class leadership_watch {
   std::optional<leadership_state> observe(std::chrono::steady_clock::time_point now,
                                           const lock_observation& read);
 
+  /// The state last reported; nullopt before the first read.
+  const std::optional<leadership_state>& current() const noexcept { return last_; }
+
  private:
   leadership_state judge(std::chrono::steady_clock::time_point now,
                          const lock_observation& read) const;
@@ -52,13 +55,21 @@ class leadership_watch {
   std::optional<leadership_state> last_;
 };
 
-/// One text line (no newline): `time=… state=leading leader=api-7 term=4 addr=10.0.0.5:8443`.
-std::string watch_text_line(const leadership_state& state,
+/// Where a watch learned of a change: "s3" (a read of the record) or "peer" (the leader's
+/// health endpoint said it no longer leads; the record was then read to say what changed).
+enum class change_source { s3, peer };
+
+/// "s3" or "peer".
+const char* to_string(change_source source) noexcept;
+
+/// One text line (no newline):
+/// `time=… source=s3 state=leading leader=api-7 term=4 addr=10.0.0.5:8443`.
+std::string watch_text_line(const leadership_state& state, change_source source,
                             std::chrono::system_clock::time_point now);
 
-/// One JSON object (no newline): {"time":…,"lock":…,"state":…,"leaderID":…,"leaderAddr":…,
-/// "term":…}.
+/// One JSON object (no newline): {"time":…,"lock":…,"source":…,"state":…,"leaderID":…,
+/// "leaderAddr":…,"term":…}.
 std::string watch_json_line(const std::string& lock_url, const leadership_state& state,
-                            std::chrono::system_clock::time_point now);
+                            change_source source, std::chrono::system_clock::time_point now);
 
 }  // namespace s3lect::cli

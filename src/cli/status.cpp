@@ -142,7 +142,7 @@ int run_status(const std::vector<std::string>& args) {
     return exit_usage;
   }
   if (parsed->has("watch")) return run_status_watch(*parsed, *target);
-  for (const char* option : {"json", "interval"}) {
+  for (const char* option : {"json", "interval", "peer-ca"}) {
     if (parsed->has(option)) {
       print_err(std::string("s3lect status: --") + option + ": only with --watch\n");
       return exit_usage;

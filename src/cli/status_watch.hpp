@@ -1,5 +1,6 @@
-// `s3lect status --watch`: reads the lock record every --interval and prints one line per
-// change of who leads (text, or JSON lines with --json) until SIGINT or SIGTERM.
+// `s3lect status --watch`: reads the lock record every --interval, or follows the leader's peer
+// endpoint when the record names one it can trust, and prints one line per change of who leads
+// (text, or JSON lines with --json) until SIGINT or SIGTERM.
 #pragma once
 
 #include "cli/options.hpp"

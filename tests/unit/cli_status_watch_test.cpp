@@ -72,17 +72,19 @@ TEST(LeadershipWatch, GoRecordsWithoutALeaseExpireAfterFifteenSeconds) {
 TEST(LeadershipWatch, PrintsTextAndJsonLines) {
   const std::chrono::system_clock::time_point at{std::chrono::milliseconds{1795636559123}};
   const leadership_state leading{"leading", "api 7", "10.0.0.5:8443", 42};
-  EXPECT_EQ(watch_text_line(leading, at),
-            "time=2026-11-25T19:55:59.123Z state=leading leader=\"api 7\" term=42 "
+  EXPECT_EQ(watch_text_line(leading, change_source::peer, at),
+            "time=2026-11-25T19:55:59.123Z source=peer state=leading leader=\"api 7\" term=42 "
             "addr=10.0.0.5:8443");
-  EXPECT_EQ(watch_json_line("s3://b/k", leading, at),
-            "{\"time\":\"2026-11-25T19:55:59.123Z\",\"lock\":\"s3://b/k\",\"state\":\"leading\","
-            "\"leaderID\":\"api 7\",\"leaderAddr\":\"10.0.0.5:8443\",\"term\":42}");
+  EXPECT_EQ(watch_json_line("s3://b/k", leading, change_source::peer, at),
+            "{\"time\":\"2026-11-25T19:55:59.123Z\",\"lock\":\"s3://b/k\",\"source\":\"peer\","
+            "\"state\":\"leading\",\"leaderID\":\"api 7\",\"leaderAddr\":\"10.0.0.5:8443\","
+            "\"term\":42}");
   const leadership_state none{"none", "", "", 0};
-  EXPECT_EQ(watch_text_line(none, at), "time=2026-11-25T19:55:59.123Z state=none");
-  EXPECT_EQ(watch_json_line("s3://b/k", none, at),
-            "{\"time\":\"2026-11-25T19:55:59.123Z\",\"lock\":\"s3://b/k\",\"state\":\"none\","
-            "\"leaderID\":null,\"leaderAddr\":null,\"term\":null}");
+  EXPECT_EQ(watch_text_line(none, change_source::s3, at),
+            "time=2026-11-25T19:55:59.123Z source=s3 state=none");
+  EXPECT_EQ(watch_json_line("s3://b/k", none, change_source::s3, at),
+            "{\"time\":\"2026-11-25T19:55:59.123Z\",\"lock\":\"s3://b/k\",\"source\":\"s3\","
+            "\"state\":\"none\",\"leaderID\":null,\"leaderAddr\":null,\"term\":null}");
 }
 
 }  // namespace
