@@ -23,12 +23,9 @@ cd "$(dirname "$0")/.."
 
 declare -A option=([s3lect]="" [seconds]=30 [connections]=400 [probes]=50 [attack]=tls
   [tls]=zero-config [base-port]=23100)
-while [ $# -gt 0 ]; do
-  name=${1#--}
-  [ $# -ge 2 ] && [ -n "${option[$name]+known}" ] || { echo "unknown option: $1" >&2; exit 2; }
-  option[$name]=$2
-  shift 2
-done
+# shellcheck source=bench/lib/options.sh
+source bench/lib/options.sh
+bench_parse_options option "$@"
 s3lect=${option[s3lect]} seconds=${option[seconds]} connections=${option[connections]}
 probes=${option[probes]} attack=${option[attack]} base_port=${option[base-port]}
 case ${option[tls]} in zero-config | ca) ;; *) echo "--tls: zero-config or ca" >&2; exit 2 ;; esac

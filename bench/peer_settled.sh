@@ -26,12 +26,9 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 declare -A option=([s3lect]="" [window]=20 [handovers]=7 [settle]=12 [base-port]=22000)
-while [ $# -gt 0 ]; do
-  name=${1#--}
-  [ $# -ge 2 ] && [ -n "${option[$name]+known}" ] || { echo "unknown option: $1" >&2; exit 2; }
-  option[$name]=$2
-  shift 2
-done
+# shellcheck source=bench/lib/options.sh
+source bench/lib/options.sh
+bench_parse_options option "$@"
 s3lect=${option[s3lect]} window=${option[window]} handovers=${option[handovers]}
 settle=${option[settle]} base_port=${option[base-port]}
 [ -n "$s3lect" ] || {
