@@ -18,6 +18,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 
 namespace s3lect {
 
@@ -200,6 +201,13 @@ class elector : public leadership_source {
   /// Replaces the configuration while running; lock_key and server_id cannot change. Returns
   /// nullopt when applied, else why the new configuration was refused (the old one stays).
   std::optional<std::string> update_config(elector_config config);
+
+  /// The library's zero-configuration default, called by a health_server given no certificate
+  /// once it listens: sets peer.key_pin to `key_pin` and, when server_address is empty,
+  /// server_address to reachable_address(bound), through update_config(). Records written
+  /// from then on carry the pin.
+  std::optional<std::string> publish_peer_endpoint(
+      std::string_view key_pin, const boost::asio::ip::tcp::endpoint& bound) override;
 
  private:
   using lease_signature = void(boost::system::error_code, leadership_lease);

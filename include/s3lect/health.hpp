@@ -76,6 +76,17 @@ class leadership_source {
   /// A consistent snapshot of the current state. Must not block.
   virtual leadership_snapshot snapshot() const = 0;
 
+  /// Called by a health_server in zero-configuration TLS (no certificate configured) once it
+  /// listens: `key_pin` is the public_key_pin() of the self-signed certificate it made, `bound`
+  /// its local_endpoint(). The elector publishes both (elector::publish_peer_endpoint); the
+  /// default does nothing. Returns nullopt, or why they could not be published.
+  virtual std::optional<std::string> publish_peer_endpoint(
+      std::string_view key_pin, const boost::asio::ip::tcp::endpoint& bound) {
+    (void)key_pin;
+    (void)bound;
+    return std::nullopt;
+  }
+
   /// Waits until snapshot().version exceeds `seen_version` (at once if it already does).
   /// Completes with `void(error_code)`. Cancellation: any type; operation_aborted.
   template <class CompletionToken = default_token>
@@ -198,10 +209,13 @@ struct health_server_config {
   std::string bind_address;
 
   /// The server's certificate chain (leaf first) and its unencrypted private key: exactly one
-  /// of the file and the PEM text each. CAs (ca_file and/or ca_pem): client certificates must
-  /// chain to them; when set, a client certificate that does not verify is refused even
-  /// without require_client_cert. require_client_cert (mutual TLS) needs a CA. verify_peer is
-  /// for clients and ignored here.
+  /// of the file and the PEM text each, or none of the four: zero-configuration TLS
+  /// (docs/peer-mode.md#zero-configuration-tls), where the constructor makes a fresh EC P-256
+  /// key and a self-signed certificate in memory and start() hands its pin and address to the
+  /// source (leadership_source::publish_peer_endpoint). CAs (ca_file and/or ca_pem): client
+  /// certificates must chain to them; when set, a client certificate that does not verify is
+  /// refused even without require_client_cert. require_client_cert (mutual TLS) needs a CA.
+  /// verify_peer is for clients and ignored here.
   tls_config tls;
 
   /// Larger request headers are answered with 431 and the connection closed.
@@ -268,7 +282,10 @@ class health_server {
   /// The executor given at construction.
   executor_type get_executor() const;
 
-  /// Binds and listens, then accepts connections on the executor. Returns the bind error
+  /// Binds and listens, then accepts connections on the executor. In zero-configuration TLS it
+  /// then calls the source's publish_peer_endpoint() (an elector writes the pin into its
+  /// records from then on: start the server before the elector); a refusal is logged as a
+  /// warning. Returns the bind error
   /// (e.g. address_in_use, address_not_available, access_denied) instead of swallowing it;
   /// asio::error::already_started when called twice. Call once, before async_stop().
   boost::system::error_code start();

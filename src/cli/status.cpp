@@ -52,6 +52,8 @@ std::string status_help() {
              "   "
              "\"released\":false,\"nonce\":\"9f1c2a7e5b3d4c11\",\"ageMs\":1234,\"expired\":false,\n"
              "   \"storeAgeMs\":1000,\"clockOffsetMs\":-3,\"clockOffsetBoundMs\":502}\n"
+             "peerKeyPin follows nonce when the leader runs zero-configuration peer TLS: the\n"
+             "sha256 pin of its health endpoint's public key, which its followers trust.\n"
              "leaseMs is null for records of Go writers. ageMs is this machine's clock minus\n"
              "lastUpdated (null when lastUpdated is Go's zero time, which marks a release).\n"
              "storeAgeMs is the record's age on the store's clock (the answer's Date minus the\n"
@@ -89,6 +91,8 @@ std::string status_json(const std::string& lock_url, const std::string& etag,
     out.add_null("leaseMs");
   }
   out.add_bool("released", record.released).add_string("nonce", record.nonce);
+  // Only zero-configuration leaders publish a pin; CA-mode and Go records keep their old shape.
+  if (!record.peer_key_pin.empty()) out.add_string("peerKeyPin", record.peer_key_pin);
   std::optional<std::int64_t> age_ms;
   if (!zero_time) {
     age_ms =

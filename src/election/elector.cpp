@@ -190,4 +190,13 @@ void latency_histogram::observe(std::chrono::microseconds latency) noexcept {
   sum += latency;
 }
 
+std::optional<std::string> elector::publish_peer_endpoint(std::string_view key_pin,
+                                                          const asio::ip::tcp::endpoint& bound) {
+  elector_config next = config();
+  next.peer.key_pin = std::string(key_pin);
+  // An address the user set wins: behind NAT no interface carries the one the others use.
+  if (next.server_address.empty()) next.server_address = reachable_address(bound);
+  return update_config(std::move(next));
+}
+
 }  // namespace s3lect

@@ -47,12 +47,17 @@ std::optional<std::string> health_server_config::validate() const {
   boost::system::error_code ec;
   boost::asio::ip::make_address(std::string(parts->host), ec);
   if (ec) return "bind_address: '" + std::string(parts->host) + "' is not an IP address";
-  if (auto error = one_source(tls.certificate_file, tls.certificate_pem, "tls.certificate_file",
-                              "tls.certificate_pem")) {
+  // None of the four: zero-configuration TLS, the constructor makes the identity.
+  const bool self_signed = tls.certificate_file.empty() && tls.certificate_pem.empty() &&
+                           tls.private_key_file.empty() && tls.private_key_pem.empty();
+  if (auto error = self_signed ? std::nullopt
+                               : one_source(tls.certificate_file, tls.certificate_pem,
+                                            "tls.certificate_file", "tls.certificate_pem")) {
     return error;
   }
-  if (auto error = one_source(tls.private_key_file, tls.private_key_pem, "tls.private_key_file",
-                              "tls.private_key_pem")) {
+  if (auto error = self_signed ? std::nullopt
+                               : one_source(tls.private_key_file, tls.private_key_pem,
+                                            "tls.private_key_file", "tls.private_key_pem")) {
     return error;
   }
   if (tls.require_client_cert && tls.ca_file.empty() && tls.ca_pem.empty()) {

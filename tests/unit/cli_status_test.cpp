@@ -95,6 +95,17 @@ TEST(StatusJson, LeavesTheLeaseOfGoRecordsNull) {
       << json;
 }
 
+TEST(StatusJson, ShowsThePeerKeyPinOnlyWhenTheRecordHasOne) {
+  lock_record record = held_record();
+  EXPECT_EQ(status_json("s3://b/k", "abc", record, written).find("peerKeyPin"), std::string::npos);
+  record.peer_key_pin = "sha256:" + std::string(64, 'a');
+  const std::string json = status_json("s3://b/k", "abc", record, written);
+  EXPECT_NE(json.find("\"nonce\":\"9f1c2a7e5b3d4c11\",\"peerKeyPin\":\"sha256:" +
+                      std::string(64, 'a') + "\",\"ageMs\":0"),
+            std::string::npos)
+      << json;
+}
+
 TEST(StatusJson, EscapesWhatARecordMayHold) {
   lock_record record = held_record();
   record.leader_id = "a\"b\n";

@@ -78,10 +78,13 @@ TEST(ElectorConfig, TextMustBeUtf8) {
   expect_invalid(config, "lock_key: must be valid UTF-8");
 }
 
-TEST(ElectorConfig, PeerModeNeedsAnAddress) {
+TEST(ElectorConfig, PeerModeAddressMayComeFromAZeroConfigurationServer) {
   elector_config config = valid();
   config.peer.enabled = true;
-  expect_invalid(config, "server_address: must not be empty when peer.enabled is on");
+  config.server_address.clear();
+  EXPECT_EQ(config.validate(), std::nullopt) << "health_server::start() publishes the address";
+  config.server_address = std::string(1025, 'a');
+  expect_invalid(config, "server_address: must be at most 1024 bytes, is 1025 bytes");
   config.server_address = "10.0.1.42:8443";
   EXPECT_EQ(config.validate(), std::nullopt);
 }

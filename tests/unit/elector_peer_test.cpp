@@ -69,6 +69,8 @@ struct node_options {
   pem_pair identity = pki().server;
   bool require_client_cert = false;
   std::function<void(elector_config&)> tweak;
+  /// No certificate, no CA and no server_address: the library's zero-configuration default.
+  bool zero_config = false;
 };
 
 /// A group whose every elector serves its health endpoint over TLS.
@@ -77,13 +79,19 @@ struct peer_group {
     for (int i = 0; i < size; ++i) {
       views.push_back(std::make_unique<memory_storage>(io.get_executor(), store));
       elector_config config = peer_config("node-" + std::to_string(i));
+      if (options.zero_config) {
+        config.server_address.clear();
+        config.peer.tls.ca_pem.clear();
+      }
       if (options.tweak) options.tweak(config);
       electors.push_back(std::make_unique<elector>(io.get_executor(), *views.back(), config));
 
       health_server_config server;
       server.bind_address = "127.0.0.1:0";
-      server.tls.certificate_pem = options.identity.certificate;
-      server.tls.private_key_pem = options.identity.private_key;
+      if (!options.zero_config) {
+        server.tls.certificate_pem = options.identity.certificate;
+        server.tls.private_key_pem = options.identity.private_key;
+      }
       if (options.require_client_cert) {
         server.tls.ca_pem = pki().ca.certificate;
         server.tls.require_client_cert = true;
@@ -92,6 +100,7 @@ struct peer_group {
           std::make_unique<health_server>(io.get_executor(), *electors.back(), server));
       const auto ec = servers.back()->start();
       if (ec) throw boost::system::system_error(ec, "health_server::start");
+      if (options.zero_config) continue;  // the server published its pin and address itself
       config.server_address =
           "127.0.0.1:" + std::to_string(servers.back()->local_endpoint().port());
       if (auto problem = electors.back()->update_config(config)) throw std::runtime_error(*problem);
@@ -205,6 +214,53 @@ TEST(ElectorPeer, StableGroupFollowersMakeNoS3RequestsWhileTheLeaderAnswers) {
       }
     }
   }
+}
+
+TEST(ElectorPeer, ZeroConfigurationServersPublishTheirPinAndAddressAndFollowersTrustIt) {
+  peer_group g(3, {.tweak = {}, .zero_config = true});
+  std::vector<std::string> pins;
+  for (std::size_t i = 0; i < g.electors.size(); ++i) {
+    const elector_config config = g.electors[i]->config();
+    EXPECT_EQ(config.server_address,
+              "127.0.0.1:" + std::to_string(g.servers[i]->local_endpoint().port()));
+    ASSERT_EQ(config.peer.key_pin.size(), 71u) << config.peer.key_pin;
+    EXPECT_EQ(config.peer.key_pin.substr(0, 7), "sha256:");
+    pins.push_back(config.peer.key_pin);
+  }
+  EXPECT_NE(pins[0], pins[1]) << "every node makes its own key";
+  g.start_all();
+  ASSERT_TRUE(g.run_until([&] { return g.settled(); }));
+  const int leader = g.leader_index();
+  EXPECT_NE(g.electors[leader]->snapshot().record_json.find("\"peerKeyPin\":\"" + pins[leader]),
+            std::string::npos)
+      << g.electors[leader]->snapshot().record_json;
+  // Followers verify the leader's self-signed certificate by the pin of the record they read:
+  // their checks succeed and they read no S3 (a wrong or missing pin would fail every check).
+  g.run_for(500ms);
+  const follower_window w = measure(g, 1s);
+  ASSERT_EQ(g.leader_index(), leader);
+  for (std::size_t i = 0; i < g.electors.size(); ++i) {
+    if (static_cast<int>(i) == leader) continue;
+    EXPECT_EQ(w.after[i].s3_requests(), w.before[i].s3_requests()) << "follower " << i;
+    EXPECT_GT(w.after[i].peer_check.total(), w.before[i].peer_check.total());
+    EXPECT_EQ(w.after[i].peer_check.failed, 0u) << "follower " << i;
+  }
+}
+
+TEST(ElectorPeer, ACertificateLeavesTheElectorsPinAndAddressAlone) {
+  asio::io_context io;
+  memory_storage view(io.get_executor(), std::make_shared<memory_store>());
+  elector_config config = peer_config("node-0");
+  config.server_address.clear();
+  elector election(io.get_executor(), view, config);
+  health_server_config server;
+  server.bind_address = "127.0.0.1:0";
+  server.tls.certificate_pem = pki().server.certificate;
+  server.tls.private_key_pem = pki().server.private_key;
+  health_server ca_mode(io.get_executor(), election, server);
+  ASSERT_FALSE(ca_mode.start());
+  EXPECT_EQ(election.config().peer.key_pin, "");
+  EXPECT_EQ(election.config().server_address, "");
 }
 
 TEST(ElectorPeer, AGracefulReleaseReachesWatchersAtOnce) {
