@@ -176,8 +176,14 @@ TEST_F(CredentialsIntegration, RefreshAheadOfExpiryAgainstTheStore) {
   imds.set_credentials(store_keys(1h));
   const auto before = client.credentials_in_use().expiration;
   ASSERT_EQ(round_trip(client), "");  // the first request starts the refresh, none waits on it
+  // The refresh runs in the background on io and may outlast the round trip (a TSan build on a
+  // loaded machine): run io until the new credentials are in use, or 10 s have passed.
+  const auto deadline = std::chrono::steady_clock::now() + 10s;
   io.restart();
-  io.poll();
+  while (client.credentials_in_use().expiration == before &&
+         std::chrono::steady_clock::now() < deadline) {
+    io.run_one_for(100ms);
+  }
   EXPECT_EQ(imds.credentials_served(), 2u);
   ASSERT_TRUE(client.credentials_in_use().expiration);
   EXPECT_GT(*client.credentials_in_use().expiration, *before + 30min);
