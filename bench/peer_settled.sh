@@ -18,8 +18,11 @@
 #   --s3lect PATH   the binary (default build/release/s3lect, built here)
 #   --window S      the settled window (default 20)
 #   --handovers N   graceful handovers (default 7)
-#   --settle S      seconds the group gets to settle before the window and each handover
-#                   (default 12: two reads at F = 5 s make the followers stable, then a watch)
+#   --settle S      seconds the group gets to settle before the window and each handover, at
+#                   the least (default 12); before each handover the script also waits (up to
+#                   60 s) until both followers have logged "stable mode" since the last change
+#                   of leader: only then do they watch the leader, and a handover measured
+#                   earlier would time a follower's next S3 read at F = 5 s instead
 #   --base-port N   health endpoints on 127.0.0.1:N+1..N+3, metrics on N+11..N+13
 #                   (default 22000)
 set -euo pipefail
@@ -74,6 +77,20 @@ wait_for_term() {  # term: waits (up to 20 s) until a command of that term has s
   exit 1
 }
 
+# How many times node $1 has entered stable mode (watching the leader instead of reading S3).
+stable_count() { grep -c 'msg="stable mode"' "$work/node-$1.log" || true; }
+# wait_stable LEADER N1 C1 N2 C2: waits (up to 60 s) until follower N1 has entered stable mode
+# more than C1 times and N2 more than C2 times.
+wait_stable() {
+  local _
+  for _ in $(seq 1 600); do
+    (($(stable_count "$2") > $3 && $(stable_count "$4") > $5)) && return 0
+    sleep 0.1
+  done
+  echo "the followers of node-$1 did not become stable within 60 s" >&2
+  exit 1
+}
+
 # A node's S3 requests so far: "gets puts".
 s3_requests() {
   curl -sf "http://127.0.0.1:$((base_port + 10 + $1))/metrics" | awk '
@@ -85,6 +102,10 @@ s3_requests() {
 for n in 1 2 3; do start_node "$n"; done
 wait_for_term 1
 sleep "$settle"
+read -r first_leader _ <<<"$(current_leader)"
+first_followers=()
+for n in 1 2 3; do [ "$n" = "$first_leader" ] || first_followers+=("$n" 0); done
+wait_stable "$first_leader" "${first_followers[@]}"
 
 status=0
 read -r leader _ <<<"$(current_leader)"
@@ -122,9 +143,14 @@ for round in $(seq 1 "$handovers"); do
   next=${next##*node-} next=${next%.log}
   printf 'handover %d: node-%s (term %d) -> node-%s (term %d): SIGTERM -> command started %d ms\n' \
     "$round" "$leader" "$term" "$next" $((term + 1)) "$elapsed"
+  declare -A stable_before=()
+  for n in 1 2 3; do stable_before[$n]=$(stable_count "$n"); done
   wait "${pids[$leader]}" 2>/dev/null || true
   start_node "$leader"
   sleep "$settle"
+  followers=()
+  for n in 1 2 3; do [ "$n" = "$next" ] || followers+=("$n" "${stable_before[$n]}"); done
+  wait_stable "$next" "${followers[@]}"
 done
 
 printf '%s\n' "${times[@]}" | sort -n | awk '
