@@ -24,14 +24,14 @@ enum class errc {
   no_such_bucket,      ///< 404 NoSuchBucket.
 
   // Transient failures: retried by the retry policy.
-  server_error,       ///< 5xx on a request whose effect is known not to matter (e.g. GET).
-  throttled,          ///< 429, or 503 SlowDown.
-  timeout,            ///< The per-attempt timeout expired.
-  resolve_failed,     ///< DNS resolution failed.
-  connect_failed,     ///< TCP connect failed (refused, unreachable).
-  connection_lost,    ///< The connection was reset or closed mid-request.
-  protocol_error,     ///< Not HTTP, or a truncated or malformed reply.
-  body_too_large,     ///< The reply body exceeds the configured cap.
+  server_error,             ///< 5xx on a request whose effect is known not to matter (e.g. GET).
+  throttled,                ///< 429, or 503 SlowDown.
+  timeout,                  ///< The per-attempt timeout expired.
+  resolve_failed,           ///< DNS resolution failed.
+  connect_failed,           ///< TCP connect failed (refused, unreachable).
+  connection_lost,          ///< The connection was reset or closed mid-request.
+  protocol_error,           ///< Not HTTP, or a truncated or malformed reply.
+  body_too_large,           ///< The reply body exceeds the configured cap.
   tls_handshake_failed,     ///< TLS handshake failed for a reason other than verification.
   tls_verification_failed,  ///< The server's certificate did not verify (CA, name, expiry).
 
