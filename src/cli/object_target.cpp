@@ -8,12 +8,8 @@ std::optional<object_command> parse_object_command(const std::vector<std::string
                                                    const std::vector<std::string>& extra_flags,
                                                    const std::vector<std::string>& extra_valued,
                                                    bool& help, std::string& error) {
-  std::vector<std::string> flags = store_flag_names();
-  flags.push_back("help");
-  flags.insert(flags.end(), extra_flags.begin(), extra_flags.end());
-  std::vector<std::string> valued = store_valued_names();
-  valued.insert(valued.end(), extra_valued.begin(), extra_valued.end());
-  auto parsed = parsed_args::parse(args, flags, valued, error);
+  const store_command_names names = store_command_option_names(extra_flags, extra_valued);
+  auto parsed = parsed_args::parse(args, names.flags, names.valued, error);
   if (!parsed) return std::nullopt;
   help = parsed->has("help");
   if (help) return std::nullopt;
@@ -32,7 +28,7 @@ std::optional<object_command> parse_object_command(const std::vector<std::string
     if (arg != parsed->positional()[0]) with_location.push_back(arg);
   }
   with_location.push_back("--lock=" + parsed->positional()[0]);
-  auto located = parsed_args::parse(with_location, flags, valued, error);
+  auto located = parsed_args::parse(with_location, names.flags, names.valued, error);
   if (!located) return std::nullopt;
   auto target = make_store_target(*located, error);
   if (!target) return std::nullopt;

@@ -39,16 +39,21 @@ const char* store_options_help() {
   return text.c_str();
 }
 
+store_command_names store_command_option_names(const std::vector<std::string>& extra_flags,
+                                               const std::vector<std::string>& extra_valued) {
+  store_command_names names{store_flag_names(), store_valued_names()};
+  names.flags.push_back("help");
+  names.flags.insert(names.flags.end(), extra_flags.begin(), extra_flags.end());
+  names.valued.insert(names.valued.end(), extra_valued.begin(), extra_valued.end());
+  return names;
+}
+
 std::optional<parsed_args> parse_store_command(const std::vector<std::string>& args,
                                                const std::vector<std::string>& extra_valued,
                                                std::string& error,
                                                const std::vector<std::string>& extra_flags) {
-  std::vector<std::string> flags = store_flag_names();
-  flags.push_back("help");
-  flags.insert(flags.end(), extra_flags.begin(), extra_flags.end());
-  std::vector<std::string> valued = store_valued_names();
-  valued.insert(valued.end(), extra_valued.begin(), extra_valued.end());
-  auto parsed = parsed_args::parse(args, flags, valued, error);
+  const store_command_names names = store_command_option_names(extra_flags, extra_valued);
+  auto parsed = parsed_args::parse(args, names.flags, names.valued, error);
   if (!parsed || parsed->has("help")) return parsed;
   if (!parsed->positional().empty()) {
     error = "unexpected argument '" + parsed->positional()[0] + "'";

@@ -31,6 +31,14 @@ struct store_target {
   std::string url() const { return "s3://" + config.bucket + "/" + key; }
 };
 
+/// The option names a store command accepts: the store options, --help and the extras.
+struct store_command_names {
+  std::vector<std::string> flags;
+  std::vector<std::string> valued;
+};
+store_command_names store_command_option_names(const std::vector<std::string>& extra_flags,
+                                               const std::vector<std::string>& extra_valued);
+
 /// Parses the arguments of a subcommand that reads or writes the lock: the store options,
 /// --help, `extra_valued` options and `extra_flags`, with no positional argument and nothing
 /// after `--`. Returns nullopt and sets `error` on a problem; arguments with --help are returned
