@@ -47,6 +47,22 @@ std::string signal_name(int signal) {
   }
 }
 
+std::optional<int> take_signals(supervisor& s) {
+  std::optional<int> stop;
+  while (const auto signal = s.signals.take()) {
+    if (is_stop_signal(*signal)) {
+      if (!stop) stop = *signal;
+    } else if (s.job) {
+      s.job->send(guardian::forward_signal{*signal});
+      s.log.log(log_level::info, "forwarded signal", {{"signal", signal_name(*signal)}});
+    } else {
+      s.log.log(log_level::info, "signal ignored: no command running",
+                {{"signal", signal_name(*signal)}});
+    }
+  }
+  return stop;
+}
+
 std::string ms_since(steady::time_point start) {
   return std::to_string(
       std::chrono::duration_cast<std::chrono::milliseconds>(steady::now() - start).count());
@@ -81,25 +97,21 @@ asio::awaitable<std::variant<leadership_lease, int>> await_election(
   asio::steady_timer give_up(co_await asio::this_coro::executor);
   give_up.expires_at(s.give_up_at.value_or(steady::time_point::max()));
   for (;;) {
-    auto elected = co_await (s.election.async_wait_for_leadership(token) ||
-                             s.signals.async_wait(asio::use_awaitable) ||
+    auto elected = co_await (s.election.async_wait_for_leadership(token) || s.signals.wait() ||
                              give_up.async_wait(asio::use_awaitable));
+    // A stop signal counts even when the election completed in the same turn: the lock just won
+    // is then released without starting the command.
+    if (const auto signal = take_signals(s)) {
+      s.log.log(log_level::info, "stopping", {{"signal", signal_name(*signal)}});
+      co_await release_lock(s);
+      co_return exit_ok;
+    }
+    if (elected.index() == 1) continue;
     if (elected.index() == 2) {
       s.log.log(log_level::warning, "not elected in time: giving up",
                 {{"waited_ms", ms_since(campaign_started)}});
       co_await release_lock(s);
       co_return exit_timeout;
-    }
-    if (elected.index() == 1) {
-      const int signal = std::get<1>(elected);
-      if (!is_stop_signal(signal)) {
-        s.log.log(log_level::info, "signal ignored: no command running",
-                  {{"signal", signal_name(signal)}});
-        continue;
-      }
-      s.log.log(log_level::info, "stopping", {{"signal", signal_name(signal)}});
-      co_await release_lock(s);
-      co_return exit_ok;
     }
     auto [wait_error, lease] = std::get<0>(elected);
     if (wait_error) {
@@ -132,7 +144,6 @@ asio::awaitable<int> finish_after_exit(supervisor& s, const leadership_lease& le
 /// A stop signal while leading: the command is stopped, then the lock released.
 asio::awaitable<int> stop_and_release(supervisor& s, const leadership_lease& lease, int signal) {
   s.log.log(log_level::info, "stopping", {{"signal", signal_name(signal)}});
-  s.shutdown_requested = true;
   const job_end end = co_await stop_job(s, "stop_signal");
   if (!end.tree_gone) co_return exit_failure;  // Not released: processes of it may still run.
   s.log.log(log_level::info, "releasing the lock", {{"term", std::to_string(lease.term)}});
@@ -231,21 +242,19 @@ asio::awaitable<std::optional<int>> lead(supervisor& s, leadership_lease lease) 
              {"isolation", s.started.isolation}});
   const auto leader_since = steady::now();
   for (;;) {
-    auto event = co_await (s.job->async_receive() || confirm_until_lost(s, lease) ||
-                           s.signals.async_wait(asio::use_awaitable));
+    auto event =
+        co_await (s.job->async_receive() || confirm_until_lost(s, lease) || s.signals.wait());
+    // Signals first, whatever else completed in the same turn: other signals go to the command,
+    // and a stop signal makes whatever ends this leadership end s3lect too.
+    const auto stop = take_signals(s);
+    if (stop) s.shutdown_requested = true;
     if (event.index() == 0) {
       auto code = co_await on_guardian_message(s, lease, std::get<0>(event));
       if (code) co_return *code;
-      continue;
+    } else if (event.index() == 1) {
+      co_return co_await after_loss(s, lease, leader_since);
     }
-    if (event.index() == 1) co_return co_await after_loss(s, lease, leader_since);
-    const int signal = std::get<2>(event);
-    if (!is_stop_signal(signal)) {
-      s.job->send(guardian::forward_signal{signal});
-      s.log.log(log_level::info, "forwarded signal", {{"signal", signal_name(signal)}});
-      continue;
-    }
-    co_return co_await stop_and_release(s, lease, signal);
+    if (stop) co_return co_await stop_and_release(s, lease, *stop);
   }
 }
 

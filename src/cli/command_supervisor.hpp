@@ -7,6 +7,7 @@
 #include "cli/guardian_process.hpp"
 #include "cli/log_output.hpp"
 #include "cli/run.hpp"
+#include "cli/signal_inbox.hpp"
 
 #include <s3lect/elector.hpp>
 #include <s3lect/health.hpp>
@@ -35,7 +36,7 @@ struct supervisor {
   const log_output& log;
   const run_options& options;
   spawn_request command;  ///< Without the per-leadership environment.
-  boost::asio::signal_set& signals;
+  signal_inbox& signals;
   job_settings jobs;
   /// The guardian of the running job, and what it said when the command started.
   std::unique_ptr<guardian_process> job{};
@@ -70,6 +71,11 @@ boost::asio::awaitable<int> supervise_and_stop(supervisor& s);
 
 /// SIGINT and SIGTERM stop s3lect; the other signals it catches go to the command.
 bool is_stop_signal(int signal);
+
+/// Takes every pending signal: the first stop signal is returned (a second one, while the job
+/// is being stopped, kills it); the others go to the job's command, or are logged as ignored
+/// when there is none.
+std::optional<int> take_signals(supervisor& s);
 
 /// "SIGTERM", or "signal N" for one without a name here, for the log.
 std::string signal_name(int signal);

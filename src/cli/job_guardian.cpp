@@ -163,26 +163,22 @@ asio::awaitable<job_end> stop_job(supervisor& s, std::string reason) {
   s.job->send(guardian::stop_job{grace.count()});
   std::optional<job_end> end;
   while (!end) {
-    auto event = co_await (s.job->async_receive() || s.signals.async_wait(asio::use_awaitable));
+    auto event = co_await (s.job->async_receive() || s.signals.wait());
+    if (take_signals(s)) {
+      if (!s.shutdown_requested) {
+        s.shutdown_requested = true;
+        s.log.log(log_level::info, "stop requested, waiting for the command");
+      } else {
+        s.log.log(log_level::warning, "killing command",
+                  {{"pid", std::to_string(s.started.pid)},
+                   {"signal", "SIGKILL"},
+                   {"reason", "second_stop_signal"}});
+        s.job->send(guardian::kill_job{});
+      }
+    }
     if (event.index() == 0) {
       if (!std::get<0>(event)) co_return co_await guardian_lost(s);
       end = end_reported(std::get<0>(event));
-      continue;
-    }
-    const int signal = std::get<1>(event);
-    if (!is_stop_signal(signal)) {
-      s.job->send(guardian::forward_signal{signal});
-      s.log.log(log_level::info, "forwarded signal", {{"signal", signal_name(signal)}});
-    } else if (!s.shutdown_requested) {
-      s.shutdown_requested = true;
-      s.log.log(log_level::info, "stop requested, waiting for the command",
-                {{"signal", signal_name(signal)}});
-    } else {
-      s.log.log(log_level::warning, "killing command",
-                {{"pid", std::to_string(s.started.pid)},
-                 {"signal", "SIGKILL"},
-                 {"reason", "second_stop_signal"}});
-      s.job->send(guardian::kill_job{});
     }
   }
   s.log.log(log_level::info, "command stopped",

@@ -25,13 +25,14 @@ bool can_follow(const lock_record& record, bool have_ca) {
 }
 
 asio::awaitable<follow_end> follow_leader(leader_endpoint_client& client, const lock_record& record,
-                                          asio::signal_set& signals, std::string& problem) {
+                                          signal_inbox& signals, std::string& problem) {
   const auto token = asio::as_tuple(asio::use_awaitable);
   for (;;) {
     auto woken = co_await (client.async_watch(record.leader_addr, record.peer_key_pin, record.term,
                                               watch_time, token) ||
-                           signals.async_wait(token));
-    if (woken.index() == 1) co_return follow_end::stopped;
+                           signals.wait());
+    // Only stop signals are caught; one that came as the answer did still counts.
+    if (woken.index() == 1 || signals.take()) co_return follow_end::stopped;
     const auto& [error, answer] = std::get<0>(woken);
     if (error) {
       problem = error.message();

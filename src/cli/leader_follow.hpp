@@ -4,6 +4,8 @@
 // leads, or when the endpoint fails (then the watch falls back to S3 polling).
 #pragma once
 
+#include "cli/signal_inbox.hpp"
+
 #include <s3lect/leader_endpoint.hpp>
 #include <s3lect/record.hpp>
 
@@ -29,7 +31,7 @@ bool can_follow(const lock_record& record, bool have_ca);
 /// why, for the user.
 boost::asio::awaitable<follow_end> follow_leader(leader_endpoint_client& client,
                                                  const lock_record& record,
-                                                 boost::asio::signal_set& signals,
+                                                 signal_inbox& signals,
                                                  std::string& problem);
 
 }  // namespace s3lect::cli

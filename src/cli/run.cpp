@@ -95,7 +95,7 @@ asio::awaitable<void> observe(elector& election, const log_output& log, std::str
 asio::awaitable<std::optional<lock_read>> read_at_start(s3_client& client, std::string key,
                                                         retry_policy policy, bool wait,
                                                         milliseconds interval,
-                                                        asio::signal_set& signals,
+                                                        signal_inbox& signals,
                                                         const log_output& log) {
   const auto token = asio::as_tuple(asio::use_awaitable);
   const auto started = steady::now();
@@ -114,12 +114,11 @@ asio::awaitable<std::optional<lock_read>> read_at_start(s3_client& client, std::
              {"retry_in_ms", std::to_string(interval.count())}});
     timer.expires_after(interval);
     // A stop signal ends the wait; another one (nothing to forward it to yet) retries at once.
-    auto woken = co_await (timer.async_wait(token) || signals.async_wait(token));
-    if (woken.index() == 1) {
-      const auto [ec, signal] = std::get<1>(woken);
-      if (!ec && (signal == SIGINT || signal == SIGTERM)) {
+    co_await (timer.async_wait(token) || signals.wait());
+    while (const auto signal = signals.take()) {
+      if (is_stop_signal(*signal)) {
         log.log(log_level::info, "stopped while waiting for the store",
-                {{"signal", signal_name(signal)}});
+                {{"signal", signal_name(*signal)}});
         co_return std::nullopt;
       }
     }
@@ -159,7 +158,7 @@ struct run_context {
   const run_options& options;
   const log_output& output;
   asio::io_context& io;
-  asio::signal_set& signals;
+  signal_inbox& signals;
   s3_client& client;
   job_settings jobs;
   isolation_probe isolation;  ///< What the system allows, for the log.
@@ -566,9 +565,10 @@ int run_run(const std::vector<std::string>& args) {
       {{"lock", options->store.url()}, {"id", options->elector.config.server_id}});
   asio::io_context io;
   // Signals are caught from here on; one that arrives before the supervisor waits is queued.
-  asio::signal_set signals(io, SIGINT, SIGTERM, SIGHUP);
-  signals.add(SIGUSR1);
-  signals.add(SIGUSR2);
+  asio::signal_set caught(io, SIGINT, SIGTERM, SIGHUP);
+  caught.add(SIGUSR1);
+  caught.add(SIGUSR2);
+  signal_inbox signals(caught);
   s3_client client(io.get_executor(), options->store.config);
   run_context run{*options, output, io, signals, client, jobs, *probe};
   if (const auto code = read_before_campaigning(run)) return *code;

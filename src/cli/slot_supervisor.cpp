@@ -49,22 +49,18 @@ asio::awaitable<void> stop_slots(slot_supervisors& slots, std::optional<unsigned
   }
 }
 
-/// What ended a round of waiting that no slot won: s3lect's exit code, or nullopt to wait on.
-asio::awaitable<std::optional<int>> interrupted(slot_supervisors& slots, std::size_t event,
-                                                int signal, steady::time_point started) {
+/// Ends a round of waiting that no slot won: a stop signal (`signal`) or --timeout (none).
+/// Stops campaigning for every slot; returns s3lect's exit code.
+asio::awaitable<int> stop_waiting(slot_supervisors& slots, std::optional<int> signal,
+                                  steady::time_point started) {
   const log_output& log = slots.front()->log;
-  if (event == 2) {
+  if (!signal) {
     log.log(log_level::warning, "not elected in time: giving up",
             {{"waited_ms", ms_since(started)}});
     co_await stop_slots(slots, std::nullopt);
     co_return exit_timeout;
   }
-  if (!is_stop_signal(signal)) {
-    log.log(log_level::info, "signal ignored: no command running",
-            {{"signal", signal_name(signal)}});
-    co_return std::nullopt;
-  }
-  log.log(log_level::info, "stopping", {{"signal", signal_name(signal)}});
+  log.log(log_level::info, "stopping", {{"signal", signal_name(*signal)}});
   co_await stop_slots(slots, std::nullopt);
   log.log(log_level::info, "stopped campaigning");
   co_return exit_ok;
@@ -86,12 +82,14 @@ asio::awaitable<std::variant<std::pair<unsigned, leadership_lease>, int>> await_
   const auto token = asio::as_tuple(asio::use_awaitable);
   while (!race->winner) {
     race->wake.expires_at(steady::time_point::max());
-    auto event = co_await (race->wake.async_wait(token) ||
-                           slots.front()->signals.async_wait(asio::use_awaitable) ||
+    auto event = co_await (race->wake.async_wait(token) || slots.front()->signals.wait() ||
                            give_up.async_wait(asio::use_awaitable));
-    if (event.index() == 0) continue;
-    const int signal = event.index() == 1 ? std::get<1>(event) : 0;
-    if (auto code = co_await interrupted(slots, event.index(), signal, started)) co_return *code;
+    // A stop signal counts whatever else completed in the same turn (a slot won meanwhile is
+    // released by the stop).
+    if (const auto signal = take_signals(*slots.front())) {
+      co_return co_await stop_waiting(slots, signal, started);
+    }
+    if (event.index() == 2) co_return co_await stop_waiting(slots, std::nullopt, started);
   }
   const auto [slot, lease] = *race->winner;
   co_await stop_slots(slots, slot);

@@ -121,7 +121,7 @@ void report_endpoint_failure(const watch_settings& settings, watch_progress& pro
 /// returns true for the signal.
 asio::awaitable<bool> follow(const watch_settings& settings, watch_progress& progress,
                              leader_endpoint_client& endpoint, const lock_record& record,
-                             asio::signal_set& signals) {
+                             signal_inbox& signals) {
   std::string problem;
   const follow_end end = co_await follow_leader(endpoint, record, signals, problem);
   if (end == follow_end::stopped) co_return true;
@@ -140,7 +140,7 @@ asio::awaitable<bool> follow(const watch_settings& settings, watch_progress& pro
 /// failure that retrying can fix is reported once per streak and retried; any other ends the
 /// watch with exit 4.
 asio::awaitable<int> watch(s3_client& client, leader_endpoint_client& endpoint,
-                           watch_settings settings, asio::signal_set& signals) {
+                           watch_settings settings, signal_inbox& signals) {
   const auto token = asio::as_tuple(asio::use_awaitable);
   asio::steady_timer timer(co_await asio::this_coro::executor);
   watch_progress progress;
@@ -159,8 +159,8 @@ asio::awaitable<int> watch(s3_client& client, leader_endpoint_client& endpoint,
       }
     }
     timer.expires_after(settings.interval);
-    auto woken = co_await (timer.async_wait(token) || signals.async_wait(token));
-    if (woken.index() == 1) co_return exit_ok;
+    co_await (timer.async_wait(token) || signals.wait());
+    if (signals.take()) co_return exit_ok;  // Only stop signals are caught.
   }
 }
 
@@ -233,7 +233,8 @@ int run_status_watch(const parsed_args& args, const store_target& target) {
     print_err("s3lect status: --peer-ca: " + what.substr(what.find(": ") + 2) + "\n");
     return exit_usage;
   }
-  asio::signal_set signals(io, SIGINT, SIGTERM);
+  asio::signal_set caught(io, SIGINT, SIGTERM);
+  signal_inbox signals(caught);
   s3_client client(io.get_executor(), target.config);
   settings.endpoint = client.config().endpoint;
   return run_to_completion(io, watch(client, *endpoint, std::move(settings), signals));

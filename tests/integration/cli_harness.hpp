@@ -6,6 +6,7 @@
 
 #include <s3lect/s3_client.hpp>
 
+#include "fake/job_tree.hpp"
 #include "fake/run_until_complete.hpp"
 #include "integration/local_s3.hpp"
 
@@ -20,8 +21,6 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include <algorithm>
-#include <atomic>
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
@@ -30,7 +29,6 @@
 #include <functional>
 #include <map>
 #include <optional>
-#include <random>
 #include <sstream>
 #include <string>
 #include <thread>
@@ -89,35 +87,6 @@ inline bool is_gone(pid_t pid) {
   if (!std::getline(stat, line)) return true;
   const auto close = line.rfind(')');
   return close != std::string::npos && close + 2 < line.size() && line[close + 2] == 'Z';
-}
-
-/// How many processes (zombies aside) have `marker` in their command line: how tests find the
-/// processes of a job, whose own PIDs a PID namespace of the job's would hide from them.
-inline int processes_with(const std::string& marker) {
-  int count = 0;
-  for (const auto& entry : std::filesystem::directory_iterator("/proc")) {
-    const std::string name = entry.path().filename().string();
-    if (name.empty() || name.find_first_not_of("0123456789") != std::string::npos) continue;
-    std::string cmdline = read_file(entry.path().string() + "/cmdline");
-    std::replace(cmdline.begin(), cmdline.end(), '\0', ' ');
-    if (cmdline.find(marker) != std::string::npos && !is_gone(std::stoi(name))) ++count;
-  }
-  return count;
-}
-
-/// Digits no other test run uses, to mark the processes of one job (job_tree_command).
-inline std::string job_marker() {
-  static std::atomic<unsigned> counter{0};
-  std::random_device device;
-  return std::to_string(device() % 1000000) + std::to_string(counter++ % 10) + "0";
-}
-
-/// A shell command for `run` whose job is a tree: a background child, a daemon that double-
-/// forks and calls setsid, and the main process, each a `sleep` whose argument contains `marker`
-/// (see processes_with: 3 while it runs).
-inline std::string job_tree_command(const std::string& marker) {
-  return "sleep 600." + marker + "1 & (setsid sleep 600." + marker + "2 &); exec sleep 600." +
-         marker + "3";
 }
 
 /// Polls `condition` every 20 ms for up to `limit`.

@@ -80,7 +80,8 @@ class RunRecheck : public ::testing::Test {
   s3lect::cli::log_output log{s3lect::cli::log_format::text, s3lect::log_level::error, {}};
   s3lect::cli::run_options options;
   s3lect::cli::spawn_request command;
-  asio::signal_set signals{io};
+  asio::signal_set caught{io};
+  s3lect::cli::signal_inbox signals{caught};
 };
 
 TEST_F(RunRecheck, StartsTheCommandWhileStillLeading) {
