@@ -186,7 +186,7 @@ void guardian_loop::on_child() {
     if (!cause_) cause_ = end_cause::exited;
     // Whatever the command left behind must not outlive it: it could still act for a
     // leadership that its command's end has just given up.
-    leftovers_ = signal_descendants(::getpid(), SIGKILL);
+    leftovers_ = signal_descendants(::getpid(), SIGKILL) + read_leftovers(job_.leftovers_fd);
     killing_ = true;
     kill_at_.reset();
     kill_pass();

@@ -2,6 +2,7 @@
 
 #include "guardian/process_table.hpp"
 
+#include <dirent.h>
 #include <fcntl.h>
 #include <sched.h>
 #include <sys/mount.h>
@@ -50,6 +51,7 @@ struct child_plan {
   const sigset_t* mask = nullptr;
   int go_fd = -1;      ///< Read end: one byte once the guardian has set the child up.
   int status_fd = -1;  ///< Write end: {errno, step} on failure; closed by a successful exec.
+  int leftovers_fd = -1;  ///< Write end: the namespace's init reports its leftovers there.
   bool probe = false;
 };
 
@@ -87,6 +89,18 @@ void await_go(const child_plan& plan) {
   fail(plan, launch_step::exec, errno);
 }
 
+/// How many processes the namespace's own /proc shows.
+unsigned processes_in_namespace() {
+  unsigned count = 0;
+  if (DIR* proc = ::opendir("/proc")) {
+    while (const dirent* entry = ::readdir(proc)) {
+      if (entry->d_name[0] >= '1' && entry->d_name[0] <= '9') ++count;
+    }
+    ::closedir(proc);
+  }
+  return count;
+}
+
 /// The init of the job's PID namespace: mounts a /proc of the namespace (so that the job's ps,
 /// pgrep and /proc/PID agree with its PIDs), starts the command, reaps whatever is orphaned to
 /// it, and when the command exits ends the namespace (the kernel kills every process left in it
@@ -112,6 +126,9 @@ void await_go(const child_plan& plan) {
     const pid_t reaped = ::wait(&status);
     if (reaped == command) {
       command_status = status;
+      const unsigned leftovers = processes_in_namespace() - 1;  // all but this init
+      [[maybe_unused]] const ssize_t ignored =
+          ::write(plan.leftovers_fd, &leftovers, sizeof leftovers);
       ::kill(-1, SIGKILL);
     } else if (reaped < 0 && errno == ECHILD) {
       break;
@@ -272,10 +289,10 @@ std::variant<launched_job, launch_error> launch_job(const launch_request& reques
   }
   std::vector<std::string> argv_strings = request.argv;
   const std::vector<char*> argv = pointers(argv_strings);
-  pipe_pair go, status;
-  if (!go.open() || !status.open()) return launch_error{errno, "fork"};
+  pipe_pair go, status, leftovers;
+  if (!go.open() || !status.open() || !leftovers.open()) return launch_error{errno, "fork"};
   const child_plan plan{request.path.c_str(), argv.data(), &request.ignored, &request.mask,
-                        go.read, status.write, request.probe};
+                        go.read,    status.write, leftovers.write, request.probe};
   const pid_t guardian = ::getpid();
   const pid_t child = ::fork();
   if (child < 0) return launch_error{errno, "fork"};
@@ -299,7 +316,25 @@ std::variant<launched_job, launch_error> launch_job(const launch_request& reques
   }
   job.root = child;
   job.command = request.level.pid_namespace ? namespaced_command(child) : child;
+  if (request.level.pid_namespace) {
+    // Read once the job's first process has exited: whatever the init wrote is there by then,
+    // and a read must not wait for an init that is still being killed.
+    job.leftovers_fd = leftovers.take_read();
+    ::fcntl(job.leftovers_fd, F_SETFL, O_NONBLOCK);
+  }
   return job;
+}
+
+unsigned read_leftovers(int& leftovers_fd) {
+  if (leftovers_fd < 0) return 0;
+  unsigned leftovers = 0;
+  ssize_t got;
+  do {
+    got = ::read(leftovers_fd, &leftovers, sizeof leftovers);
+  } while (got < 0 && errno == EINTR);
+  ::close(leftovers_fd);
+  leftovers_fd = -1;
+  return got == static_cast<ssize_t>(sizeof leftovers) ? leftovers : 0;
 }
 
 }  // namespace s3lect::guardian

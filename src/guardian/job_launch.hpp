@@ -52,6 +52,9 @@ struct launched_job {
   pid_t root = 0;     ///< The guardian's child: the command, or the PID namespace's init.
   pid_t command = 0;  ///< The command's PID, as this machine's PID namespace numbers it.
   std::optional<job_cgroup> cgroup;
+  /// With a PID namespace: the read end of the pipe on which its init reports how many other
+  /// processes were still running when the command exited (it kills them then); else -1.
+  int leftovers_fd = -1;
 };
 
 /// Why a job could not start: the errno of the step that failed.
@@ -63,5 +66,9 @@ struct launch_error {
 /// Starts the job. Blocks until the command has been exec'd (or failed to be): microseconds,
 /// or a few milliseconds with a PID namespace.
 std::variant<launched_job, launch_error> launch_job(const launch_request& request);
+
+/// What the init of a job's PID namespace reported on `leftovers_fd` (closing it); 0 when it
+/// reported nothing.
+unsigned read_leftovers(int& leftovers_fd);
 
 }  // namespace s3lect::guardian

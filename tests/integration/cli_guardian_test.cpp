@@ -1,0 +1,110 @@
+// `s3lect run`'s promise is about the job, not the s3lect process: no process of the command's
+// tree (children, setsid daemons) outlives the leadership, whatever happens to s3lect.
+#include "integration/cli_harness.hpp"
+
+#include "fake/job_tree.hpp"
+#include "fake/tcp_forwarder.hpp"
+
+#include <gtest/gtest.h>
+
+#include <signal.h>
+
+#include <sstream>
+#include <string>
+
+namespace s3lect {
+namespace {
+
+using test::CliIntegration;
+using test::eventually;
+using test::job_marker;
+using test::job_tree_command;
+using test::json_number;
+using test::processes_with;
+using test::read_file;
+using namespace std::chrono_literals;
+
+TEST_F(CliIntegration, WhenS3lectIsKilledItsGuardianKillsTheTreeAndReleasesForAFollower) {
+  const std::string marker = job_marker();
+  auto leader_args = run_args("killed");
+  leader_args.insert(leader_args.end(), {"--", "sh", "-c", job_tree_command(marker)});
+  auto& leader = start(leader_args);
+  ASSERT_TRUE(eventually([&] { return processes_with(marker) == 3; }, 15s)) << leader.err();
+  const auto term = json_number(status().out(), "term");
+  ASSERT_TRUE(term);
+  const std::string follower_term = scratch + "/follower-term";
+  auto follower_args = run_args("follower");
+  follower_args.insert(follower_args.end(),
+                       {"--", "sh", "-c", "echo $S3LECT_TERM > " + follower_term + "; sleep 60"});
+  auto& follower = start(follower_args);
+  ASSERT_TRUE(eventually(
+      [&] { return follower.err().find("msg=\"leader changed\" holder=killed") != std::string::npos; },
+      10s))
+      << follower.err();
+
+  ::kill(leader.pid, SIGKILL);  // s3lect alone: its guardian and job live on.
+  ASSERT_TRUE(leader.wait(10s));
+  EXPECT_TRUE(eventually([&] { return processes_with(marker) == 0; }, 2s))
+      << "processes of the job outlived s3lect";
+  EXPECT_TRUE(eventually(
+      [&] {
+        return leader.err().find("msg=\"lock released for s3lect, which is gone") !=
+               std::string::npos;
+      },
+      5s))
+      << leader.err();
+  // The follower takes over from the released record, with the next term.
+  ASSERT_TRUE(eventually([&] { return !read_file(follower_term).empty(); }, 10s))
+      << follower.err();
+  long long taken = 0;
+  std::istringstream(read_file(follower_term)) >> taken;
+  EXPECT_EQ(taken, *term + 1);
+  ::kill(follower.pid, SIGTERM);
+  ASSERT_TRUE(follower.wait(10s));
+}
+
+TEST_F(CliIntegration, AJobThatDaemonizesIsKilledWithTheRestWhenLeadershipIsLost) {
+  const std::string marker = job_marker();
+  const auto port_at = s3.http_endpoint.rfind(':');
+  test::tcp_forwarder cable(
+      "127.0.0.1", static_cast<std::uint16_t>(std::stoi(s3.http_endpoint.substr(port_at + 1))));
+  auto args = run_args("cut-off", "http://127.0.0.1:" + std::to_string(cable.port()));
+  args.insert(args.end(), {"--", "sh", "-c", job_tree_command(marker)});
+  auto& leader = start(args);
+  ASSERT_TRUE(eventually([&] { return processes_with(marker) == 3; }, 15s)) << leader.err();
+  cable.stop();  // No renewal can succeed: the leadership ends at the renew deadline.
+  EXPECT_TRUE(eventually([&] { return processes_with(marker) == 0; }, 10s))
+      << "the setsid daemon or the background child outlived the leadership: " << leader.err();
+  EXPECT_NE(leader.err().find("msg=\"lost leadership\""), std::string::npos) << leader.err();
+  ::kill(leader.pid, SIGTERM);
+  ASSERT_TRUE(leader.wait(10s));
+}
+
+TEST_F(CliIntegration, WhatTheCommandLeavesBehindIsKilledWhenItExits) {
+  const std::string marker = job_marker();
+  auto args = run_args("exits");
+  args.insert(args.end(), {"--", "sh", "-c",
+                           "sleep 600." + marker + "1 & (setsid sleep 600." + marker +
+                               "2 &); sleep 0.3; exit 3"});
+  auto& node = run(args);
+  EXPECT_EQ(node.status, std::optional<int>(3)) << node.err();
+  EXPECT_EQ(processes_with(marker), 0) << "leftovers outlived the command";
+  EXPECT_NE(node.err().find("leftovers_killed=2"), std::string::npos) << node.err();
+  EXPECT_NE(status().out().find("\"released\":true"), std::string::npos);
+}
+
+TEST_F(CliIntegration, IsolationIsCheckedAtStartUpAndLogged) {
+  auto bad = run_args("bad-isolation");
+  bad.insert(bad.end(), {"--isolation", "vm", "--", "true"});
+  test::expect_one_line_error(run(bad), 2, "--isolation: expected auto");
+  // What the system allows is what a job gets by default, and it says which.
+  auto args = run_args("isolated");
+  args.insert(args.end(), {"--", "true"});
+  auto& node = run(args);
+  EXPECT_EQ(node.status, std::optional<int>(0)) << node.err();
+  EXPECT_NE(node.err().find("msg=\"command started\""), std::string::npos) << node.err();
+  EXPECT_NE(node.err().find(" isolation="), std::string::npos) << node.err();
+}
+
+}  // namespace
+}  // namespace s3lect
