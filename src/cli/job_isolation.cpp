@@ -25,7 +25,14 @@ isolation_probe parse_isolation_probe(const std::string& output) {
     const bool ok = verdict == "ok";
     const std::string problem =
         verdict.rfind("unavailable ", 0) == 0 ? verdict.substr(12) : verdict;
-    if (name == "pid-namespace") {
+    if (name == "stale") {
+      std::istringstream fields(verdict);
+      unsigned processes = 0;
+      std::string directory;
+      if (fields >> processes && std::getline(fields >> std::ws, directory)) {
+        probe.stale.emplace_back(processes, directory);
+      }
+    } else if (name == "pid-namespace") {
       probe.available.pid_namespace = ok;
       probe.pid_namespace_problem = ok ? "" : problem;
     } else if (name == "cgroup") {

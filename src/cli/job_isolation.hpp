@@ -7,6 +7,8 @@
 
 #include <optional>
 #include <string>
+#include <utility>
+#include <vector>
 
 namespace s3lect::cli {
 
@@ -15,6 +17,9 @@ struct isolation_probe {
   guardian::isolation available;
   std::string pid_namespace_problem;  ///< Why there is no PID namespace, when there is none.
   std::string cgroup_problem;         ///< Why there is no cgroup, when there is none.
+  /// Job cgroups of guardians that died, killed and removed: how many processes each still
+  /// held, and where it was.
+  std::vector<std::pair<unsigned, std::string>> stale;
 };
 
 /// Parses the output of `s3lect-guardian --probe`.

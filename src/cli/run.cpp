@@ -273,6 +273,11 @@ void log_isolation(const run_context& run) {
     missing.push_back(
         {"cgroup", run.isolation.available.cgroup ? "not asked for" : run.isolation.cgroup_problem});
   }
+  for (const auto& [processes, directory] : run.isolation.stale) {
+    run.output.log(log_level::warning,
+                   "a job of an earlier run outlived its s3lect and guardian: killed it",
+                   {{"cgroup", directory}, {"processes", std::to_string(processes)}});
+  }
   if (missing.empty()) return;
   run.output.log(log_level::info, "job isolation: not in use", std::move(missing));
 }

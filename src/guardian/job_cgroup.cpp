@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <filesystem>
 #include <charconv>
 #include <sstream>
 #include <string_view>
@@ -169,6 +170,30 @@ bool job_cgroup::remove() {
     std::this_thread::sleep_for(std::chrono::milliseconds(2));
   }
   return false;
+}
+
+std::vector<stale_job_cgroup> remove_stale_job_cgroups(const std::string& parent) {
+  std::vector<stale_job_cgroup> removed;
+  std::error_code error;
+  for (const auto& entry : std::filesystem::directory_iterator(parent, error)) {
+    const std::string name = entry.path().filename().string();
+    constexpr std::string_view prefix = "s3lect-job-";
+    if (name.rfind(prefix, 0) != 0 || !entry.is_directory()) continue;
+    pid_t guardian = 0;
+    const auto [end, ec] =
+        std::from_chars(name.data() + prefix.size(), name.data() + name.size(), guardian);
+    if (ec != std::errc{} || end != name.data() + name.size()) continue;
+    // A live process with that PID may be its guardian, or a stranger that reused the PID:
+    // either way the cgroup is left alone.
+    if (::kill(guardian, 0) == 0 || errno != ESRCH) continue;
+    std::istringstream pids(read_text(entry.path().string() + "/cgroup.procs"));
+    unsigned processes = 0;
+    for (pid_t pid; pids >> pid;) ++processes;
+    if (kill_and_remove_cgroup(entry.path().string())) {
+      removed.push_back({entry.path().string(), processes});
+    }
+  }
+  return removed;
 }
 
 bool kill_and_remove_cgroup(const std::string& directory) {

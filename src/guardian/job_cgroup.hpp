@@ -8,6 +8,7 @@
 
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace s3lect::guardian {
 
@@ -57,5 +58,16 @@ class job_cgroup {
 /// Kills what is left in the cgroup at `directory` and removes it (what s3lect does when the
 /// guardian itself died). Returns false when the cgroup could not be emptied and removed.
 bool kill_and_remove_cgroup(const std::string& directory);
+
+/// A job's cgroup left behind by a guardian that died.
+struct stale_job_cgroup {
+  std::string directory;
+  unsigned processes = 0;  ///< Still running in it, and killed now.
+};
+
+/// Kills and removes the job cgroups below `parent` whose guardian (the PID in their name) no
+/// longer exists: after s3lect and its guardian were both killed, their job can run on only
+/// there, and the next s3lect started in the same cgroup (a restarted service) ends it.
+std::vector<stale_job_cgroup> remove_stale_job_cgroups(const std::string& parent);
 
 }  // namespace s3lect::guardian

@@ -45,7 +45,8 @@ void ignore_job_control() {
   }
 }
 
-/// One line per isolation: "NAME ok", or "NAME unavailable STEP: REASON".
+/// One line per isolation: "NAME ok", or "NAME unavailable STEP: REASON"; then one line per
+/// job cgroup a dead guardian left, killed and removed now: "stale PROCESSES DIRECTORY".
 int probe(const launch_request& base) {
   for (const isolation level : {isolation{true, false}, isolation{false, true}}) {
     launch_request request = base;
@@ -64,6 +65,13 @@ int probe(const launch_request& base) {
     }
     line += "\n";
     [[maybe_unused]] const ssize_t ignored = ::write(STDOUT_FILENO, line.data(), line.size());
+  }
+  if (!base.cgroup_parent.empty()) {
+    for (const auto& stale : remove_stale_job_cgroups(base.cgroup_parent)) {
+      const std::string line =
+          "stale " + std::to_string(stale.processes) + " " + stale.directory + "\n";
+      [[maybe_unused]] const ssize_t ignored = ::write(STDOUT_FILENO, line.data(), line.size());
+    }
   }
   return 0;
 }

@@ -56,13 +56,14 @@ contains() {
 $listing"
   done
 }
-contains "$(dpkg-deb -c "$deb_tool")" /usr/bin/s3lect /usr/share/man/man1/s3lect.1.gz \
-  /usr/lib/systemd/system/s3lect@.service /usr/share/doc/s3lect/examples/s3lect.env
+contains "$(dpkg-deb -c "$deb_tool")" /usr/bin/s3lect /usr/libexec/s3lect/s3lect-guardian \
+  /usr/share/man/man1/s3lect.1.gz /usr/lib/systemd/system/s3lect@.service \
+  /usr/share/doc/s3lect/examples/s3lect.env
 contains "$(dpkg-deb -c "$deb_dev")" /usr/include/s3lect/s3lect.hpp \
   '/usr/lib/[a-z0-9_-]*/?libs3lect.a' '/usr/lib/[a-z0-9_-]*/?cmake/s3lect/s3lect-config.cmake' \
   '/usr/lib/[a-z0-9_-]*/?pkgconfig/s3lect.pc'
-contains "$(tar tzf "$tarball")" bin/s3lect share/man/man1/s3lect.1.gz include/s3lect/elector.hpp \
-  'lib/[a-z0-9_-]*/?libs3lect.a'
+contains "$(tar tzf "$tarball")" bin/s3lect libexec/s3lect/s3lect-guardian share/man/man1/s3lect.1.gz \
+  include/s3lect/elector.hpp 'lib/[a-z0-9_-]*/?libs3lect.a'
 dpkg-deb -f "$deb_tool" Depends | grep -q libssl3 || fail "s3lect does not depend on libssl3"
 dpkg-deb -f "$deb_dev" Depends | grep -q libssl-dev || fail "libs3lect-dev does not depend on libssl-dev"
 # The man page holds every command's help, generated from the binary.
@@ -90,6 +91,14 @@ DEBIAN_FRONTEND=noninteractive "${sudo_cmd[@]}" apt-get install -y -qq --no-inst
 [ "$(s3lect --version)" = "s3lect $version" ] || fail "s3lect --version says '$(s3lect --version)'"
 grep -q '^ExecStart=/usr/bin/s3lect run ' /usr/lib/systemd/system/s3lect@.service ||
   fail "the unit does not run /usr/bin/s3lect"
+# The installed s3lect finds its job guardian: without it, run exits 1 before reading the store;
+# with it, the closed port below is what ends it (exit 4).
+status=0
+s3lect run --lock s3://bucket/key --endpoint http://127.0.0.1:9 -- true 2>"$work/run.err" ||
+  status=$?
+[ "$status" -eq 4 ] || fail "s3lect run exited $status, not 4: $(cat "$work/run.err")"
+/usr/libexec/s3lect/s3lect-guardian --probe | grep -q '^pid-namespace ' ||
+  fail "the installed guardian does not answer --probe"
 
 # The consumer, with no prefix given: the installed CMake package and pkg-config file.
 cmake -S tests/install/consumer -B "$work/cmake" -G Ninja -DCMAKE_BUILD_TYPE=Release >/dev/null
