@@ -4,6 +4,7 @@
 #include <boost/asio/use_awaitable.hpp>
 
 #include <fcntl.h>
+#include <sys/mman.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -42,6 +43,26 @@ bool executable(const std::filesystem::path& path) {
   return ::access(path.c_str(), X_OK) == 0;
 }
 
+/// An anonymous file holding `args`, each ended by a NUL: how the guardian gets the release's
+/// arguments without repeating them on its command line. -1 on failure.
+int argument_file(const std::vector<std::string>& args) {
+  const int fd = ::memfd_create("s3lect-release-args", MFD_CLOEXEC);
+  if (fd < 0) return -1;
+  std::string content;
+  for (const auto& arg : args) content.append(arg).push_back('\0');
+  std::string_view rest = content;
+  while (!rest.empty()) {
+    const ssize_t put = ::write(fd, rest.data(), rest.size());
+    if (put < 0 && errno == EINTR) continue;
+    if (put <= 0) {
+      ::close(fd);
+      return -1;
+    }
+    rest.remove_prefix(static_cast<std::size_t>(put));
+  }
+  return fd;
+}
+
 }  // namespace
 
 std::string find_guardian() {
@@ -60,7 +81,7 @@ std::string find_guardian() {
 }
 
 std::vector<std::string> guardian_arguments(const guardian_request& request, int control_fd,
-                                            int exe_fd) {
+                                            int exe_fd, int release_args_fd) {
   std::vector<std::string> args{"--control-fd",
                                 std::to_string(control_fd),
                                 "--until-ns",
@@ -79,9 +100,9 @@ std::vector<std::string> guardian_arguments(const guardian_request& request, int
   for (const auto& [key, value] : request.log_fields) {
     args.insert(args.end(), {"--log-field", key + "=" + value});
   }
-  if (exe_fd >= 0) {
-    args.insert(args.end(), {"--release-exe-fd", std::to_string(exe_fd)});
-    for (const auto& arg : request.release_args) args.insert(args.end(), {"--release-arg", arg});
+  if (exe_fd >= 0 && release_args_fd >= 0) {
+    args.insert(args.end(), {"--release-exe-fd", std::to_string(exe_fd), "--release-args-fd",
+                             std::to_string(release_args_fd)});
   }
   args.emplace_back("--");
   args.push_back(request.command.path);
@@ -101,16 +122,18 @@ std::unique_ptr<guardian_process> guardian_process::spawn(asio::any_io_executor 
   const owned_fd theirs(pair[1]);
   // The binary s3lect runs from, for the release: still this one after an upgrade replaced the
   // file on disk.
-  const owned_fd exe(request.release_args.empty()
-                         ? -1
-                         : ::open("/proc/self/exe", O_PATH | O_CLOEXEC));
+  const bool release = !request.release_args.empty();
+  const owned_fd exe(release ? ::open("/proc/self/exe", O_PATH | O_CLOEXEC) : -1);
+  const owned_fd release_args(release ? argument_file(request.release_args) : -1);
   spawn_request spawn = request.command;
   spawn.path = request.guardian_path;
   spawn.argv = {"s3lect-guardian"};
-  const auto args = guardian_arguments(request, theirs.get(), exe.get());
+  const auto args = guardian_arguments(request, theirs.get(), exe.get(), release_args.get());
   spawn.argv.insert(spawn.argv.end(), args.begin(), args.end());
   spawn.passed_descriptors = {theirs.get()};
-  if (exe.get() >= 0) spawn.passed_descriptors.push_back(exe.get());
+  for (const int fd : {exe.get(), release_args.get()}) {
+    if (fd >= 0) spawn.passed_descriptors.push_back(fd);
+  }
   spawn.own_group_and_death_signal = false;
   auto process = child_process::spawn(executor, spawn, error);
   if (!process) return nullptr;

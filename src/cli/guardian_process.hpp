@@ -38,10 +38,10 @@ struct guardian_request {
   std::vector<std::pair<std::string, std::string>> log_fields;
 };
 
-/// The arguments of s3lect-guardian for `request`, after argv[0] (`control_fd` and `exe_fd`:
-/// the descriptors it gets).
+/// The arguments of s3lect-guardian for `request`, after argv[0] (`control_fd`, `exe_fd` and
+/// `release_args_fd`: the descriptors it gets; -1 for none).
 std::vector<std::string> guardian_arguments(const guardian_request& request, int control_fd,
-                                            int exe_fd);
+                                            int exe_fd, int release_args_fd);
 
 /// The s3lect-guardian executable beside this s3lect: $S3LECT_GUARDIAN when set, else in this
 /// executable's directory (a build tree), else where the package installs it relative to it.

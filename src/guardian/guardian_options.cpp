@@ -1,5 +1,7 @@
 #include "guardian/guardian_options.hpp"
 
+#include <unistd.h>
+
 #include <charconv>
 
 namespace s3lect::guardian {
@@ -32,10 +34,7 @@ bool apply(guardian_options& options, const std::string& name, const std::string
     return level.has_value();
   }
   if (name == "--release-exe-fd") return parse_number(value, options.release_exe_fd);
-  if (name == "--release-arg") {
-    options.run_args.push_back(value);
-    return true;
-  }
+  if (name == "--release-args-fd") return parse_number(value, options.release_args_fd);
   if (name == "--log-format") {
     options.log_json = value == "json";
     return value == "json" || value == "text";
@@ -50,6 +49,25 @@ bool apply(guardian_options& options, const std::string& name, const std::string
 }
 
 }  // namespace
+
+std::optional<std::vector<std::string>> read_argument_file(int fd) {
+  std::string content;
+  char buffer[4096];
+  ssize_t got = 0;
+  if (::lseek(fd, 0, SEEK_SET) != 0) got = -1;
+  while (got >= 0 && (got = ::pread(fd, buffer, sizeof buffer,
+                                    static_cast<off_t>(content.size()))) > 0) {
+    content.append(buffer, static_cast<std::size_t>(got));
+  }
+  ::close(fd);
+  if (got < 0) return std::nullopt;
+  std::vector<std::string> args;
+  std::size_t start = 0;
+  for (std::size_t end; (end = content.find('\0', start)) != std::string::npos; start = end + 1) {
+    args.push_back(content.substr(start, end - start));
+  }
+  return args;
+}
 
 std::optional<guardian_options> parse_guardian_options(const std::vector<std::string>& args,
                                                        std::string& error) {

@@ -22,13 +22,19 @@ struct guardian_options {
   std::chrono::milliseconds kill_grace{0};  ///< --kill-grace-ms MS
   isolation level;                        ///< --isolation NAME
   int release_exe_fd = -1;                ///< --release-exe-fd N (none: no release)
-  std::vector<std::string> run_args;      ///< --release-arg ARG, repeated
+  /// --release-args-fd N: a file holding the release's arguments, each ended by a NUL (kept
+  /// out of the command line, which `ps` shows).
+  int release_args_fd = -1;
   bool log_json = false;                  ///< --log-format json
   bool log_info = false;                  ///< --log-info
   std::vector<std::pair<std::string, std::string>> log_fields;  ///< --log-field KEY=VALUE
   std::string path;                       ///< After --: the executable,
   std::vector<std::string> argv;          ///< then argv[0] and the arguments.
 };
+
+/// The NUL-ended arguments in the file open as `fd`, read from its start; closes it. nullopt
+/// when it cannot be read.
+std::optional<std::vector<std::string>> read_argument_file(int fd);
 
 /// Parses the arguments after argv[0]; nullopt with `error` set when they are not valid.
 std::optional<guardian_options> parse_guardian_options(const std::vector<std::string>& args,

@@ -120,7 +120,14 @@ int main(int argc, char** argv) {
   settings.kill_grace = options->kill_grace;
   settings.launch = launch;
   if (options->release_exe_fd >= 0) {
-    settings.release = release_plan{options->release_exe_fd, options->run_args};
+    const auto run_args = options->release_args_fd >= 0
+                              ? read_argument_file(options->release_args_fd)
+                              : std::optional<std::vector<std::string>>();
+    if (!run_args) {
+      print_err("s3lect-guardian: --release-args-fd cannot be read\n");
+      return 2;
+    }
+    settings.release = release_plan{options->release_exe_fd, *run_args};
   }
   const guardian_log log(options->log_json, options->log_info, options->log_fields);
   return run_guardian(settings, log);

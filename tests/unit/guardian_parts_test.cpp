@@ -11,6 +11,8 @@
 
 #include <unistd.h>
 
+#include <cstdio>
+
 namespace {
 
 namespace guardian = s3lect::guardian;
@@ -108,8 +110,8 @@ TEST(GuardianOptions, ReadsWhatS3lectGivesAndRefusesTheRest) {
   const auto options = guardian::parse_guardian_options(
       {"--control-fd", "5", "--until-ns", "99", "--term", "3", "--nonce", "abc",
        "--kill-grace-ms", "800", "--isolation", "pid-namespace,cgroup", "--log-format", "json",
-       "--log-field", "id=a=b", "--release-exe-fd", "6", "--release-arg", "--", "--release-arg",
-       "--lock", "--", "/bin/sh", "sh", "-c", "true"},
+       "--log-field", "id=a=b", "--release-exe-fd", "6", "--release-args-fd", "7", "--",
+       "/bin/sh", "sh", "-c", "true"},
       error);
   ASSERT_TRUE(options) << error;
   EXPECT_EQ(options->control_fd, 5);
@@ -118,7 +120,7 @@ TEST(GuardianOptions, ReadsWhatS3lectGivesAndRefusesTheRest) {
   EXPECT_EQ(options->level, (guardian::isolation{true, true}));
   EXPECT_TRUE(options->log_json);
   EXPECT_EQ(options->log_fields.at(0), (std::pair<std::string, std::string>{"id", "a=b"}));
-  EXPECT_EQ(options->run_args, (std::vector<std::string>{"--", "--lock"}));
+  EXPECT_EQ(options->release_args_fd, 7);
   EXPECT_EQ(options->path, "/bin/sh");
   EXPECT_EQ(options->argv, (std::vector<std::string>{"sh", "-c", "true"}));
   for (const std::vector<std::string>& bad :
@@ -128,6 +130,19 @@ TEST(GuardianOptions, ReadsWhatS3lectGivesAndRefusesTheRest) {
         std::vector<std::string>{"--kill-grace-ms", "-1", "--", "/bin/true", "true"}}) {
     EXPECT_FALSE(guardian::parse_guardian_options(bad, error)) << bad[0];
   }
+}
+
+TEST(GuardianOptions, ReadsTheReleaseArgumentsFromTheirFile) {
+  FILE* file = std::tmpfile();
+  ASSERT_NE(file, nullptr);
+  static constexpr char bytes[] = "--slot\0" "3\0" "--\0" "--lock\0" "s3://b/k\0" "a b";
+  const std::string content(bytes, sizeof bytes);  // The last NUL included.
+  ASSERT_EQ(std::fwrite(content.data(), 1, content.size(), file), content.size());
+  std::fflush(file);
+  const auto args = guardian::read_argument_file(::dup(::fileno(file)));
+  std::fclose(file);
+  ASSERT_TRUE(args);
+  EXPECT_EQ(*args, (std::vector<std::string>{"--slot", "3", "--", "--lock", "s3://b/k", "a b"}));
 }
 
 }  // namespace
