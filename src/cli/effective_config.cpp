@@ -46,6 +46,8 @@ std::vector<effective_setting> effective_settings(const run_options& options) {
       {"retry-delays", format_delays(config.retry.delays)},
       {"peer-timeout", format_duration(config.peer.timeout)},
       {"kill-grace", format_duration(options.kill_grace)},
+      {"isolation", options.extras.isolation ? guardian::isolation_name(*options.extras.isolation)
+                                             : std::string("auto")},
   };
   for (effective_setting& setting : settings) {
     setting.derived = std::find(derived.begin(), derived.end(), setting.option) != derived.end();

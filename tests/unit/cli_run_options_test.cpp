@@ -658,9 +658,23 @@ TEST_F(RunOptions, PrintConfigShowsWhatTheLeaseDerived) {
             "--request-timeout 500ms         # derived\n"
             "--retry-delays 50ms,500ms       # derived\n"
             "--peer-timeout 1200ms           # derived\n"
-            "--kill-grace 1200ms             # derived\n");
+            "--kill-grace 1200ms             # derived\n"
+            "--isolation auto\n");
   args.pop_back();
   EXPECT_FALSE(parse_run_options(args, error_)) << "without --print-config the command is needed";
+}
+
+TEST_F(RunOptions, IsolationIsAutoOrALevelToRequire) {
+  auto options = parse({});
+  ASSERT_TRUE(options) << error_;
+  EXPECT_FALSE(options->extras.isolation) << "auto: whatever the system allows";
+  options = parse({"--isolation", "pid-namespace,cgroup"});
+  ASSERT_TRUE(options) << error_;
+  EXPECT_EQ(options->extras.isolation, (s3lect::guardian::isolation{true, true}));
+  options = parse({"--isolation", "guardian"});
+  ASSERT_TRUE(options) << error_;
+  EXPECT_EQ(options->extras.isolation, s3lect::guardian::isolation{});
+  expect_refused({"--isolation", "container"}, {"--isolation", "'container'"});
 }
 
 TEST_F(RunOptions, RefusesBadParityOptions) {

@@ -1,0 +1,161 @@
+#!/usr/bin/env bash
+# The job guardian of `s3lect run`, measured as a user meets it: one `s3lect run` on the local
+# radosgw, defaults, leading with the command `sh -c 'sleep 600; echo done'`
+# (issue 22's) or, with --tree, a command that also starts a background child and a setsid
+# daemon. Each round:
+#   1. waits until the command runs, then reads what the guardian costs (its processes' RSS and
+#      PSS from /proc; the PID namespace adds its init and the process waiting for it);
+#   2. SIGKILLs the s3lect process alone and times how long until every process of the job is
+#      gone: each process of the job holds the write end of a FIFO the bench reads, and the
+#      kernel closes it when the last one dies (end of file);
+#   3. times the release the guardian then writes (its log line's time) from the kill.
+# Baseline, in the same run: the same tree SIGKILLed directly (pkill -KILL), timed the same way:
+# the ratio says what the guardian adds to the kernel's own work.
+#
+# usage: bench/guardian.sh [--runs N] [--tree] [--isolation LEVEL] [--s3lect PATH]
+#   --runs N         rounds (default 10)
+#   --tree           the command forks a child and a setsid daemon as well
+#   --isolation L    passed to s3lect run (default: auto, what the system allows)
+#   --s3lect PATH    the binary (default: build/release/s3lect, built here with the guardian)
+set -euo pipefail
+root=$(cd -- "$(dirname -- "${BASH_SOURCE[0]}")/.." && pwd)
+
+usage() {
+  echo "usage: $0 [--runs N] [--tree] [--isolation LEVEL] [--s3lect PATH]" >&2
+  exit 2
+}
+runs=10 tree=0 isolation=auto s3lect=''
+while (($#)); do
+  case $1 in
+    --runs) (($# >= 2)) || usage; runs=$2; shift 2 ;;
+    --tree) tree=1; shift ;;
+    --isolation) (($# >= 2)) || usage; isolation=$2; shift 2 ;;
+    --s3lect) (($# >= 2)) || usage; s3lect=$(realpath -e -- "$2"); shift 2 ;;
+    *) usage ;;
+  esac
+done
+[[ $runs =~ ^[1-9][0-9]*$ ]] || usage
+cd "$root"
+if [[ -z $s3lect ]]; then
+  cmake --preset release >/dev/null
+  cmake --build --preset release -j "$(nproc)" --target s3lect_cli >/dev/null
+  s3lect=$root/build/release/s3lect
+fi
+bash scripts/local-s3/start.sh >/dev/null
+# shellcheck disable=SC1091
+source "${S3LECT_S3_DIR:-/tmp/s3lect-local-s3}/env"
+export AWS_REGION="$S3LECT_TEST_REGION"
+export AWS_ACCESS_KEY_ID="$S3LECT_TEST_ACCESS_KEY" AWS_SECRET_ACCESS_KEY="$S3LECT_TEST_SECRET_KEY"
+
+work=$(mktemp -d "${TMPDIR:-/tmp}/s3lect-bench-guardian.XXXXXX")
+node_pid=''
+on_exit() {
+  local rc=$?
+  trap '' INT TERM
+  if [[ -n $node_pid ]]; then kill -KILL "$node_pid" 2>/dev/null || true; fi
+  if [[ -n ${marker:-} ]]; then pkill -KILL -f "sleep 600\\.$marker" 2>/dev/null || true; fi
+  if ((rc == 0)); then rm -rf -- "$work"; else echo "files kept in $work" >&2; fi
+  exit "$rc"
+}
+trap on_exit EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
+
+now_ms() { echo $(($(date +%s%N) / 1000000)); }
+
+# The job: fd 9 (the FIFO's write end) is inherited by every process it starts.
+job_script() {
+  local fifo=$1 marker=$2
+  if ((tree)); then
+    echo "exec 9>$fifo; sleep 600.${marker}1 & (setsid sleep 600.${marker}2 &); sleep 600.${marker}3; echo done"
+  else
+    echo "exec 9>$fifo; sleep 600.${marker}3; echo done"
+  fi
+}
+
+# Sums VmRSS and Pss (kB) of the processes named s3lect-guardian, s3lect-ns-wait and
+# s3lect-ns-init under `parent`.
+guardian_memory() {
+  local parent=$1 rss=0 pss=0 pid name kb
+  for pid in $(pgrep -P "$parent") $(pgrep -f 's3lect-guardian --control-fd' | grep -v "^$parent$"); do
+    name=$(cat "/proc/$pid/comm" 2>/dev/null) || continue
+    case $name in s3lect-guardia* | s3lect-ns-*) ;; *) continue ;; esac
+    kb=$(awk '/^VmRSS:/ {print $2}' "/proc/$pid/status" 2>/dev/null) || continue
+    rss=$((rss + kb))
+    kb=$(awk '/^Pss:/ {print $2}' "/proc/$pid/smaps_rollup" 2>/dev/null) || kb=0
+    pss=$((pss + kb))
+  done
+  echo "$rss $pss"
+}
+
+# Starts the job's tree directly (no s3lect) for the baseline; echoes nothing.
+baseline_round() {
+  local fifo=$work/base.fifo start end
+  marker=$((RANDOM * 32768 + RANDOM))
+  rm -f "$fifo" && mkfifo "$fifo"
+  setsid sh -c "$(job_script "$fifo" "$marker")" >/dev/null 2>&1 &
+  exec 8<"$fifo"
+  start=$(date +%s%N)
+  pkill -KILL -f "sleep 600\\.$marker" || true
+  pkill -KILL -f "exec 9>$fifo" || true
+  cat <&8 >/dev/null
+  end=$(date +%s%N)
+  exec 8<&-
+  echo $(((end - start) / 1000))
+}
+
+# One round with s3lect: prints "kill_to_gone_us release_ms rss_kb pss_kb processes".
+guardian_round() {
+  local round=$1 fifo=$work/job$1.fifo log=$work/node$1.log key start end released mem
+  marker=$((RANDOM * 32768 + RANDOM))
+  key="bench/guardian/$(date +%s)-$$-$round.json"
+  rm -f "$fifo" && mkfifo "$fifo"
+  "$s3lect" run --lock "s3://$S3LECT_TEST_BUCKET/$key" --endpoint "$S3LECT_TEST_ENDPOINT_HTTP" \
+    --path-style --isolation "$isolation" -- sh -c "$(job_script "$fifo" "$marker")" \
+    >/dev/null 2>"$log" &
+  node_pid=$!
+  exec 8<"$fifo"  # Blocks until the job opens its end: the command runs.
+  sleep 0.5       # Past start-up: the guardian idles as it will for hours.
+  mem=$(guardian_memory "$node_pid")
+  local processes
+  processes=$(pgrep -c -f "sleep 600\\.$marker")
+  start=$(date +%s%N)
+  kill -KILL "$node_pid"
+  cat <&8 >/dev/null
+  end=$(date +%s%N)
+  exec 8<&-
+  wait "$node_pid" 2>/dev/null || true
+  node_pid=''
+  for _ in $(seq 200); do
+    grep -q 'lock released for s3lect' "$log" && break
+    sleep 0.01
+  done
+  released=$(sed -n 's/^time=\([^ ]*\) .*lock released for s3lect.*/\1/p' "$log" | head -1)
+  local release_ms=-1
+  if [[ -n $released ]]; then
+    release_ms=$(($(date -d "$released" +%s%3N) - start / 1000000))
+  fi
+  echo "$(((end - start) / 1000)) $release_ms $mem $((processes + 1))"
+}
+
+median() { sort -n | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
+max() { sort -n | tail -1; }
+
+echo "s3lect: $s3lect ($("$s3lect" --version)), isolation $isolation, tree $tree, $runs rounds"
+: >"$work/guardian" && : >"$work/baseline"
+for round in $(seq "$runs"); do
+  guardian_round "$round" >>"$work/guardian"
+  baseline_round >>"$work/baseline"
+done
+awk '{ printf "round %d: job gone %.2f ms after kill -9 of s3lect, lock released after %d ms, guardian RSS %d kB PSS %d kB, %d job processes\n", NR, $1 / 1000, $2, $3, $4, $5 }' "$work/guardian"
+gone_median=$(cut -d' ' -f1 "$work/guardian" | median)
+gone_max=$(cut -d' ' -f1 "$work/guardian" | max)
+base_median=$(median <"$work/baseline")
+release_median=$(cut -d' ' -f2 "$work/guardian" | median)
+awk -v g="$gone_median" -v m="$gone_max" -v b="$base_median" 'BEGIN {
+  printf "kill -9 of s3lect -> every process of the job gone: median %.2f ms, max %.2f ms\n", g / 1000, m / 1000
+  printf "baseline, the same tree SIGKILLed directly: median %.2f ms (ratio %.1f)\n", b / 1000, g / b
+}'
+echo "kill -9 of s3lect -> lock released by the guardian: median $release_median ms"
+echo "guardian cost while the job runs: RSS $(cut -d' ' -f3 "$work/guardian" | median) kB," \
+  "PSS $(cut -d' ' -f4 "$work/guardian" | median) kB (median; the guardian's processes)"
