@@ -125,6 +125,13 @@ void guardian_loop::begin_kill(end_cause cause) {
 void guardian_loop::kill_pass() {
   if (job_.cgroup) job_.cgroup->kill_all();
   signal_descendants(::getpid(), SIGKILL);
+  // Without /proc (a stripped container) the process table is empty: the job's first process
+  // and, without a PID namespace, the command's group at least (with one, the first process's
+  // death ends the namespace). Until the guardian reaps it, the first process's PID, which is
+  // also the command's group's, cannot have been reused.
+  if (main_status_) return;
+  ::kill(job_.root, SIGKILL);
+  if (!settings_.launch.level.pid_namespace) ::kill(-job_.command, SIGKILL);
 }
 
 void guardian_loop::on_packet(const to_guardian& message) {
