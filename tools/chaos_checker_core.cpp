@@ -83,12 +83,20 @@ void find_lone_faults(const chaos_log& log, chaos_report& report) {
   for (const interval_event* f : lone) {
     const bool freeze = f->kind == "freeze";
     ++(freeze ? report.lone_freezes : report.lone_kills);
-    // Its job: the node's latest command started before the fault and still running (older
-    // trees of the node that outlived their leadership may still run too).
+    // Its job: the node's latest command started since its s3lect did and still running.
+    // Older trees of the node (an earlier s3lect's, or an earlier leadership's) that outlived
+    // their leadership may still run too: they are not this s3lect's job.
+    micros started = 0;
+    if (const auto it = log.restarts.find(f->target); it != log.restarts.end()) {
+      for (const micros t : it->second) {
+        if (t <= f->from) started = std::max(started, t);
+      }
+    }
     const child_run* job = nullptr;
     for (const auto& c : log.children) {
-      if (c.node == f->target && c.start <= f->from && c.end > f->from) job = &c;
+      if (c.node == f->target && c.start >= started && c.start <= f->from) job = &c;
     }
+    if (job && job->end <= f->from) job = nullptr;
     if (!job) continue;
     report.lone_faults.push_back({f->kind, f->target, f->from, freeze ? f->to - f->from : 0,
                                   job->end - f->from, freeze && job->end > f->to, f->line});

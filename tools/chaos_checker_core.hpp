@@ -76,9 +76,12 @@ struct chaos_log {
   std::vector<interval_event> faults;   ///< every fault, stops and freezes included
   micros begin = 0;
   micros finish = 0;
-  std::vector<std::string> errors;      ///< malformed lines, commands that never ended
-  std::size_t aborted_starts = 0;       ///< end records without a start (stopped at once)
-  bool trees_watched = false;           ///< a `treewatch` record: every command needs a `treeend`
+  std::vector<std::string> errors;  ///< malformed lines, commands that never ended
+  std::size_t aborted_starts = 0;   ///< end records without a start (stopped at once)
+  bool trees_watched = false;       ///< a `treewatch` record: every command needs a `treeend`
+  /// When each node's s3lect was started again (the end of a kill or term fault, an exit): a
+  /// job started before belongs to an earlier s3lect.
+  std::map<std::string, std::vector<micros>> restarts;
   std::size_t unmatched_tree_ends = 0;  ///< trees of commands killed before their start record
 };
 

@@ -75,6 +75,7 @@ class log_parser {
     } else if ((kind == "kill" && w_.size() == 3) || (kind == "exit" && w_.size() >= 3)) {
       if (const auto t = time(2, "bad " + kind + " record")) {
         deaths_.push_back({w_[1], 0, *t, kind, line_});
+        if (kind == "exit") log_.restarts[w_[1]].push_back(*t);  // restarted at once
       }
     } else if (kind == "reaped" && w_.size() == 4) {
       long pid = 0;
@@ -93,6 +94,10 @@ class log_parser {
       if (auto event = interval(w_[1], w_[2], 3)) {
         for (std::size_t i = 5; i < w_.size(); ++i) {
           event->detail += (i > 5 ? " " : "") + w_[i];
+        }
+        // A killed or terminated node is started again when its fault ends.
+        if (event->kind == "kill" || event->kind == "term") {
+          log_.restarts[event->target].push_back(event->to);
         }
         log_.faults.push_back(*event);
       }

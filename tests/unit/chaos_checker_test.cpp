@@ -511,7 +511,7 @@ TEST(ChaosChecker, AFreezeIsAFaultForTheLivenessBound) {
   EXPECT_FALSE(report.lone_faults[0].outlived);
 }
 
-TEST(ChaosChecker, ALoneFaultConcernsTheNodesLatestJob) {
+TEST(ChaosChecker, ALoneFaultConcernsTheJobOfTheS3lectItHit) {
   // A daemon of node1's term-1 job still runs when node1's s3lect, leading again, is killed
   // alone: the fault's outcome is about the term-2 job (an overlap of the two is reported too).
   chaos_log log;
@@ -529,6 +529,21 @@ TEST(ChaosChecker, ALoneFaultConcernsTheNodesLatestJob) {
   ASSERT_EQ(report.lone_faults.size(), 1u) << format_report(report, log);
   EXPECT_EQ(report.lone_faults[0].tree_gone_after, 10'000);
   EXPECT_EQ(rules(report), std::vector<std::string>{"overlap"});
+
+  // node1's s3lect was killed alone and restarted at 101.3; frozen at 102.0 before it led
+  // again, it had no job: the tree still running is its predecessor's.
+  const auto restarted = check(
+      "begin 100.0\n"
+      "treewatch 127.0.0.1:4000\n"
+      "start node1 1 100.5 11\n"
+      "fault kill node1 101.0 101.3 s3lect-only\n"
+      "freeze node1 102.0 102.5\n"
+      "treeend node1 1 11 103.0\n"
+      "finish 103.0\n",
+      &log);
+  EXPECT_EQ(restarted.lone_freezes, 1u);
+  ASSERT_EQ(restarted.lone_faults.size(), 1u) << format_report(restarted, log);
+  EXPECT_EQ(restarted.lone_faults[0].kind, "kill");
 }
 
 TEST(ChaosChecker, WithATreeWatcherEveryJobNeedsItsTreesEnd) {
