@@ -150,6 +150,9 @@ struct exec_plan {
   sigset_t previous_mask{};
   int status_fd = -1;  ///< The write end of the pipe that gets the exec's errno.
   int stdin_fd = -1;   ///< Becomes the command's stdin when set.
+  const int* passed = nullptr;  ///< Descriptors whose close-on-exec flag the child clears.
+  std::size_t passed_count = 0;
+  bool own_group_and_death_signal = true;
 };
 
 /// The child's side of the fork: resets the signal handlers, leads its own process group, dies
@@ -166,10 +169,13 @@ struct exec_plan {
       ::sigaction(signal, &plan.default_action, nullptr);
     }
   }
-  ::setpgid(0, 0);
-  ::prctl(PR_SET_PDEATHSIG, SIGKILL);
-  // The parent may have died before prctl: then no SIGKILL would ever come.
-  if (::getppid() != plan.parent) ::_exit(exec_failed_status);
+  if (plan.own_group_and_death_signal) {
+    ::setpgid(0, 0);
+    ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+    // The parent may have died before prctl: then no SIGKILL would ever come.
+    if (::getppid() != plan.parent) ::_exit(exec_failed_status);
+  }
+  for (std::size_t i = 0; i < plan.passed_count; ++i) ::fcntl(plan.passed[i], F_SETFD, 0);
   ::sigprocmask(SIG_SETMASK, &plan.previous_mask, nullptr);
   if (plan.stdin_fd >= 0 && ::dup2(plan.stdin_fd, STDIN_FILENO) < 0) {
     const int dup_errno = errno;
@@ -221,6 +227,9 @@ std::unique_ptr<child_process> child_process::spawn(asio::any_io_executor execut
   plan.path = request.path.c_str();
   plan.argv = argv.data();
   plan.envp = envp.data();
+  plan.passed = request.passed_descriptors.data();
+  plan.passed_count = request.passed_descriptors.size();
+  plan.own_group_and_death_signal = request.own_group_and_death_signal;
   set_signal_actions(plan, request);
 
   close_on_exec_except(request.inherited_descriptors);
@@ -258,7 +267,7 @@ std::unique_ptr<child_process> child_process::spawn(asio::any_io_executor execut
   }
   // Both sides set the group, so that it exists whichever runs first: signals sent to it right
   // after this function returns must reach the child.
-  ::setpgid(pid, pid);
+  if (request.own_group_and_death_signal) ::setpgid(pid, pid);
   if (const int exec_errno = await_exec(pid, exec_status[0])) {
     error.assign(exec_errno, boost::system::system_category());
     return nullptr;
@@ -270,19 +279,19 @@ std::unique_ptr<child_process> child_process::spawn(asio::any_io_executor execut
   // can slip between the two.
   if (pidfd < 0) sigchld = std::make_unique<asio::signal_set>(executor, SIGCHLD);
   error.clear();
-  return std::unique_ptr<child_process>(
-      new child_process(std::move(executor), pid, pidfd, std::move(sigchld)));
+  return std::unique_ptr<child_process>(new child_process(
+      std::move(executor), pid, pidfd, std::move(sigchld), request.own_group_and_death_signal));
 }
 
 child_process::child_process(asio::any_io_executor executor, pid_t pid, int pidfd,
-                             std::unique_ptr<asio::signal_set> sigchld)
-    : pid_(pid), sigchld_(std::move(sigchld)) {
+                             std::unique_ptr<asio::signal_set> sigchld, bool leads_group)
+    : pid_(pid), sigchld_(std::move(sigchld)), leads_group_(leads_group) {
   if (pidfd >= 0) pidfd_.emplace(std::move(executor), pidfd);
 }
 
 child_process::~child_process() {
   if (status_) return;
-  ::kill(-pid_, SIGKILL);
+  if (leads_group_) ::kill(-pid_, SIGKILL);
   ::kill(pid_, SIGKILL);
   int wait_status = 0;
   while (::waitpid(pid_, &wait_status, 0) < 0 && errno == EINTR) {
@@ -291,7 +300,7 @@ child_process::~child_process() {
 
 void child_process::signal_group(int signal) const noexcept {
   if (status_) return;
-  ::kill(-pid_, signal);
+  if (leads_group_) ::kill(-pid_, signal);
   // A command that left its group (setsid) is still ours to stop.
   if (::getpgid(pid_) != pid_) ::kill(pid_, signal);
 }
@@ -307,7 +316,7 @@ std::optional<int> child_process::poll_exit() {
   // Exited (or, impossibly, reaped behind our back). Until it is reaped its pid cannot be
   // reused, so signalling its group here cannot hit a stranger: the command's leftovers must
   // not outlive it, as they could otherwise still act for a leader that is gone.
-  ::kill(-pid_, SIGKILL);
+  if (leads_group_) ::kill(-pid_, SIGKILL);
   int wait_status = 0;
   pid_t reaped;
   do {
@@ -315,6 +324,15 @@ std::optional<int> child_process::poll_exit() {
   } while (reaped < 0 && errno == EINTR);
   status_ = reaped == pid_ ? shell_status(wait_status) : 1;
   return status_;
+}
+
+bool child_process::wait_exit_for(std::chrono::milliseconds bound) {
+  const auto give_up = std::chrono::steady_clock::now() + bound;
+  while (!poll_exit()) {
+    if (std::chrono::steady_clock::now() >= give_up) return false;
+    ::usleep(1000);
+  }
+  return true;
 }
 
 asio::awaitable<int> child_process::async_wait_exit() {

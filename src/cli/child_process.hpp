@@ -11,6 +11,8 @@
 
 #include <sys/types.h>
 
+#include <chrono>
+
 #include <memory>
 #include <optional>
 #include <set>
@@ -55,9 +57,16 @@ struct spawn_request {
   /// Watch the command with a pidfd where the kernel has one (Linux 5.3); false forces the
   /// SIGCHLD fallback (for its tests).
   bool use_pidfd = true;
+  /// Descriptors opened close-on-exec that the command must get all the same (the guardian's
+  /// control socket): the child clears their close-on-exec flag.
+  std::vector<int> passed_descriptors;
+  /// The command leads a process group of its own and gets SIGKILL should this process die.
+  /// False for the job guardian, which must outlive s3lect to end the job and release the lock.
+  bool own_group_and_death_signal = true;
 };
 
-/// A started command. Destroying it while the command runs kills its process group.
+/// A started command. Destroying it while the command runs kills it (and its process group,
+/// when it leads one), and reaps it.
 class child_process {
  public:
   /// Forks and execs `request`: the command gets its own process group, and SIGKILL should this
@@ -85,9 +94,13 @@ class child_process {
   /// Cancellation: any type; the command is unaffected and can be waited for again.
   boost::asio::awaitable<int> async_wait_exit();
 
+  /// Blocks until the command's main process has exited and been reaped, for at most `bound`.
+  /// For destructors only, where nothing can be awaited. Returns whether it exited.
+  bool wait_exit_for(std::chrono::milliseconds bound);
+
  private:
   child_process(boost::asio::any_io_executor executor, pid_t pid, int pidfd,
-                std::unique_ptr<boost::asio::signal_set> sigchld);
+                std::unique_ptr<boost::asio::signal_set> sigchld, bool leads_group);
   /// Reaps the command if its main process has exited.
   std::optional<int> poll_exit();
 
@@ -95,6 +108,7 @@ class child_process {
   std::optional<int> status_;
   std::optional<boost::asio::posix::stream_descriptor> pidfd_;
   std::unique_ptr<boost::asio::signal_set> sigchld_;  ///< The fallback when pidfd_ is empty.
+  bool leads_group_;
 };
 
 }  // namespace s3lect::cli

@@ -1,6 +1,7 @@
 #include "cli/command_supervisor.hpp"
 
 #include "cli/exit_codes.hpp"
+#include "cli/job_guardian.hpp"
 
 #include <s3lect/error.hpp>
 
@@ -53,109 +54,15 @@ std::string ms_since(steady::time_point start) {
 
 namespace {
 
-/// The exit status for a command that could not be started, as shells report it.
-int spawn_failure_status(const error_code& error) {
+/// s3lect's exit code for a command that could not be started: as shells report a failed exec,
+/// or an internal failure when the guardian could not set the job up.
+int start_failure_status(const std::string& step, const error_code& error) {
+  if (step != "exec") return exit_failure;
   if (error.value() == ENOENT) return exit_not_found;
   if (error.value() == EACCES || error.value() == ENOEXEC || error.value() == EPERM) {
     return exit_not_executable;
   }
   return exit_failure;
-}
-
-std::unique_ptr<child_process> start_command(supervisor& s, std::uint64_t term,
-                                             asio::any_io_executor executor, error_code& error) {
-  spawn_request request = s.command;
-  request.environment = {{"S3LECT_TERM", std::to_string(term)},
-                         {"S3LECT_LEADER_ID", s.options.elector.config.server_id},
-                         {"S3LECT_LOCK", s.options.store.url()}};
-  if (s.slot) {
-    request.environment.back().second = slot_key(s.options.store.url(), *s.slot);
-    request.environment.emplace_back("S3LECT_SLOT", std::to_string(*s.slot));
-  }
-  return child_process::spawn(std::move(executor), request, error);
-}
-
-}  // namespace
-
-std::unique_ptr<child_process> start_command_if_leading(supervisor& s,
-                                                        const leadership_lease& lease,
-                                                        asio::any_io_executor executor,
-                                                        error_code& error) {
-  // The elected notice was queued behind other work: a renewal may have failed meanwhile, and a
-  // command started now would work without a lease (and with a term a successor has passed).
-  const leadership_status now = s.election.status();
-  if (!now.is_leader || now.term != lease.term) {
-    error = errc::not_leader;
-    return nullptr;
-  }
-  return start_command(s, lease.term, std::move(executor), error);
-}
-
-namespace {
-
-void forward_signal(supervisor& s, int signal) {
-  s.child->signal_group(signal);
-  s.log.log(log_level::info, "forwarded signal", {{"signal", signal_name(signal)}});
-}
-
-/// Waits for the command to exit after `first_signal`: SIGKILL when the grace timer fires or a
-/// second stop request comes; other signals are passed on. Returns its exit status and whether
-/// it had to be killed.
-asio::awaitable<std::pair<int, bool>> await_stopped_command(supervisor& s, int first_signal) {
-  asio::steady_timer grace_timer(co_await asio::this_coro::executor);
-  grace_timer.expires_after(s.options.kill_grace);
-  bool killed = first_signal == SIGKILL;
-  while (!killed) {
-    auto event =
-        co_await (s.child->async_wait_exit() || grace_timer.async_wait(asio::use_awaitable) ||
-                  s.signals.async_wait(asio::use_awaitable));
-    if (event.index() == 0) co_return std::make_pair(std::get<0>(event), false);
-    std::string kill_reason = "grace_expired";
-    if (event.index() == 2) {
-      const int signal = std::get<2>(event);
-      if (!is_stop_signal(signal)) {
-        forward_signal(s, signal);
-        continue;
-      }
-      if (!s.shutdown_requested) {
-        s.shutdown_requested = true;
-        s.log.log(log_level::info, "stop requested, waiting for the command",
-                  {{"signal", signal_name(signal)}});
-        continue;
-      }
-      kill_reason = "second_stop_signal";
-    }
-    s.log.log(
-        log_level::warning, "killing command",
-        {{"pid", std::to_string(s.child->pid())}, {"signal", "SIGKILL"}, {"reason", kill_reason}});
-    s.child->signal_group(SIGKILL);
-    killed = true;
-  }
-  const int status = co_await s.child->async_wait_exit();
-  co_return std::make_pair(status, true);
-}
-
-/// Stops the running command: SIGTERM to its group, SIGKILL after the kill grace, or at once on
-/// a second stop request. Returns when it has exited and been reaped.
-asio::awaitable<void> stop_command(supervisor& s, std::string reason) {
-  if (!s.child) co_return;
-  const pid_t pid = s.child->pid();
-  const std::chrono::milliseconds grace = s.options.kill_grace;
-  const auto started = steady::now();
-  const int first_signal = grace.count() == 0 ? SIGKILL : SIGTERM;
-  s.log.log(log_level::info, "stopping command",
-            {{"pid", std::to_string(pid)},
-             {"signal", signal_name(first_signal)},
-             {"grace_ms", std::to_string(grace.count())},
-             {"reason", reason}});
-  s.child->signal_group(first_signal);
-  const auto [status, killed] = co_await await_stopped_command(s, first_signal);
-  s.log.log(log_level::info, "command stopped",
-            {{"pid", std::to_string(pid)},
-             {"status", std::to_string(status)},
-             {"killed", killed ? "true" : "false"},
-             {"stop_ms", ms_since(started)}});
-  s.child.reset();
 }
 
 /// Stops the elector, releasing the lock if held.
@@ -207,24 +114,96 @@ asio::awaitable<std::variant<leadership_lease, int>> await_election(
 }
 
 /// The command exited by itself: the lock is released so that a follower takes over at once,
-/// and s3lect exits with the command's status.
-asio::awaitable<int> finish_after_exit(supervisor& s, const leadership_lease& lease, int status) {
+/// and s3lect exits with the command's status. The guardian stays until the lock is released,
+/// so that it still releases it should s3lect die meanwhile.
+asio::awaitable<int> finish_after_exit(supervisor& s, const leadership_lease& lease,
+                                       job_end end) {
   s.log.log(log_level::info, "command exited",
-            {{"pid", std::to_string(s.child->pid())},
-             {"status", std::to_string(status)},
-             {"term", std::to_string(lease.term)}});
-  s.child.reset();
+            {{"pid", std::to_string(s.started.pid)},
+             {"status", std::to_string(end.status)},
+             {"term", std::to_string(lease.term)},
+             {"leftovers_killed", std::to_string(end.leftovers)}});
   s.log.log(log_level::info, "releasing the lock", {{"term", std::to_string(lease.term)}});
   co_await release_lock(s);
-  co_return status;
+  co_await retire_guardian(s);
+  co_return end.status;
 }
 
 /// A stop signal while leading: the command is stopped, then the lock released.
 asio::awaitable<int> stop_and_release(supervisor& s, const leadership_lease& lease, int signal) {
   s.log.log(log_level::info, "stopping", {{"signal", signal_name(signal)}});
   s.shutdown_requested = true;
-  co_await stop_command(s, "stop_signal");
+  const job_end end = co_await stop_job(s, "stop_signal");
+  if (!end.tree_gone) co_return exit_failure;  // Not released: processes of it may still run.
   s.log.log(log_level::info, "releasing the lock", {{"term", std::to_string(lease.term)}});
+  co_await release_lock(s);
+  co_await retire_guardian(s);
+  co_return exit_ok;
+}
+
+/// The guardian stopped the command by itself: s3lect did not confirm the leadership before the
+/// deadline it last gave (it was stopped, or its event loop was stuck). A leadership that
+/// still holds is given up, since its command is gone; then s3lect campaigns again.
+asio::awaitable<std::optional<int>> after_deadline_stop(supervisor& s,
+                                                        const leadership_lease& lease,
+                                                        job_end end) {
+  s.log.log(log_level::warning,
+            "the guardian stopped the command: the leadership was not confirmed in time",
+            {{"pid", std::to_string(s.started.pid)},
+             {"status", std::to_string(end.status)},
+             {"term", std::to_string(lease.term)}});
+  co_await retire_guardian(s);
+  const leadership_status now = s.election.status();
+  if (s.shutdown_requested) {
+    co_await release_lock(s);
+    co_return exit_ok;
+  }
+  if (now.is_leader && now.term == lease.term) {
+    s.log.log(log_level::info, "resigning: the command of this leadership is gone",
+              {{"term", std::to_string(lease.term)}});
+    co_await s.election.async_resign(asio::as_tuple(asio::use_awaitable));
+  }
+  co_return std::nullopt;
+}
+
+/// The guardian died while the command ran (not s3lect's doing). The lock is released only when
+/// nothing of the job can be left; either way s3lect ends.
+asio::awaitable<int> after_guardian_lost(supervisor& s) {
+  const job_end end = co_await guardian_lost(s);
+  if (end.tree_gone) {
+    co_await release_lock(s);
+  } else {
+    s.log.log(log_level::error,
+              "not releasing the lock: followers take over once the lease has run out");
+  }
+  co_return exit_failure;
+}
+
+/// What ended the command while it ran: its own exit, the guardian's deadline, or the guardian's
+/// death. Returns s3lect's exit code, or nullopt to campaign again; or nothing when `message`
+/// reports no end.
+asio::awaitable<std::optional<std::optional<int>>> on_guardian_message(
+    supervisor& s, const leadership_lease& lease,
+    const std::optional<guardian::from_guardian>& message) {
+  if (!message) co_return co_await after_guardian_lost(s);
+  const auto end = end_reported(message);
+  if (!end) co_return std::nullopt;
+  if (end->cause == guardian::end_cause::deadline) {
+    co_return co_await after_deadline_stop(s, lease, *end);
+  }
+  co_return co_await finish_after_exit(s, lease, *end);
+}
+
+/// Leadership was lost while the command ran: it is stopped; s3lect campaigns again, or exits
+/// when a stop signal came meanwhile.
+asio::awaitable<std::optional<int>> after_loss(supervisor& s, const leadership_lease& lease,
+                                               steady::time_point leader_since) {
+  s.log.log(log_level::warning, "lost leadership",
+            {{"term", std::to_string(lease.term)}, {"held_ms", ms_since(leader_since)}});
+  const job_end end = co_await stop_job(s, "leadership_lost");
+  co_await retire_guardian(s);
+  if (!end.tree_gone) co_return exit_failure;
+  if (!s.shutdown_requested) co_return std::nullopt;
   co_await release_lock(s);
   co_return exit_ok;
 }
@@ -232,47 +211,42 @@ asio::awaitable<int> stop_and_release(supervisor& s, const leadership_lease& lea
 }  // namespace
 
 asio::awaitable<std::optional<int>> lead(supervisor& s, leadership_lease lease) {
-  const auto token = asio::as_tuple(asio::use_awaitable);
-  const auto executor = co_await asio::this_coro::executor;
-  error_code spawn_error;
-  s.child = start_command_if_leading(s, lease, executor, spawn_error);
-  if (!s.child && spawn_error == errc::not_leader) {
+  std::string step;
+  const error_code start_error = co_await start_job(s, lease, step);
+  if (start_error == errc::not_leader) {
     s.log.log(log_level::warning, "lost leadership before the command started",
               {{"term", std::to_string(lease.term)}});
     co_return std::nullopt;
   }
-  if (!s.child) {
+  if (start_error) {
     s.log.log(log_level::error, "cannot start the command",
-              {{"command", s.command.path}, {"error", spawn_error.message()}});
+              {{"command", s.command.path}, {"step", step}, {"error", start_error.message()}});
     co_await release_lock(s);
-    co_return spawn_failure_status(spawn_error);
+    co_return start_failure_status(step, start_error);
   }
   s.log.log(log_level::info, "command started",
-            {{"pid", std::to_string(s.child->pid())}, {"term", std::to_string(lease.term)}});
+            {{"pid", std::to_string(s.started.pid)},
+             {"term", std::to_string(lease.term)},
+             {"guardian", std::to_string(s.job->pid())},
+             {"isolation", s.started.isolation}});
   const auto leader_since = steady::now();
   for (;;) {
-    auto event =
-        co_await (s.child->async_wait_exit() || s.election.async_wait_for_loss(lease, token) ||
-                  s.signals.async_wait(asio::use_awaitable));
+    auto event = co_await (s.job->async_receive() || confirm_until_lost(s, lease) ||
+                           s.signals.async_wait(asio::use_awaitable));
     if (event.index() == 0) {
-      const int status = co_await finish_after_exit(s, lease, std::get<0>(event));
-      co_return status;
-    }
-    if (event.index() == 1) break;
-    const int signal = std::get<2>(event);
-    if (!is_stop_signal(signal)) {
-      forward_signal(s, signal);
+      auto code = co_await on_guardian_message(s, lease, std::get<0>(event));
+      if (code) co_return *code;
       continue;
     }
-    const int code = co_await stop_and_release(s, lease, signal);
-    co_return code;
+    if (event.index() == 1) co_return co_await after_loss(s, lease, leader_since);
+    const int signal = std::get<2>(event);
+    if (!is_stop_signal(signal)) {
+      s.job->send(guardian::forward_signal{signal});
+      s.log.log(log_level::info, "forwarded signal", {{"signal", signal_name(signal)}});
+      continue;
+    }
+    co_return co_await stop_and_release(s, lease, signal);
   }
-  s.log.log(log_level::warning, "lost leadership",
-            {{"term", std::to_string(lease.term)}, {"held_ms", ms_since(leader_since)}});
-  co_await stop_command(s, "leadership_lost");
-  if (!s.shutdown_requested) co_return std::nullopt;
-  co_await release_lock(s);
-  co_return exit_ok;
 }
 
 namespace {

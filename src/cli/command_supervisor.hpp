@@ -1,8 +1,10 @@
-// The leader's side of `s3lect run`: starts the command when elected, stops it when leadership
-// is lost or a stop signal comes, passes other signals on to it, and releases the lock.
+// The leader's side of `s3lect run`: starts the command (under its guardian, cli/job_guardian)
+// when elected, stops it when leadership is lost or a stop signal comes, passes other signals
+// on to it, and releases the lock.
 #pragma once
 
 #include "cli/child_process.hpp"
+#include "cli/guardian_process.hpp"
 #include "cli/log_output.hpp"
 #include "cli/run.hpp"
 
@@ -20,6 +22,13 @@
 
 namespace s3lect::cli {
 
+/// How `s3lect run` runs its jobs: under this guardian executable, with this isolation (what
+/// the system allowed, or what --isolation required, found at start-up).
+struct job_settings {
+  std::string guardian_path;
+  guardian::isolation level;
+};
+
 /// The state `s3lect run` works on, shared by its coroutines on one io_context.
 struct supervisor {
   elector& election;
@@ -27,7 +36,12 @@ struct supervisor {
   const run_options& options;
   spawn_request command;  ///< Without the per-leadership environment.
   boost::asio::signal_set& signals;
-  std::unique_ptr<child_process> child;
+  job_settings jobs;
+  /// The guardian of the running job, and what it said when the command started.
+  std::unique_ptr<guardian_process> job{};
+  guardian::job_started started{};
+  /// The last "leading until" sent to the job's guardian (CLOCK_BOOTTIME ns).
+  std::int64_t confirmed_until = 0;
   bool shutdown_requested = false;
   health_server* peer_server = nullptr;  ///< Peer mode only.
   metrics_server* metrics = nullptr;     ///< With --metrics-listen only.
@@ -53,14 +67,6 @@ std::chrono::steady_clock::duration time_left(std::chrono::steady_clock::time_po
 /// the health server answers pending watches with the released state (a follower takes over at
 /// once), then closes. Returns s3lect's exit code.
 boost::asio::awaitable<int> supervise_and_stop(supervisor& s);
-
-/// Starts the command for `lease` only if the elector still leads with its term, checked
-/// immediately before the spawn: else nullptr with `error` = errc::not_leader. Else as the
-/// spawn: the child, or nullptr with the spawn's error.
-std::unique_ptr<child_process> start_command_if_leading(supervisor& s,
-                                                        const leadership_lease& lease,
-                                                        boost::asio::any_io_executor executor,
-                                                        boost::system::error_code& error);
 
 /// SIGINT and SIGTERM stop s3lect; the other signals it catches go to the command.
 bool is_stop_signal(int signal);

@@ -60,6 +60,9 @@ class log_output {
   void log(log_level level, std::string_view message, std::vector<log_field> fields = {}) const;
   /// A logger for the library whose lines go through this output.
   logger library_logger() const;
+  /// The format, and the fields added to every line: for the job guardian's own lines.
+  log_format format() const noexcept { return format_; }
+  const std::vector<log_field>& context() const noexcept { return context_; }
 
  private:
   void write(log_level level, log_event event) const;

@@ -3,6 +3,7 @@
 #include "cli/console.hpp"
 #include "cli/exit_codes.hpp"
 #include "cli/get.hpp"
+#include "cli/guardian_release.hpp"
 #include "cli/put.hpp"
 #include "cli/release.hpp"
 #include "cli/run.hpp"
@@ -76,6 +77,7 @@ int main(int argc, char** argv) {
     if (command == "release") return run_release(args);
     if (command == "put") return run_put(args);
     if (command == "get") return run_get(args);
+    if (command == "__guardian-release") return run_guardian_release(args);
   } catch (const std::exception& e) {
     print_err("s3lect " + command + ": " + e.what() + "\n");
     return exit_failure;

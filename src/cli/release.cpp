@@ -86,31 +86,6 @@ std::optional<release_outcome> refusal(const lock_read& read, const std::string&
   return std::nullopt;
 }
 
-/// Writes `next` over the object read with ETag `read_etag` (If-Match), retrying only failures
-/// that certainly did not reach the store. An ambiguous answer is resolved by re-reading: the
-/// record tells, by its nonce, whether the write happened.
-asio::awaitable<std::tuple<error_code, put_result>> write_released(s3_client& client,
-                                                                   std::string key,
-                                                                   std::string read_etag,
-                                                                   lock_record next,
-                                                                   retry_policy policy) {
-  const std::string body = encode_record(next);
-  const auto condition = put_condition::matches(read_etag);
-  storage& store = client;
-  auto write = [&store, key, body, condition] { return put_attempt(store, key, body, condition); };
-  const certainly_not_written retryable;
-  auto [ec, result] = co_await async_retry(policy, write, retryable);
-  if (ec == errc::conflict || ec == errc::outcome_unknown) {
-    lock_read check = co_await read_lock(client, key, policy);
-    if (!check.error && check.decoded.record && check.decoded.record->nonce == next.nonce) {
-      ec.clear();
-    } else if (!check.error && check.found && check.found->etag != read_etag) {
-      ec = errc::precondition_failed;
-    }
-  }
-  co_return std::make_tuple(ec, std::move(result));
-}
-
 asio::awaitable<release_outcome> release(s3_client& client, std::string key, std::string url,
                                          std::optional<std::uint64_t> if_term) {
   const retry_policy policy;  // Named: no aggregate temporaries in co_await (GCC 12).
@@ -177,6 +152,28 @@ std::string release_help() {
          "  6  the record's term is not T (nothing written)\n"
          "  7  the record cannot be parsed (nothing written)\n"
          "  8  the record changed between the read and the write (nothing written)\n";
+}
+
+asio::awaitable<std::tuple<error_code, put_result>> write_released(s3_client& client,
+                                                                   std::string key,
+                                                                   std::string read_etag,
+                                                                   lock_record next,
+                                                                   retry_policy policy) {
+  const std::string body = encode_record(next);
+  const auto condition = put_condition::matches(read_etag);
+  storage& store = client;
+  auto write = [&store, key, body, condition] { return put_attempt(store, key, body, condition); };
+  const certainly_not_written retryable;
+  auto [ec, result] = co_await async_retry(policy, write, retryable);
+  if (ec == errc::conflict || ec == errc::outcome_unknown) {
+    lock_read check = co_await read_lock(client, key, policy);
+    if (!check.error && check.decoded.record && check.decoded.record->nonce == next.nonce) {
+      ec.clear();
+    } else if (!check.error && check.found && check.found->etag != read_etag) {
+      ec = errc::precondition_failed;
+    }
+  }
+  co_return std::make_tuple(ec, std::move(result));
 }
 
 lock_record released_record(const lock_record& current, std::chrono::system_clock::time_point now) {

@@ -4,6 +4,7 @@
 #include "cli/console.hpp"
 #include "cli/effective_config.hpp"
 #include "cli/exit_codes.hpp"
+#include "cli/job_isolation.hpp"
 #include "cli/lock_reader.hpp"
 #include "cli/log_output.hpp"
 #include "cli/run_to_completion.hpp"
@@ -160,6 +161,8 @@ struct run_context {
   asio::io_context& io;
   asio::signal_set& signals;
   s3_client& client;
+  job_settings jobs;
+  isolation_probe isolation;  ///< What the system allows, for the log.
 };
 
 /// The first read of the lock, reported. Returns s3lect's exit code when it must end here.
@@ -258,6 +261,23 @@ std::vector<std::unique_ptr<elector>> make_electors(run_context& run) {
   return electors;
 }
 
+/// What of the job isolation this system does not allow, and why: what an operator needs to
+/// decide on --isolation.
+void log_isolation(const run_context& run) {
+  std::vector<log_field> missing;
+  if (!run.jobs.level.pid_namespace) {
+    missing.push_back({"pid_namespace", run.isolation.available.pid_namespace
+                                            ? "not asked for"
+                                            : run.isolation.pid_namespace_problem});
+  }
+  if (!run.jobs.level.cgroup) {
+    missing.push_back(
+        {"cgroup", run.isolation.available.cgroup ? "not asked for" : run.isolation.cgroup_problem});
+  }
+  if (missing.empty()) return;
+  run.output.log(log_level::info, "job isolation: not in use", std::move(missing));
+}
+
 /// Campaigns, and runs the command while leader, until s3lect must exit. Returns its exit code.
 int campaign(run_context& run, spawn_request command) {
   const elector_config& settings = run.options.elector.config;
@@ -285,8 +305,8 @@ int campaign(run_context& run, spawn_request command) {
 
   slot_supervisors supervisors;
   for (std::size_t slot = 0; slot < electors.size(); ++slot) {
-    supervisors.push_back(std::unique_ptr<supervisor>(
-        new supervisor{*electors[slot], run.output, run.options, command, run.signals, nullptr}));
+    supervisors.push_back(std::unique_ptr<supervisor>(new supervisor{
+        *electors[slot], run.output, run.options, command, run.signals, run.jobs}));
     if (run.options.extras.slots > 0) supervisors.back()->slot = static_cast<unsigned>(slot);
   }
   supervisor& state = *supervisors.front();
@@ -300,7 +320,9 @@ int campaign(run_context& run, spawn_request command) {
                   {"kill_grace_ms", std::to_string(run.options.kill_grace.count())},
                   {"peer", settings.peer.enabled ? "true" : "false"},
                   {"addr", electors.front()->config().server_address},
-                  {"slots", std::to_string(run.options.extras.slots)}});
+                  {"slots", std::to_string(run.options.extras.slots)},
+                  {"isolation", guardian::isolation_name(run.jobs.level)}});
+  log_isolation(run);
   run.output.log(log_level::debug, "configuration", effective_config_fields(run.options));
   if (run.options.extras.slots > 0) {
     return run_to_completion(run.io, supervise_slots_and_stop(supervisors));
@@ -308,6 +330,33 @@ int campaign(run_context& run, spawn_request command) {
   state.election.start();
   asio::co_spawn(run.io, observe(state.election, run.output, settings.server_id), asio::detached);
   return run_to_completion(run.io, supervise_and_stop(state));
+}
+
+/// Finds the job guardian and what isolation the system allows its jobs; refuses what
+/// --isolation requires and the system does not allow. Returns s3lect's exit code when it must
+/// end here.
+std::optional<int> prepare_guardian(const run_options& options, job_settings& jobs,
+                                    std::optional<isolation_probe>& probe) {
+  jobs.guardian_path = find_guardian();
+  if (jobs.guardian_path.empty()) {
+    print_err("s3lect run: cannot find s3lect-guardian, which runs every command (expected "
+              "beside s3lect, or in " S3LECT_GUARDIAN_FROM_BINDIR
+              " relative to it; S3LECT_GUARDIAN may name it)\n");
+    return exit_failure;
+  }
+  std::string error;
+  probe = probe_isolation(jobs.guardian_path, error);
+  if (!probe) {
+    print_err("s3lect run: cannot run the job guardian: " + error + "\n");
+    return exit_failure;
+  }
+  const auto level = choose_isolation(*probe, options.extras.isolation, error);
+  if (!level) {
+    print_err("s3lect run: --isolation: " + error + "\n");
+    return exit_usage;
+  }
+  jobs.level = *level;
+  return std::nullopt;
 }
 
 /// What `s3lect run` does, the head of its help.
@@ -323,18 +372,31 @@ const char* run_description() {
          "  S3LECT_LEADER_ID  this node's --id\n"
          "  S3LECT_LOCK       s3://BUCKET/KEY (with --slots: s3://BUCKET/KEY.slot-N)\n"
          "  S3LECT_SLOT       with --slots: the slot N this node leads, 0 to --slots - 1\n"
-         "When leadership is lost (no renewal succeeded within the renew deadline, or another\n"
-         "node holds the lock), COMMAND's group gets SIGTERM, and SIGKILL after --kill-grace;\n"
-         "s3lect then campaigns again and starts COMMAND anew when it leads again.\n"
-         "When COMMAND exits by itself, s3lect releases the lock, so that a follower takes\n"
-         "over at once, and exits with COMMAND's status. Whenever COMMAND's main process\n"
-         "exits, whatever is left in its process group is killed.\n"
-         "On SIGINT or SIGTERM, s3lect stops COMMAND the same way (a second signal kills it "
-         "at\n"
-         "once), releases the lock and exits 0. SIGHUP, SIGUSR1 and SIGUSR2 are passed on to\n"
-         "COMMAND's group. If s3lect dies, COMMAND is killed with it (PR_SET_PDEATHSIG).\n"
-         "A stopped s3lect (SIGSTOP, a debugger) cannot stop COMMAND: that is what the\n"
-         "fencing token is for.\n"
+         "COMMAND runs under a guardian (s3lect-guardian, a small process of its own) that\n"
+         "owns its whole process tree: children, grandchildren and daemons that called\n"
+         "setsid or forked twice all stay in it. No process of the tree outlives the\n"
+         "leadership:\n"
+         "- When leadership is lost (no renewal succeeded within the renew deadline, or\n"
+         "  another node holds the lock), every process of the tree gets SIGTERM, and\n"
+         "  SIGKILL after --kill-grace; s3lect then campaigns again and starts COMMAND anew\n"
+         "  when it leads again.\n"
+         "- When COMMAND exits by itself, whatever is left of its tree is killed, s3lect\n"
+         "  releases the lock, so that a follower takes over at once, and exits with\n"
+         "  COMMAND's status.\n"
+         "- On SIGINT or SIGTERM, s3lect stops the tree the same way (a second signal kills\n"
+         "  it at once), releases the lock and exits 0. SIGHUP, SIGUSR1 and SIGUSR2 are\n"
+         "  passed on to COMMAND's process group.\n"
+         "- If s3lect dies (kill -9, the OOM killer, a crash), the guardian kills the whole\n"
+         "  tree at once and then releases the lock on its behalf, only if the record is still\n"
+         "  the one s3lect last wrote: a follower takes over at once.\n"
+         "- If s3lect stops (SIGSTOP, a debugger, a stuck event loop), the guardian stops the\n"
+         "  tree by itself at the renew deadline of the last renewal s3lect told it of\n"
+         "  (SIGTERM, SIGKILL after --kill-grace), before any other node may take over.\n"
+         "Only a whole frozen machine (s3lect and its guardian stopped alike) can keep\n"
+         "COMMAND past its leadership: that is what the fencing token is for. Where the\n"
+         "system allows it (--isolation), the tree also gets a PID namespace of its own,\n"
+         "which dies with the guardian whatever kills it, and a cgroup of its own, which no\n"
+         "process can leave.\n"
          "Before campaigning, s3lect reads the lock once: an unreachable store, refused\n"
          "credentials or a missing bucket end it at once (exit 4). With --wait-for-store,\n"
          "failures that retrying can fix (timeouts, refused connections, DNS, TLS\n"
@@ -425,6 +487,7 @@ std::optional<run_options> parse_run_options(const std::vector<std::string>& arg
   run_options options;
   options.extras = *extras;
   options.command = parsed->trailing();
+  options.args = args;
   options.wait_for_store = parsed->has("wait-for-store");
   if (auto grace = parsed->get("kill-grace")) {
     auto value = parse_duration(*grace);
@@ -482,6 +545,9 @@ int run_run(const std::vector<std::string>& args) {
               (resolved.error == ENOENT ? "command not found" : "not an executable file") + "\n");
     return resolved.error == ENOENT ? exit_not_found : exit_not_executable;
   }
+  job_settings jobs;
+  std::optional<isolation_probe> probe;
+  if (const auto code = prepare_guardian(*options, jobs, probe)) return *code;
 
   // A closed stderr pipe must not kill us (and with us, by PDEATHSIG, the command). The
   // command gets the disposition we were started with.
@@ -504,7 +570,7 @@ int run_run(const std::vector<std::string>& args) {
   signals.add(SIGUSR1);
   signals.add(SIGUSR2);
   s3_client client(io.get_executor(), options->store.config);
-  run_context run{*options, output, io, signals, client};
+  run_context run{*options, output, io, signals, client, jobs, *probe};
   if (const auto code = read_before_campaigning(run)) return *code;
   io.restart();
   return campaign(run, std::move(command));

@@ -22,6 +22,9 @@ struct run_options {
   /// frequent interval instead of exiting 4.
   bool wait_for_store = false;
   std::vector<std::string> command;  ///< The command and its arguments, after `--`.
+  /// The arguments `s3lect run` was given (after `run`): the job guardian releases the lock with
+  /// them should s3lect die.
+  std::vector<std::string> args;
   /// --print-config, --timeout, --pass-stdin and --slots.
   run_extras extras;
 };

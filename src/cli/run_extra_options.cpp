@@ -12,7 +12,7 @@ const std::vector<std::string>& run_extra_flag_names() {
 }
 
 const std::vector<std::string>& run_extra_valued_names() {
-  static const std::vector<std::string> names{"timeout", "slots"};
+  static const std::vector<std::string> names{"timeout", "slots", "isolation"};
   return names;
 }
 
@@ -26,6 +26,12 @@ const char* run_extra_options_help() {
          "  --pass-stdin             COMMAND reads s3lect's stdin (default: /dev/null, since a\n"
          "                           command started again after a lost leadership could not\n"
          "                           read it again)\n"
+         "  --isolation LEVEL        what keeps COMMAND's processes together besides its\n"
+         "                           guardian (see above): auto (the strongest this system\n"
+         "                           allows), guardian, pid-namespace, cgroup or\n"
+         "                           pid-namespace,cgroup; any but auto is required: s3lect\n"
+         "                           exits 2 at start-up when the system does not allow it\n"
+         "                           (default: auto)\n"
          "  --print-config           print the effective settings, and which were derived, as\n"
          "                           options, then exit 0 (COMMAND may be omitted; default:\n"
          "                           campaign)\n";
@@ -54,6 +60,14 @@ std::optional<run_extras> read_run_extras(const parsed_args& args, std::string& 
       return std::nullopt;
     }
     extras.slots = value;
+  }
+  if (auto level = args.get("isolation"); level && *level != "auto") {
+    extras.isolation = guardian::parse_isolation(*level);
+    if (!extras.isolation) {
+      error = "--isolation: expected auto, guardian, pid-namespace, cgroup or "
+              "pid-namespace,cgroup, got '" + *level + "'";
+      return std::nullopt;
+    }
   }
   return extras;
 }

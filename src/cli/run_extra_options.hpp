@@ -4,6 +4,8 @@
 
 #include "cli/options.hpp"
 
+#include "guardian/job_launch.hpp"
+
 #include <s3lect/config.hpp>
 
 #include <chrono>
@@ -23,6 +25,9 @@ struct run_extras {
   bool pass_stdin = false;
   /// Up to this many leaders, one per slot key (KEY.slot-0 … KEY.slot-N-1); 0: one lock, KEY.
   unsigned slots = 0;
+  /// --isolation: what must keep the job's processes together beyond its guardian; s3lect
+  /// refuses to start without it. nullopt (auto): whatever this system allows.
+  std::optional<guardian::isolation> isolation;
 };
 
 /// The largest --slots: each slot is an elector, with its reads, on every node.

@@ -20,6 +20,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
@@ -28,6 +30,7 @@
 #include <functional>
 #include <map>
 #include <optional>
+#include <random>
 #include <sstream>
 #include <string>
 #include <thread>
@@ -86,6 +89,35 @@ inline bool is_gone(pid_t pid) {
   if (!std::getline(stat, line)) return true;
   const auto close = line.rfind(')');
   return close != std::string::npos && close + 2 < line.size() && line[close + 2] == 'Z';
+}
+
+/// How many processes (zombies aside) have `marker` in their command line: how tests find the
+/// processes of a job, whose own PIDs a PID namespace of the job's would hide from them.
+inline int processes_with(const std::string& marker) {
+  int count = 0;
+  for (const auto& entry : std::filesystem::directory_iterator("/proc")) {
+    const std::string name = entry.path().filename().string();
+    if (name.empty() || name.find_first_not_of("0123456789") != std::string::npos) continue;
+    std::string cmdline = read_file(entry.path().string() + "/cmdline");
+    std::replace(cmdline.begin(), cmdline.end(), '\0', ' ');
+    if (cmdline.find(marker) != std::string::npos && !is_gone(std::stoi(name))) ++count;
+  }
+  return count;
+}
+
+/// Digits no other test run uses, to mark the processes of one job (job_tree_command).
+inline std::string job_marker() {
+  static std::atomic<unsigned> counter{0};
+  std::random_device device;
+  return std::to_string(device() % 1000000) + std::to_string(counter++ % 10) + "0";
+}
+
+/// A shell command for `run` whose job is a tree: a background child, a daemon that double-
+/// forks and calls setsid, and the main process, each a `sleep` whose argument contains `marker`
+/// (see processes_with: 3 while it runs).
+inline std::string job_tree_command(const std::string& marker) {
+  return "sleep 600." + marker + "1 & (setsid sleep 600." + marker + "2 &); exec sleep 600." +
+         marker + "3";
 }
 
 /// Polls `condition` every 20 ms for up to `limit`.
@@ -150,8 +182,8 @@ class CliIntegration : public ::testing::Test {
   void TearDown() override {
     for (auto& process : processes_) {
       if (process.status || process.pid <= 0) continue;
-      ::kill(process.pid, SIGCONT);
-      ::kill(process.pid, SIGKILL);  // Its command dies with it (PR_SET_PDEATHSIG).
+      ::kill(-process.pid, SIGCONT);
+      ::kill(process.pid, SIGKILL);  // Its guardian kills its command.
       process.wait(10s);
     }
     std::error_code ignored;
@@ -203,13 +235,26 @@ class CliIntegration : public ::testing::Test {
     std::vector<char*> argv;
     for (auto& arg : argv_strings) argv.push_back(arg.data());
     argv.push_back(nullptr);
+    // A process group of its own: s3lect and its job guardian, which a test may kill together
+    // (crash_node) as a crash of the whole node's processes.
+    posix_spawnattr_t attributes;
+    posix_spawnattr_init(&attributes);
+    posix_spawnattr_setflags(&attributes, POSIX_SPAWN_SETPGROUP);
+    posix_spawnattr_setpgroup(&attributes, 0);
     const int failed =
-        ::posix_spawn(&process.pid, path.c_str(), &actions, nullptr, argv.data(), environ);
+        ::posix_spawn(&process.pid, path.c_str(), &actions, &attributes, argv.data(), environ);
+    posix_spawnattr_destroy(&attributes);
     posix_spawn_file_actions_destroy(&actions);
     EXPECT_EQ(failed, 0) << std::strerror(failed);
     processes_.push_back(process);
     return processes_.back();
   }
+
+  /// SIGKILLs s3lect and its job guardian at once, as a crash of every process of the node
+  /// would: nothing is released. Its command dies with the guardian when it runs in a PID
+  /// namespace of its own (the isolation these tests get as root), or else by its
+  /// PR_SET_PDEATHSIG as the guardian's child.
+  void crash_node(cli_process& process) { ::kill(-process.pid, SIGKILL); }
 
   /// Runs s3lect with `args` to its end (at most 20 s).
   cli_process& run(const std::vector<std::string>& args) {

@@ -88,10 +88,11 @@ TEST_F(CliStatusFollow, FollowsTheLeadersEndpointAndFallsBackToS3WhenItDies) {
   EXPECT_TRUE(prints("\"source\":\"peer\",\"state\":\"released\",\"leaderID\":\"first\""))
       << watcher.out();
 
-  // A killed leader releases nothing: the watch falls back to S3 and sees its lease run out.
+  // A crashed leader (s3lect and its guardian) releases nothing: the watch falls back to S3 and
+  // sees its lease run out.
   auto& second = lead_and_be_followed("second", second_peer_port, second_metrics_port);
   ASSERT_FALSE(HasFailure());
-  ::kill(second.pid, SIGKILL);
+  crash_node(second);
   ASSERT_TRUE(second.wait(10s));
   EXPECT_TRUE(prints("\"source\":\"s3\",\"state\":\"expired\",\"leaderID\":\"second\""))
       << watcher.out();

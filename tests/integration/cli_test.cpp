@@ -23,6 +23,9 @@ using test::CliIntegration;
 using test::eventually;
 using test::expect_one_line_error;
 using test::is_gone;
+using test::job_marker;
+using test::job_tree_command;
+using test::processes_with;
 using test::json_number;
 using test::lines_of;
 using test::read_file;
@@ -322,7 +325,7 @@ std::optional<steady::time_point> freeze_after_renewal(
   return std::nullopt;
 }
 
-TEST_F(CliIntegration, FrozenLeaderStopsItsCommandBeforeAnotherStarts) {
+TEST_F(CliIntegration, FrozenS3lectsGuardianStopsTheJobAtTheRenewDeadline) {
   const std::string journal = scratch + "/journal";
   boost::asio::io_context io;
   s3_client reader(io.get_executor(), s3.config(false));
@@ -352,16 +355,27 @@ TEST_F(CliIntegration, FrozenLeaderStopsItsCommandBeforeAnotherStarts) {
       }
     }
     ASSERT_NE(leader, nullptr) << current.out();
-    // Frozen just after a renewal until just past its renew deadline (1.2 s) after it, at least
-    // 0.5 s short of the lease (2 s) after which a follower may take over: on waking it must
-    // find itself demoted and stop its command before any follower may take over.
+    // s3lect alone (not its job) frozen just after a renewal until past its renew deadline
+    // (1.2 s) after it, and 0.5 s short of the lease (2 s) after which a follower may take over:
+    // its guardian must stop the job by itself, at that deadline, while s3lect is still frozen.
     const auto frozen_at = freeze_after_renewal(leader->pid, read_etag);
     ASSERT_TRUE(frozen_at) << "no renewal seen just before a freeze";
-    std::this_thread::sleep_until(*frozen_at + 1300ms);
+    std::this_thread::sleep_until(*frozen_at + 1400ms);
+    const long long thawed_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(
+                                    std::chrono::system_clock::now().time_since_epoch())
+                                    .count();
     ::kill(leader->pid, SIGCONT);
     ASSERT_TRUE(eventually([&] { return latest_start(journal) > term; }, 15s))
         << leader->err() << read_file(journal);
-    EXPECT_NE(leader->err().find("msg=\"lost leadership\" term=" + std::to_string(term)),
+    std::optional<long long> ended_ns;
+    for (const auto& entry : read_journal(journal)) {
+      if (entry.kind == "end" && entry.term == term) ended_ns = entry.ns;
+    }
+    ASSERT_TRUE(ended_ns) << read_file(journal);
+    EXPECT_LT(*ended_ns, thawed_ns) << "the job ran on while s3lect was frozen";
+    EXPECT_NE(leader->err().find("msg=\"leadership not confirmed in time: stopping the job\" "
+                                 "term=" +
+                                 std::to_string(term)),
               std::string::npos)
         << leader->err();
   }
@@ -479,20 +493,16 @@ TEST_F(CliIntegration, WaitForStoreEndsOnAStopSignalOrWhenTheStoreRefusesUs) {
 }
 
 TEST_F(CliIntegration, ReleaseChecksTheTermAndMarksTheRecordReleased) {
-  const std::string pid_file = scratch + "/pid";
+  const std::string marker = job_marker();
   auto args = run_args("crashed");
-  args.insert(args.end(), {"--", "sh", "-c", "echo $$ > " + pid_file + "; exec sleep 60"});
+  args.insert(args.end(), {"--", "sh", "-c", job_tree_command(marker)});
   auto& crashed = start(args);
-  pid_t command_pid = 0;
-  ASSERT_TRUE(eventually(
-      [&] { return static_cast<bool>(std::istringstream(read_file(pid_file)) >> command_pid); },
-      15s))
-      << crashed.err();
-  // s3lect dies without releasing; its command must die with it.
-  ::kill(crashed.pid, SIGKILL);
+  ASSERT_TRUE(eventually([&] { return processes_with(marker) == 3; }, 15s)) << crashed.err();
+  // s3lect and its guardian die without releasing; the job must die with them.
+  crash_node(crashed);
   ASSERT_TRUE(crashed.wait(10s));
-  EXPECT_TRUE(eventually([&] { return is_gone(command_pid); }, 5s))
-      << "the command outlived s3lect";
+  EXPECT_TRUE(eventually([&] { return processes_with(marker) == 0; }, 5s))
+      << "the job outlived s3lect and its guardian";
 
   auto& held = status();
   ASSERT_EQ(held.status, std::optional<int>(0)) << held.err();

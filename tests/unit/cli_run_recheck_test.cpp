@@ -1,17 +1,20 @@
 // `s3lect run` starts its command only if it still leads with the elected term when it spawns:
 // the "elected" notice can arrive after the leadership it announces has already ended.
 #include "cli/command_supervisor.hpp"
+#include "cli/job_guardian.hpp"
 
 #include <s3lect/elector.hpp>
 #include <s3lect/error.hpp>
 #include <s3lect/memory_storage.hpp>
 
+#include <boost/asio/co_spawn.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/signal_set.hpp>
 
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <filesystem>
 #include <memory>
 #include <optional>
 
@@ -51,7 +54,23 @@ class RunRecheck : public ::testing::Test {
   }
 
   s3lect::cli::supervisor make_supervisor() {
-    return s3lect::cli::supervisor{election, log, options, command, signals, nullptr};
+    // The guardian built beside the tests' directory.
+    const auto guardian =
+        std::filesystem::read_symlink("/proc/self/exe").parent_path().parent_path() /
+        "s3lect-guardian";
+    return s3lect::cli::supervisor{election, log,     options,
+                                   command,  signals, {guardian.string(), {}}};
+  }
+
+  /// Starts the job as `s3lect run` does; its error.
+  boost::system::error_code start(s3lect::cli::supervisor& s, s3lect::leadership_lease lease) {
+    std::optional<boost::system::error_code> result;
+    std::string step;
+    asio::co_spawn(io, s3lect::cli::start_job(s, lease, step),
+                   [&](std::exception_ptr, boost::system::error_code ec) { result = ec; });
+    while (!result && io.run_one_for(5s) != 0) {
+    }
+    return result.value_or(make_error_code(boost::system::errc::timed_out));
   }
 
   asio::io_context io;
@@ -67,9 +86,10 @@ class RunRecheck : public ::testing::Test {
 TEST_F(RunRecheck, StartsTheCommandWhileStillLeading) {
   const auto lease = elect();
   auto s = make_supervisor();
-  boost::system::error_code error;
-  const auto child = s3lect::cli::start_command_if_leading(s, lease, io.get_executor(), error);
-  EXPECT_TRUE(child) << error.message();
+  const auto error = start(s, lease);
+  EXPECT_FALSE(error) << error.message();
+  EXPECT_TRUE(s.job);
+  EXPECT_GT(s.started.pid, 0);
 }
 
 TEST_F(RunRecheck, RefusesToStartOnceLeadershipEndedBeforeTheSpawn) {
@@ -80,19 +100,16 @@ TEST_F(RunRecheck, RefusesToStartOnceLeadershipEndedBeforeTheSpawn) {
   }
   ASSERT_FALSE(election.is_leader());
   auto s = make_supervisor();
-  boost::system::error_code error;
-  const auto child = s3lect::cli::start_command_if_leading(s, lease, io.get_executor(), error);
-  EXPECT_FALSE(child) << "a command was started without leadership";
-  EXPECT_EQ(error, s3lect::errc::not_leader);
+  EXPECT_EQ(start(s, lease), s3lect::errc::not_leader);
+  EXPECT_FALSE(s.job) << "a command was started without leadership";
 }
 
 TEST_F(RunRecheck, RefusesALeaseOfAnEarlierTermEvenWhileLeadingAgain) {
   auto lease = elect();
   lease.term -= 1;  // The notice of a previous leadership, delivered after a new one began.
   auto s = make_supervisor();
-  boost::system::error_code error;
-  EXPECT_FALSE(s3lect::cli::start_command_if_leading(s, lease, io.get_executor(), error));
-  EXPECT_EQ(error, s3lect::errc::not_leader);
+  EXPECT_EQ(start(s, lease), s3lect::errc::not_leader);
+  EXPECT_FALSE(s.job);
 }
 
 }  // namespace

@@ -1,0 +1,155 @@
+#include "cli/guardian_process.hpp"
+
+#include <boost/asio/redirect_error.hpp>
+#include <boost/asio/use_awaitable.hpp>
+
+#include <fcntl.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdlib>
+#include <filesystem>
+
+namespace s3lect::cli {
+
+namespace asio = boost::asio;
+using boost::system::error_code;
+
+namespace {
+
+/// How long a guardian destroyed while running gets to kill its job and exit, before it is
+/// killed itself (its job's direct child then dies with it).
+constexpr std::chrono::milliseconds guardian_exit_bound{2000};
+
+/// A descriptor closed at the end of its scope unless released.
+class owned_fd {
+ public:
+  explicit owned_fd(int fd = -1) : fd_(fd) {}
+  ~owned_fd() {
+    if (fd_ >= 0) ::close(fd_);
+  }
+  owned_fd(const owned_fd&) = delete;
+  owned_fd& operator=(const owned_fd&) = delete;
+  int get() const noexcept { return fd_; }
+  int release() noexcept { return std::exchange(fd_, -1); }
+
+ private:
+  int fd_;
+};
+
+bool executable(const std::filesystem::path& path) {
+  return ::access(path.c_str(), X_OK) == 0;
+}
+
+}  // namespace
+
+std::string find_guardian() {
+  if (const char* configured = std::getenv("S3LECT_GUARDIAN"); configured && *configured) {
+    return configured;
+  }
+  std::error_code ec;
+  const auto self = std::filesystem::read_symlink("/proc/self/exe", ec);
+  if (ec) return {};
+  const auto beside = self.parent_path() / "s3lect-guardian";
+  if (executable(beside)) return beside.string();
+  const auto installed =
+      (self.parent_path() / S3LECT_GUARDIAN_FROM_BINDIR / "s3lect-guardian").lexically_normal();
+  if (executable(installed)) return installed.string();
+  return {};
+}
+
+std::vector<std::string> guardian_arguments(const guardian_request& request, int control_fd,
+                                            int exe_fd) {
+  std::vector<std::string> args{"--control-fd",
+                                std::to_string(control_fd),
+                                "--until-ns",
+                                std::to_string(request.confirmed.boot_ns),
+                                "--term",
+                                std::to_string(request.confirmed.term),
+                                "--nonce",
+                                request.confirmed.nonce,
+                                "--kill-grace-ms",
+                                std::to_string(request.kill_grace.count()),
+                                "--isolation",
+                                guardian::isolation_name(request.level),
+                                "--log-format",
+                                request.log_json ? "json" : "text"};
+  if (request.log_info) args.emplace_back("--log-info");
+  for (const auto& [key, value] : request.log_fields) {
+    args.insert(args.end(), {"--log-field", key + "=" + value});
+  }
+  if (exe_fd >= 0) {
+    args.insert(args.end(), {"--release-exe-fd", std::to_string(exe_fd)});
+    for (const auto& arg : request.release_args) args.insert(args.end(), {"--release-arg", arg});
+  }
+  args.emplace_back("--");
+  args.push_back(request.command.path);
+  args.insert(args.end(), request.command.argv.begin(), request.command.argv.end());
+  return args;
+}
+
+std::unique_ptr<guardian_process> guardian_process::spawn(asio::any_io_executor executor,
+                                                          const guardian_request& request,
+                                                          error_code& error) {
+  int pair[2];
+  if (::socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, pair) != 0) {
+    error.assign(errno, boost::system::system_category());
+    return nullptr;
+  }
+  owned_fd ours(pair[0]);
+  const owned_fd theirs(pair[1]);
+  // The binary s3lect runs from, for the release: still this one after an upgrade replaced the
+  // file on disk.
+  const owned_fd exe(request.release_args.empty()
+                         ? -1
+                         : ::open("/proc/self/exe", O_PATH | O_CLOEXEC));
+  spawn_request spawn = request.command;
+  spawn.path = request.guardian_path;
+  spawn.argv = {"s3lect-guardian"};
+  const auto args = guardian_arguments(request, theirs.get(), exe.get());
+  spawn.argv.insert(spawn.argv.end(), args.begin(), args.end());
+  spawn.passed_descriptors = {theirs.get()};
+  if (exe.get() >= 0) spawn.passed_descriptors.push_back(exe.get());
+  spawn.own_group_and_death_signal = false;
+  auto process = child_process::spawn(executor, spawn, error);
+  if (!process) return nullptr;
+  asio::posix::stream_descriptor control(executor, ours.release());
+  return std::unique_ptr<guardian_process>(
+      new guardian_process(std::move(process), std::move(control)));
+}
+
+guardian_process::guardian_process(std::unique_ptr<child_process> process,
+                                   asio::posix::stream_descriptor control)
+    : process_(std::move(process)), control_(std::move(control)) {}
+
+guardian_process::~guardian_process() {
+  if (process_->status()) return;
+  send(guardian::kill_job{});
+  send(guardian::farewell{});
+  process_->wait_exit_for(guardian_exit_bound);
+}
+
+bool guardian_process::send(const guardian::to_guardian& message) {
+  if (!control_.is_open()) return false;
+  const std::string packet = guardian::encode(message);
+  // A sequenced packet goes whole or not at all: never a partial message to finish later.
+  return ::send(control_.native_handle(), packet.data(), packet.size(),
+                MSG_DONTWAIT | MSG_NOSIGNAL) == static_cast<ssize_t>(packet.size());
+}
+
+asio::awaitable<std::optional<guardian::from_guardian>> guardian_process::async_receive() {
+  char packet[guardian::max_packet];
+  for (;;) {
+    error_code ec;
+    const std::size_t got = co_await control_.async_read_some(
+        asio::buffer(packet), asio::redirect_error(asio::use_awaitable, ec));
+    if (ec == asio::error::operation_aborted) throw boost::system::system_error(ec);
+    if (ec || got == 0) co_return std::nullopt;
+    if (auto message = guardian::decode_from_guardian(std::string_view(packet, got))) {
+      co_return message;
+    }
+  }
+}
+
+}  // namespace s3lect::cli

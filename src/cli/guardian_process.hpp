@@ -1,0 +1,88 @@
+// s3lect's side of the job guardian (guardian/guardian.hpp): starts s3lect-guardian, which
+// starts the command and owns its whole process tree, and talks to it over a socket pair whose
+// closing tells the guardian that s3lect is gone.
+#pragma once
+
+#include "cli/child_process.hpp"
+
+#include "guardian/job_launch.hpp"
+#include "guardian/protocol.hpp"
+
+#include <boost/asio/any_io_executor.hpp>
+#include <boost/asio/awaitable.hpp>
+#include <boost/asio/posix/stream_descriptor.hpp>
+#include <boost/system/error_code.hpp>
+
+#include <chrono>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace s3lect::cli {
+
+/// What to start the guardian with.
+struct guardian_request {
+  std::string guardian_path;  ///< The s3lect-guardian executable (find_guardian()).
+  /// The command, as child_process would start it: the guardian gets its environment, stdin,
+  /// inherited descriptors and SIGPIPE disposition, and hands them on.
+  spawn_request command;
+  guardian::lead_until confirmed;  ///< The first deadline: the command starts only before it.
+  std::chrono::milliseconds kill_grace{0};
+  guardian::isolation level;
+  /// Release the lock with these arguments (`--slot N`, then `--` and the arguments of
+  /// `s3lect run`) should s3lect die; empty: never.
+  std::vector<std::string> release_args;
+  bool log_json = false;
+  bool log_info = false;
+  std::vector<std::pair<std::string, std::string>> log_fields;
+};
+
+/// The arguments of s3lect-guardian for `request`, after argv[0] (`control_fd` and `exe_fd`:
+/// the descriptors it gets).
+std::vector<std::string> guardian_arguments(const guardian_request& request, int control_fd,
+                                            int exe_fd);
+
+/// The s3lect-guardian executable beside this s3lect: $S3LECT_GUARDIAN when set, else in this
+/// executable's directory (a build tree), else where the package installs it relative to it.
+/// Empty when none is there.
+std::string find_guardian();
+
+/// A running guardian.
+class guardian_process {
+ public:
+  /// Starts the guardian; it starts the command at once. nullptr with `error` set when the
+  /// guardian itself could not be started (the command's own start is reported as a message).
+  static std::unique_ptr<guardian_process> spawn(boost::asio::any_io_executor executor,
+                                                 const guardian_request& request,
+                                                 boost::system::error_code& error);
+
+  /// A guardian still running is told to kill the job and go (nothing is released).
+  ~guardian_process();
+  guardian_process(const guardian_process&) = delete;
+  guardian_process& operator=(const guardian_process&) = delete;
+
+  /// The guardian's own pid.
+  pid_t pid() const noexcept { return process_->pid(); }
+
+  /// Sends `message` at once, never waiting: false when it could not be sent (the guardian is
+  /// gone, or so stuck that its socket is full: its deadline then ends the job anyway).
+  bool send(const guardian::to_guardian& message);
+
+  /// The next message. nullopt: the guardian is gone (its socket closed). Cancellation: any
+  /// type; no message is lost.
+  boost::asio::awaitable<std::optional<guardian::from_guardian>> async_receive();
+
+  /// Waits for the guardian process to exit and returns its shell status. Cancellation: any
+  /// type.
+  boost::asio::awaitable<int> async_wait_exit() { return process_->async_wait_exit(); }
+
+ private:
+  guardian_process(std::unique_ptr<child_process> process,
+                   boost::asio::posix::stream_descriptor control);
+
+  std::unique_ptr<child_process> process_;
+  boost::asio::posix::stream_descriptor control_;
+};
+
+}  // namespace s3lect::cli

@@ -1,0 +1,295 @@
+#include "guardian/guardian.hpp"
+
+#include "guardian/process_table.hpp"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/signalfd.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <sys/timerfd.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <ctime>
+
+extern char** environ;
+
+namespace s3lect::guardian {
+
+std::int64_t boot_now_ns() {
+  timespec now{};
+  ::clock_gettime(CLOCK_BOOTTIME, &now);
+  return static_cast<std::int64_t>(now.tv_sec) * 1'000'000'000 + now.tv_nsec;
+}
+
+namespace {
+
+/// While the tree is being killed, how often /proc is read again for processes that escaped
+/// the last pass (forked while it was read).
+constexpr std::int64_t kill_rescan_ns = 10'000'000;
+
+int shell_status(int wait_status) {
+  if (WIFEXITED(wait_status)) return WEXITSTATUS(wait_status);
+  if (WIFSIGNALED(wait_status)) return 128 + WTERMSIG(wait_status);
+  return 1;
+}
+
+std::string ms_text(std::int64_t ns) { return std::to_string(ns / 1'000'000); }
+
+class guardian_loop {
+ public:
+  guardian_loop(const guardian_settings& settings, const guardian_log& log)
+      : settings_(settings), log_(log), confirmed_(settings.confirmed) {}
+
+  int run();
+
+ private:
+  bool start_job();
+  void on_control();
+  void on_packet(const to_guardian& message);
+  void on_s3lect_gone();
+  void on_child();
+  void on_timer();
+  void begin_stop(std::chrono::milliseconds grace, end_cause cause);
+  void begin_kill(end_cause cause);
+  void kill_pass();
+  void arm_timer();
+  void finish_job();
+  void send(const from_guardian& message);
+  [[noreturn]] void release();
+  bool job_over() const { return main_status_ && tree_gone_; }
+
+  const guardian_settings& settings_;
+  const guardian_log& log_;
+  lead_until confirmed_;
+  int control_ = -1;
+  int child_signals_ = -1;
+  int timer_ = -1;
+  launched_job job_;
+  std::optional<int> main_status_;
+  bool tree_gone_ = false;
+  std::optional<end_cause> cause_;
+  std::optional<std::int64_t> kill_at_;  // SIGKILL then: a stop's grace ends
+  bool killing_ = false;
+  unsigned leftovers_ = 0;
+  bool s3lect_gone_ = false;
+  std::int64_t gone_at_ = 0;
+  unsigned killed_when_gone_ = 0;
+  bool farewell_ = false;
+  bool ended_sent_ = false;
+};
+
+void guardian_loop::send(const from_guardian& message) {
+  if (s3lect_gone_) return;
+  const std::string packet = encode(message);
+  // MSG_NOSIGNAL: a closed socket is s3lect gone, found by the next read, not a SIGPIPE.
+  ::send(control_, packet.data(), packet.size(), MSG_NOSIGNAL);
+}
+
+bool guardian_loop::start_job() {
+  if (boot_now_ns() >= confirmed_.boot_ns) {
+    send(job_failed{ETIME, "deadline"});
+    return false;
+  }
+  auto launched = launch_job(settings_.launch);
+  if (auto* error = std::get_if<launch_error>(&launched)) {
+    send(job_failed{error->error, error->step});
+    return false;
+  }
+  job_ = std::move(std::get<launched_job>(launched));
+  send(job_started{job_.command, isolation_name(settings_.launch.level),
+                   job_.cgroup ? job_.cgroup->directory() : std::string()});
+  return true;
+}
+
+void guardian_loop::begin_stop(std::chrono::milliseconds grace, end_cause cause) {
+  if (main_status_ || killing_ || kill_at_) return;
+  cause_ = cause;
+  if (grace.count() <= 0) return begin_kill(end_cause::killed);
+  kill_at_ = boot_now_ns() + std::chrono::nanoseconds(grace).count();
+  signal_descendants(::getpid(), SIGTERM);
+}
+
+void guardian_loop::begin_kill(end_cause cause) {
+  // A job still running when SIGKILL comes was killed; a deadline stop stays a deadline stop.
+  if (!main_status_ && cause_ != end_cause::deadline) cause_ = cause;
+  killing_ = true;
+  kill_at_.reset();
+  kill_pass();
+}
+
+void guardian_loop::kill_pass() {
+  if (job_.cgroup) job_.cgroup->kill_all();
+  signal_descendants(::getpid(), SIGKILL);
+}
+
+void guardian_loop::on_packet(const to_guardian& message) {
+  if (const auto* until = std::get_if<lead_until>(&message)) {
+    if (until->boot_ns > confirmed_.boot_ns) confirmed_ = *until;
+  } else if (const auto* signal = std::get_if<forward_signal>(&message)) {
+    if (main_status_ || killing_) return;
+    ::kill(-job_.command, signal->signal);
+    // A command that left its process group (setsid) still gets it.
+    if (::getpgid(job_.command) != job_.command) ::kill(job_.command, signal->signal);
+  } else if (const auto* stop = std::get_if<stop_job>(&message)) {
+    begin_stop(std::chrono::milliseconds(stop->grace_ms), end_cause::stopped);
+  } else if (std::holds_alternative<kill_job>(message)) {
+    begin_kill(end_cause::killed);
+  } else if (std::holds_alternative<farewell>(message)) {
+    farewell_ = true;
+    if (!job_over()) begin_kill(end_cause::killed);
+  }
+}
+
+void guardian_loop::on_s3lect_gone() {
+  s3lect_gone_ = true;
+  gone_at_ = boot_now_ns();
+  if (job_over()) return;
+  killed_when_gone_ = static_cast<unsigned>(
+      descendants_of(read_process_table(), ::getpid()).size());
+  log_.warning("s3lect is gone: killing its job",
+               {{"term", std::to_string(confirmed_.term)}, {"pid", std::to_string(job_.command)}});
+  begin_kill(end_cause::killed);
+}
+
+void guardian_loop::on_control() {
+  char packet[max_packet];
+  const ssize_t got = ::recv(control_, packet, sizeof packet, 0);
+  if (got < 0 && (errno == EINTR || errno == EAGAIN)) return;
+  if (got <= 0) return on_s3lect_gone();
+  if (auto message = decode_to_guardian(std::string_view(packet, static_cast<std::size_t>(got)))) {
+    on_packet(*message);
+  } else {
+    log_.error("unreadable message from s3lect: ignored",
+               {{"message", std::string(packet, static_cast<std::size_t>(got))}});
+  }
+}
+
+void guardian_loop::on_child() {
+  signalfd_siginfo info{};
+  while (::read(child_signals_, &info, sizeof info) == sizeof info) {
+  }
+  for (;;) {
+    int status = 0;
+    const pid_t reaped = ::waitpid(-1, &status, WNOHANG);
+    if (reaped == 0) return;
+    if (reaped < 0) {
+      tree_gone_ = errno == ECHILD;
+      return;
+    }
+    if (reaped != job_.root || main_status_) continue;
+    main_status_ = shell_status(status);
+    if (!cause_) cause_ = end_cause::exited;
+    // Whatever the command left behind must not outlive it: it could still act for a
+    // leadership that its command's end has just given up.
+    leftovers_ = signal_descendants(::getpid(), SIGKILL);
+    killing_ = true;
+    kill_at_.reset();
+    kill_pass();
+  }
+}
+
+void guardian_loop::on_timer() {
+  std::uint64_t expirations = 0;
+  [[maybe_unused]] const ssize_t ignored = ::read(timer_, &expirations, sizeof expirations);
+  const std::int64_t now = boot_now_ns();
+  if (killing_) return kill_pass();
+  if (kill_at_ && now >= *kill_at_) return begin_kill(end_cause::killed);
+  if (!kill_at_ && !main_status_ && now >= confirmed_.boot_ns) {
+    log_.warning("leadership not confirmed in time: stopping the job",
+                 {{"term", std::to_string(confirmed_.term)},
+                  {"pid", std::to_string(job_.command)},
+                  {"late_ms", ms_text(now - confirmed_.boot_ns)},
+                  {"grace_ms", std::to_string(settings_.kill_grace.count())}});
+    begin_stop(settings_.kill_grace, end_cause::deadline);
+  }
+}
+
+void guardian_loop::arm_timer() {
+  std::optional<std::int64_t> wake;
+  if (killing_ && !tree_gone_) {
+    wake = boot_now_ns() + kill_rescan_ns;
+  } else if (kill_at_) {
+    wake = *kill_at_;
+  } else if (!main_status_) {
+    wake = confirmed_.boot_ns;
+  }
+  itimerspec setting{};
+  if (wake) {
+    // Relative, on CLOCK_BOOTTIME: a suspend counts, and no library that shifts absolute
+    // clocks (libfaketime) moves it.
+    const std::int64_t left = std::max<std::int64_t>(*wake - boot_now_ns(), 1);
+    setting.it_value.tv_sec = static_cast<time_t>(left / 1'000'000'000);
+    setting.it_value.tv_nsec = static_cast<long>(left % 1'000'000'000);
+  }
+  ::timerfd_settime(timer_, 0, &setting, nullptr);
+}
+
+void guardian_loop::finish_job() {
+  if (job_.cgroup) job_.cgroup->remove();
+  if (ended_sent_) return;
+  ended_sent_ = true;
+  send(job_ended{*main_status_, cause_.value_or(end_cause::exited), leftovers_});
+}
+
+[[noreturn]] void guardian_loop::release() {
+  std::vector<std::string> args{"s3lect",
+                                "__guardian-release",
+                                "--term",
+                                std::to_string(confirmed_.term),
+                                "--nonce",
+                                confirmed_.nonce,
+                                "--processes",
+                                std::to_string(killed_when_gone_),
+                                "--kill-ms",
+                                ms_text(boot_now_ns() - gone_at_)};
+  args.insert(args.end(), settings_.release->run_args.begin(), settings_.release->run_args.end());
+  std::vector<char*> argv;
+  for (auto& arg : args) argv.push_back(arg.data());
+  argv.push_back(nullptr);
+  ::syscall(SYS_execveat, settings_.release->exe_fd, "", argv.data(), environ, AT_EMPTY_PATH);
+  log_.error("cannot start the release of the lock: followers take over when the lease ends",
+             {{"error", std::strerror(errno)}});
+  ::_exit(1);
+}
+
+int guardian_loop::run() {
+  control_ = settings_.control_fd;
+  sigset_t child_signal;
+  sigemptyset(&child_signal);
+  sigaddset(&child_signal, SIGCHLD);
+  child_signals_ = ::signalfd(-1, &child_signal, SFD_CLOEXEC | SFD_NONBLOCK);
+  timer_ = ::timerfd_create(CLOCK_BOOTTIME, TFD_CLOEXEC | TFD_NONBLOCK);
+  if (child_signals_ < 0 || timer_ < 0) {
+    send(job_failed{errno, "guardian"});
+    return 1;
+  }
+  if (!start_job()) return 1;
+  while (!(job_over() && (farewell_ || s3lect_gone_))) {
+    if (job_over()) finish_job();
+    arm_timer();
+    pollfd fds[3] = {{s3lect_gone_ ? -1 : control_, POLLIN, 0},
+                     {child_signals_, POLLIN, 0},
+                     {timer_, POLLIN, 0}};
+    if (::poll(fds, 3, -1) < 0 && errno != EINTR) return 1;
+    if (fds[0].revents != 0) on_control();
+    if (fds[1].revents != 0) on_child();
+    if (fds[2].revents != 0) on_timer();
+  }
+  if (job_.cgroup) job_.cgroup->remove();
+  if (s3lect_gone_ && !farewell_ && settings_.release) release();
+  return 0;
+}
+
+}  // namespace
+
+int run_guardian(const guardian_settings& settings, const guardian_log& log) {
+  guardian_loop loop(settings, log);
+  return loop.run();
+}
+
+}  // namespace s3lect::guardian

@@ -1,0 +1,37 @@
+// The command line of s3lect-guardian, as `s3lect run` builds it (cli/guardian_process.cpp).
+// Not a user interface: every value is checked, and anything unexpected ends the guardian
+// before it starts a job.
+#pragma once
+
+#include "guardian/job_launch.hpp"
+#include "guardian/protocol.hpp"
+
+#include <chrono>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace s3lect::guardian {
+
+/// What the command line asks for.
+struct guardian_options {
+  /// --probe: report which isolation works here (one line each) instead of running a job.
+  bool probe = false;
+  int control_fd = -1;                    ///< --control-fd N
+  lead_until confirmed;                   ///< --until-ns NS --term T --nonce N
+  std::chrono::milliseconds kill_grace{0};  ///< --kill-grace-ms MS
+  isolation level;                        ///< --isolation NAME
+  int release_exe_fd = -1;                ///< --release-exe-fd N (none: no release)
+  std::vector<std::string> run_args;      ///< --release-arg ARG, repeated
+  bool log_json = false;                  ///< --log-format json
+  bool log_info = false;                  ///< --log-info
+  std::vector<std::pair<std::string, std::string>> log_fields;  ///< --log-field KEY=VALUE
+  std::string path;                       ///< After --: the executable,
+  std::vector<std::string> argv;          ///< then argv[0] and the arguments.
+};
+
+/// Parses the arguments after argv[0]; nullopt with `error` set when they are not valid.
+std::optional<guardian_options> parse_guardian_options(const std::vector<std::string>& args,
+                                                       std::string& error);
+
+}  // namespace s3lect::guardian

@@ -1,0 +1,305 @@
+#include "guardian/job_launch.hpp"
+
+#include "guardian/process_table.hpp"
+
+#include <fcntl.h>
+#include <sched.h>
+#include <sys/mount.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <array>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <utility>
+
+extern char** environ;
+
+namespace s3lect::guardian {
+namespace {
+
+/// The step a child process reports as failed, through the status pipe.
+enum class launch_step : int { exec = 1, user_namespace, mounts, proc, fork, cgroup };
+
+const char* step_name(launch_step step) {
+  switch (step) {
+    case launch_step::exec:
+      return "exec";
+    case launch_step::user_namespace:
+      return "user-namespace";
+    case launch_step::mounts:
+      return "pid-namespace";
+    case launch_step::proc:
+      return "proc";
+    case launch_step::fork:
+      return "fork";
+    case launch_step::cgroup:
+      return "cgroup";
+  }
+  return "exec";
+}
+
+/// What the job's processes need after the fork, prepared before it.
+struct child_plan {
+  const char* path = nullptr;
+  char* const* argv = nullptr;
+  const sigset_t* ignored = nullptr;
+  const sigset_t* mask = nullptr;
+  int go_fd = -1;      ///< Read end: one byte once the guardian has set the child up.
+  int status_fd = -1;  ///< Write end: {errno, step} on failure; closed by a successful exec.
+  bool probe = false;
+};
+
+[[noreturn]] void fail(const child_plan& plan, launch_step step, int error) {
+  const std::array<int, 2> report{error, static_cast<int>(step)};
+  [[maybe_unused]] const ssize_t ignored = ::write(plan.status_fd, report.data(), sizeof report);
+  ::_exit(127);
+}
+
+/// Waits for the guardian's go; exits when the guardian died or gave up instead.
+void await_go(const child_plan& plan) {
+  char go = 0;
+  ssize_t got;
+  do {
+    got = ::read(plan.go_fd, &go, 1);
+  } while (got < 0 && errno == EINTR);
+  if (got != 1) ::_exit(127);
+  ::close(plan.go_fd);
+}
+
+/// The command's side: its own process group, the signal dispositions and mask the guardian was
+/// given, then exec.
+[[noreturn]] void exec_command(const child_plan& plan) {
+  ::setpgid(0, 0);
+  struct sigaction action {};
+  sigemptyset(&action.sa_mask);
+  for (int signal = 1; signal < NSIG; ++signal) {
+    if (signal == SIGKILL || signal == SIGSTOP) continue;
+    action.sa_handler = sigismember(plan.ignored, signal) == 1 ? SIG_IGN : SIG_DFL;
+    ::sigaction(signal, &action, nullptr);
+  }
+  ::sigprocmask(SIG_SETMASK, plan.mask, nullptr);
+  if (plan.probe) ::_exit(0);
+  ::execve(plan.path, plan.argv, environ);
+  fail(plan, launch_step::exec, errno);
+}
+
+/// The init of the job's PID namespace: mounts a /proc of the namespace (so that the job's ps,
+/// pgrep and /proc/PID agree with its PIDs), starts the command, reaps whatever is orphaned to
+/// it, and when the command exits ends the namespace (the kernel kills every process left in it
+/// when its init exits) with the command's shell status. Dies with its parent
+/// (PR_SET_PDEATHSIG), and so with the guardian, which then ends the namespace the same way.
+[[noreturn]] void run_namespace_init(const child_plan& plan) {
+  ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+  ::prctl(PR_SET_NAME, "s3lect-ns-init");  // In ps, not a second guardian.
+  // Slave propagation: mounts made outside still reach the job, ours do not leave it.
+  if (::mount(nullptr, "/", nullptr, MS_REC | MS_SLAVE, nullptr) != 0) {
+    fail(plan, launch_step::mounts, errno);
+  }
+  if (::mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, nullptr) != 0) {
+    fail(plan, launch_step::proc, errno);
+  }
+  const pid_t command = ::fork();
+  if (command < 0) fail(plan, launch_step::fork, errno);
+  if (command == 0) exec_command(plan);
+  ::close(plan.status_fd);
+  int command_status = 0;
+  for (;;) {
+    int status = 0;
+    const pid_t reaped = ::wait(&status);
+    if (reaped == command) {
+      command_status = status;
+      ::kill(-1, SIGKILL);
+    } else if (reaped < 0 && errno == ECHILD) {
+      break;
+    }
+  }
+  if (WIFEXITED(command_status)) ::_exit(WEXITSTATUS(command_status));
+  ::_exit(WIFSIGNALED(command_status) ? 128 + WTERMSIG(command_status) : 1);
+}
+
+/// The job's process when it is the guardian's child: dies with the guardian, waits until the
+/// guardian has put it in its cgroup, then becomes the command.
+[[noreturn]] void run_direct_child(const child_plan& plan, pid_t guardian) {
+  ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+  if (::getppid() != guardian) ::_exit(127);  // The guardian died before prctl.
+  await_go(plan);
+  exec_command(plan);
+}
+
+/// Writes `text` to /proc/self/`file`.
+bool write_own_proc(const char* file, const char* text) {
+  char path[64];
+  std::snprintf(path, sizeof path, "/proc/self/%s", file);
+  const int fd = ::open(path, O_WRONLY | O_CLOEXEC);
+  if (fd < 0) return false;
+  const std::size_t length = std::strlen(text);
+  const bool ok = ::write(fd, text, length) == static_cast<ssize_t>(length);
+  ::close(fd);
+  return ok;
+}
+
+/// Enters a new user namespace in which this process keeps its user and group (and, once it
+/// execs, has no capability, as before): what a process without CAP_SYS_ADMIN needs to make
+/// PID and mount namespaces.
+bool enter_user_namespace() {
+  char uid_map[64];
+  char gid_map[64];
+  std::snprintf(uid_map, sizeof uid_map, "%u %u 1\n", ::geteuid(), ::geteuid());
+  std::snprintf(gid_map, sizeof gid_map, "%u %u 1\n", ::getegid(), ::getegid());
+  return ::unshare(CLONE_NEWUSER) == 0 && write_own_proc("uid_map", uid_map) &&
+         write_own_proc("setgroups", "deny") && write_own_proc("gid_map", gid_map);
+}
+
+/// The job's first process with a PID namespace: it stays in this machine's PID namespace (so
+/// that the guardian reaps it as any child), makes the new PID and mount namespaces (in a user
+/// namespace of its own when it lacks the privilege) and forks their init, whose exit status it
+/// then takes as its own. Dies with the guardian; the init dies with it.
+[[noreturn]] void run_namespace_parent(const child_plan& plan, pid_t guardian) {
+  ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+  if (::getppid() != guardian) ::_exit(127);  // The guardian died before prctl.
+  await_go(plan);
+  if (::unshare(CLONE_NEWPID | CLONE_NEWNS) != 0) {
+    if (errno != EPERM) fail(plan, launch_step::mounts, errno);
+    if (!enter_user_namespace()) fail(plan, launch_step::user_namespace, errno);
+    if (::unshare(CLONE_NEWPID | CLONE_NEWNS) != 0) fail(plan, launch_step::mounts, errno);
+  }
+  const pid_t init = ::fork();
+  if (init < 0) fail(plan, launch_step::fork, errno);
+  if (init == 0) run_namespace_init(plan);
+  ::close(plan.status_fd);
+  ::prctl(PR_SET_NAME, "s3lect-ns-wait");
+  int status = 0;
+  while (::waitpid(init, &status, 0) < 0 && errno == EINTR) {
+  }
+  ::_exit(WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status));
+}
+
+/// Kills and reaps a job's first process that will not become a job after all.
+void discard(pid_t pid) {
+  ::kill(pid, SIGKILL);
+  while (::waitpid(pid, nullptr, 0) < 0 && errno == EINTR) {
+  }
+}
+
+/// Reads the child's failure report; nullopt when the pipe closed without one (exec'd).
+std::optional<launch_error> read_status(int status_fd) {
+  std::array<int, 2> report{};
+  ssize_t got;
+  do {
+    got = ::read(status_fd, report.data(), sizeof report);
+  } while (got < 0 && errno == EINTR);
+  ::close(status_fd);
+  if (got != static_cast<ssize_t>(sizeof report)) return std::nullopt;
+  return launch_error{report[0], step_name(static_cast<launch_step>(report[1]))};
+}
+
+/// The command's PID when it runs in a PID namespace: the namespace is new, so its init is
+/// PID 1 there and the command, the init's first child, PID 2. (Its place in the tree would not
+/// do: a daemon the command started may be re-parented to the init before the tree is read.)
+pid_t namespaced_command(pid_t root) {
+  for (const auto& process : descendants_of(read_process_table(), root)) {
+    if (innermost_pid(process.pid) == 2) return process.pid;
+  }
+  return root;
+}
+
+/// Pipes whose ends are closed at the end of the scope unless taken.
+struct pipe_pair {
+  int read = -1;
+  int write = -1;
+  bool open() {
+    int fds[2];
+    if (::pipe2(fds, O_CLOEXEC) != 0) return false;
+    read = fds[0];
+    write = fds[1];
+    return true;
+  }
+  int take_read() { return std::exchange(read, -1); }
+  int take_write() { return std::exchange(write, -1); }
+  ~pipe_pair() {
+    if (read >= 0) ::close(read);
+    if (write >= 0) ::close(write);
+  }
+};
+
+std::vector<char*> pointers(std::vector<std::string>& strings) {
+  std::vector<char*> out;
+  for (auto& text : strings) out.push_back(text.data());
+  out.push_back(nullptr);
+  return out;
+}
+
+/// Puts the job's first process in its cgroup (its children then start there), then lets it
+/// go on.
+std::optional<launch_error> set_up_child(pid_t child, const std::optional<job_cgroup>& cgroup,
+                                         int go_fd) {
+  if (cgroup && !cgroup->adopt(child)) return launch_error{errno, "cgroup"};
+  const char go = 1;
+  if (::write(go_fd, &go, 1) != 1) return launch_error{errno, "fork"};
+  return std::nullopt;
+}
+
+}  // namespace
+
+std::string isolation_name(isolation level) {
+  if (level.pid_namespace && level.cgroup) return "pid-namespace+cgroup";
+  if (level.pid_namespace) return "pid-namespace";
+  if (level.cgroup) return "cgroup";
+  return "guardian";
+}
+
+std::optional<isolation> parse_isolation(std::string_view text) {
+  if (text == "guardian") return isolation{};
+  if (text == "pid-namespace") return isolation{true, false};
+  if (text == "cgroup") return isolation{false, true};
+  if (text == "pid-namespace+cgroup" || text == "pid-namespace,cgroup" ||
+      text == "cgroup+pid-namespace" || text == "cgroup,pid-namespace") {
+    return isolation{true, true};
+  }
+  return std::nullopt;
+}
+
+std::variant<launched_job, launch_error> launch_job(const launch_request& request) {
+  launched_job job;
+  if (request.level.cgroup) {
+    if (request.cgroup_parent.empty()) return launch_error{ENOENT, "cgroup"};
+    job.cgroup = job_cgroup::create(request.cgroup_parent);
+    if (!job.cgroup) return launch_error{errno, "cgroup"};
+  }
+  std::vector<std::string> argv_strings = request.argv;
+  const std::vector<char*> argv = pointers(argv_strings);
+  pipe_pair go, status;
+  if (!go.open() || !status.open()) return launch_error{errno, "fork"};
+  const child_plan plan{request.path.c_str(), argv.data(), &request.ignored, &request.mask,
+                        go.read, status.write, request.probe};
+  const pid_t guardian = ::getpid();
+  const pid_t child = ::fork();
+  if (child < 0) return launch_error{errno, "fork"};
+  if (child == 0) {
+    ::close(go.write);
+    if (request.level.pid_namespace) run_namespace_parent(plan, guardian);
+    run_direct_child(plan, guardian);
+  }
+  ::close(go.take_read());
+  ::close(status.take_write());
+  const int go_fd = go.take_write();
+  const auto setup_error = set_up_child(child, job.cgroup, go_fd);
+  ::close(go_fd);
+  if (setup_error) {
+    discard(child);
+    return *setup_error;
+  }
+  if (auto failed = read_status(status.take_read())) {
+    discard(child);
+    return *failed;
+  }
+  job.root = child;
+  job.command = request.level.pid_namespace ? namespaced_command(child) : child;
+  return job;
+}
+
+}  // namespace s3lect::guardian

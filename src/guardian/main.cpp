@@ -1,0 +1,119 @@
+// s3lect-guardian: started by `s3lect run` for each job (guardian.hpp); with --probe, tells
+// which isolation this system allows.
+#include "guardian/guardian.hpp"
+#include "guardian/guardian_options.hpp"
+
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstring>
+#include <string>
+#include <vector>
+
+namespace {
+
+using namespace s3lect::guardian;
+
+void print_err(const std::string& text) {
+  [[maybe_unused]] const ssize_t ignored = ::write(STDERR_FILENO, text.data(), text.size());
+}
+
+/// The signals ignored when the guardian started: the command gets them ignored too, as it
+/// would have without a guardian between it and s3lect.
+sigset_t ignored_signals() {
+  sigset_t ignored;
+  sigemptyset(&ignored);
+  for (int signal = 1; signal < NSIG; ++signal) {
+    struct sigaction current {};
+    if (::sigaction(signal, nullptr, &current) == 0 && current.sa_handler == SIG_IGN) {
+      sigaddset(&ignored, signal);
+    }
+  }
+  return ignored;
+}
+
+/// The guardian answers to s3lect alone: a Ctrl-C or Ctrl-Z in a terminal, or a SIGTERM meant
+/// for s3lect's process group, must not stop or end it (a stopped guardian could not end the
+/// job at its deadline). SIGKILL and SIGSTOP still do.
+void ignore_job_control() {
+  for (const int signal : {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGTSTP, SIGTTIN, SIGTTOU, SIGUSR1,
+                           SIGUSR2, SIGPIPE}) {
+    ::signal(signal, SIG_IGN);
+  }
+}
+
+/// One line per isolation: "NAME ok", or "NAME unavailable STEP: REASON".
+int probe(const launch_request& base) {
+  for (const isolation level : {isolation{true, false}, isolation{false, true}}) {
+    launch_request request = base;
+    request.level = level;
+    request.probe = true;
+    auto launched = launch_job(request);
+    std::string line = isolation_name(level);
+    if (auto* error = std::get_if<launch_error>(&launched)) {
+      line += " unavailable " + error->step + ": " + std::strerror(error->error);
+    } else {
+      int status = 0;
+      const pid_t root = std::get<launched_job>(launched).root;
+      while (::waitpid(root, &status, 0) < 0 && errno == EINTR) {
+      }
+      line += WIFEXITED(status) && WEXITSTATUS(status) == 0 ? " ok" : " unavailable probe: failed";
+    }
+    line += "\n";
+    [[maybe_unused]] const ssize_t ignored = ::write(STDOUT_FILENO, line.data(), line.size());
+  }
+  return 0;
+}
+
+/// Marks `fd` close-on-exec (the job must not inherit it); false when it is not open.
+bool keep_from_job(int fd) {
+  const int flags = ::fcntl(fd, F_GETFD);
+  return flags >= 0 && ::fcntl(fd, F_SETFD, flags | FD_CLOEXEC) == 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::string error;
+  const auto options =
+      parse_guardian_options(std::vector<std::string>(argv + 1, argv + argc), error);
+  if (!options) {
+    print_err("s3lect-guardian: " + error + " (it is started by `s3lect run`)\n");
+    return 2;
+  }
+  launch_request launch;
+  launch.path = options->path;
+  launch.argv = options->argv;
+  launch.level = options->level;
+  launch.ignored = ignored_signals();
+  ::sigprocmask(SIG_SETMASK, nullptr, &launch.mask);
+  launch.cgroup_parent = own_cgroup().directory;
+  // Every descendant of the job that loses its parent comes to the guardian rather than to
+  // init: setsid and double forks cannot leave its tree.
+  ::prctl(PR_SET_CHILD_SUBREAPER, 1);
+  if (options->probe) return probe(launch);
+  if (!keep_from_job(options->control_fd) ||
+      (options->release_exe_fd >= 0 && !keep_from_job(options->release_exe_fd))) {
+    print_err("s3lect-guardian: --control-fd or --release-exe-fd is not open\n");
+    return 2;
+  }
+  ignore_job_control();
+  sigset_t child_signal;
+  sigemptyset(&child_signal);
+  sigaddset(&child_signal, SIGCHLD);
+  ::sigprocmask(SIG_BLOCK, &child_signal, nullptr);
+
+  guardian_settings settings;
+  settings.control_fd = options->control_fd;
+  settings.confirmed = options->confirmed;
+  settings.kill_grace = options->kill_grace;
+  settings.launch = launch;
+  if (options->release_exe_fd >= 0) {
+    settings.release = release_plan{options->release_exe_fd, options->run_args};
+  }
+  const guardian_log log(options->log_json, options->log_info, options->log_fields);
+  return run_guardian(settings, log);
+}
