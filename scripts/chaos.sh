@@ -510,9 +510,12 @@ check_clock_fault() {
   job_of 1
   kid=$J
   [[ -n $kid ]] || return 0
-  # Its start record says the command is child.sh by now, past every exec.
-  record=$(grep -m1 "^start node1 [0-9]* [0-9.]* $kid\$" "$events") || return 0
+  # s3lect names the command by its pid on this machine, the command itself by the one it sees
+  # (another in a PID namespace of its own): the term pairs them. Its start record says the
+  # command is child.sh by now, past every exec.
   line=$(grep -m1 "msg=\"command started\" pid=$kid " "$out_dir/node1.log") || return 0
+  record=$(grep -m1 "^start node1 $(sed -n 's/.* term=\([0-9]*\).*/\1/p' <<<"$line") " "$events") ||
+    return 0
   [[ -r /proc/$kid/maps && -r /proc/${pid[1]}/maps ]] || return 0  # gone: the next leadership
   seconds_of "$(sed -n 's/^time=\([^ ]*\).*/\1/p' <<<"$line")"
   observed=$(awk -v a="$T" -v b="$(cut -d' ' -f4 <<<"$record")" 'BEGIN { printf "%+.3f", a - b }')
@@ -536,6 +539,17 @@ count_fault() { fault_count[$1]=$((${fault_count[$1]:-0} + 1)); }
 slow_until=0
 slow_since=""
 
+leader_node() {  # the node in state up that leads; sets $N (0: none)
+  local i
+  N=0
+  for ((i = 1; i <= node_count; i++)); do
+    if [[ ${state[i]} == up ]] && is_leader "$i"; then
+      N=$i
+      return
+    fi
+  done
+}
+
 pick_node() {  # a node in state up, the leader with probability 90 %; sets $N (0: none)
   local i candidates=()
   N=0
@@ -543,12 +557,8 @@ pick_node() {  # a node in state up, the leader with probability 90 %; sets $N (
   ((${#candidates[@]})) || return
   rnd 1 100
   if ((R <= 90)); then
-    for i in "${candidates[@]}"; do
-      if is_leader "$i"; then
-        N=$i
-        return
-      fi
-    done
+    leader_node
+    ((N)) && return
   fi
   rnd 0 $((${#candidates[@]} - 1))
   N=${candidates[R]}
@@ -559,10 +569,9 @@ pick_node() {  # a node in state up, the leader with probability 90 %; sets $N (
 # (end_zombie).
 inject_zombie() {
   local i
-  for ((i = 1; i <= node_count; i++)); do
-    [[ ${state[i]} == up ]] && is_leader "$i" && break
-  done
-  ((i <= node_count)) || return
+  leader_node
+  i=$N
+  ((i)) || return
   note "inject zombie node$i pid=${pid[i]}"
   signal_group STOP "${pid[i]}"  # s3lect's group only: its job has groups of its own
   since[i]=$EPOCHREALTIME
@@ -620,7 +629,11 @@ inject() {
     slow_detail="latency=${ms}ms"
     return
   fi
-  pick_node
+  if [[ $kind == freeze ]]; then
+    leader_node  # a follower's s3lect frozen alone has no job to stop
+  else
+    pick_node
+  fi
   i=$N
   ((i)) || return
   since[i]=$EPOCHREALTIME

@@ -16,8 +16,9 @@
 #   start NODE TERM TIME PID   taken before the command does anything else but connect
 #   end NODE TERM TIME PID     taken first thing in the SIGTERM/SIGINT trap: the command itself
 #                              does nothing after it, but its tree may live on
-# PID is the command's pid as the machine sees it (/proc/self/stat: also inside a PID namespace,
-# whose /proc is not remounted), as in s3lect's "command started pid=..." line.
+# PID is the command's pid as it sees it: in a PID namespace of its own (s3lect's guardian gives
+# it one when it may), not the one s3lect logs, and the same for every command (2); the checker
+# pairs a command's records by node, term and pid, in the order they come.
 # Under `s3lect run --slots N` each record starts with "slotK " (K = $S3LECT_SLOT): the terms are
 # the slot's, and chaos.sh checks every slot's records on their own.
 set -u
@@ -26,7 +27,7 @@ node=$2
 watch_port=$3
 shift 3
 term=${S3LECT_TERM:?S3LECT_TERM is not set: run me under s3lect run}
-read -r pid _ </proc/self/stat
+pid=$$
 slot=${S3LECT_SLOT:+slot$S3LECT_SLOT }
 # Without the watcher the tree's end is unknown: the start record goes out all the same, and the
 # checker reports the missing treeend.
