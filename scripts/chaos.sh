@@ -1,24 +1,28 @@
 #!/usr/bin/env bash
 # Chaos test of `s3lect run` (docs/chaos.md): N nodes elect a leader on the local radosgw, each
 # through its own listener of a fault-injecting proxy, while a seeded driver kills, stops,
-# partitions and slows them. Every leader's command logs when it starts and stops; the checker
-# then proves from that log that no two leaders ever ran at once, that terms only grew, and that
-# a leader came back within the documented bound after every fault.
+# freezes, partitions and slows them. Every leader's command is a job with a process tree
+# (grandchildren, a setsid daemon) and logs when it starts and stops; a watcher outside the
+# trees logs when each tree is gone. The checker then proves from that log that no two leaders'
+# trees ever ran at once, that terms only grew, and that a leader came back within the
+# documented bound after every fault.
 #
 #   scripts/chaos.sh [--duration SECONDS] [--nodes N] [--seed S] [--min-transitions M]
-#                    [--bin DIR]... [--out DIR]
+#                    [--bin DIR]... [--out DIR] [--no-cgroup]
 #                    [--peer-watch [--peer-base-port P] [--peer-tls ca|zero-config]]
 #                    [--clock-fault ahead|behind [--clock-offset DUR]] [--slots K] [--fencing]
 #
-# --bin DIR (repeatable): where to find s3lect, s3lect_fault_proxy and s3lect_chaos_checker
-# (DIR and DIR/tools are searched; default build/chaos). --peer-watch: the nodes run in peer
-# mode with watches, node i's health endpoint on 127.0.0.1:P+i (default P 19740; peer traffic
-# goes straight between the nodes, not through the proxy); --peer-tls: a throw-away CA and one
-# certificate for 127.0.0.1 (ca, the default), or no certificate options at all: each node
-# start makes its own key, followers trust it by the pin in the record (zero-config).
-# --clock-fault: node 1's s3lect runs
-# with its wall clock DUR ahead or behind (libfaketime; its monotonic clocks and its command's
-# clock stay right); DUR is Ns or Nm, default 5m, at most 14m (S3 signatures allow 15).
+# --bin DIR (repeatable): where to find s3lect, s3lect_fault_proxy, s3lect_tree_watch and
+# s3lect_chaos_checker (DIR and DIR/tools are searched; default build/chaos). --no-cgroup: find
+# a node's processes through /proc even where a writable cgroup v2 exists (by default each node
+# runs in a cgroup of its own, which a stop freezes and a crash kills). --peer-watch: the nodes
+# run in peer mode with watches, node i's health endpoint on 127.0.0.1:P+i (default P 19740;
+# peer traffic goes straight between the nodes, not through the proxy); --peer-tls: a throw-away
+# CA and one certificate for 127.0.0.1 (ca, the default), or no certificate options at all: each
+# node start makes its own key, followers trust it by the pin in the record (zero-config).
+# --clock-fault: node 1's s3lect runs with its wall clock DUR ahead or behind (libfaketime; its
+# monotonic clocks and its command's clock stay right); DUR is Ns or Nm, default 5m, at most 14m
+# (S3 signatures allow 15).
 # --slots K (2-4, fewer than the nodes): the nodes run `s3lect run --slots K`, and the checker
 # checks each slot's commands on their own (at most one at a time, terms growing, a leader back
 # within the bound), so at most K commands run at once; M is then per slot.
@@ -47,6 +51,7 @@ clock_fault=""
 clock_offset=5m
 slot_count=0
 fencing=0
+use_cgroup=1
 
 # The nodes' timings: short, so that a two-minute run sees many transitions. The retry schedule
 # (3 x 250 ms + 50 ms + 100 ms = 900 ms) fits in renew deadline - frequent (1100 ms), and the kill
@@ -58,9 +63,12 @@ infrequent_ms=600
 request_timeout_ms=250
 retry_delays_ms="50,100"
 kill_grace_ms=200
+# How long the processes left of a node's s3lect that ended (killed alone, stopped, exited) may
+# live on before the driver kills them: long enough for another node to take over beside them.
+leftover_ms=$((3 * lease_ms))
 
 usage() {
-  sed -n '8,29p' "$0" | sed 's/^# \{0,1\}//'
+  sed -n '10,33p' "$0" | sed 's/^# \{0,1\}//'
   exit 2
 }
 
@@ -79,6 +87,7 @@ while (($#)); do
     --clock-offset) clock_offset=${2:?}; shift 2 ;;
     --slots) slot_count=${2:?}; shift 2 ;;
     --fencing) fencing=1; shift ;;
+    --no-cgroup) use_cgroup=0; shift ;;
     -h | --help) usage ;;
     *) echo "chaos.sh: unknown argument $1" >&2; usage ;;
   esac
@@ -137,6 +146,7 @@ find_binary() {
 s3lect=$(find_binary s3lect) || exit 2
 proxy_bin=$(find_binary s3lect_fault_proxy) || exit 2
 checker=$(find_binary s3lect_chaos_checker) || exit 2
+tree_watch_bin=$(find_binary s3lect_tree_watch) || exit 2
 child_script=$here/chaos/child.sh
 
 # The local store: from the environment when the caller sourced its env file (scripts/test.sh
@@ -211,14 +221,28 @@ now_us() { now=${EPOCHREALTIME/./}; }  # sets $now, microseconds; no fork
 rnd() { R=$(($1 + (RANDOM * 32768 + RANDOM) % ($2 - $1 + 1))); }
 RANDOM=$seed
 
-# --- the proxy --------------------------------------------------------------------------------
+# --- the proxy and the tree watcher -----------------------------------------------------------
 listen_args=()
 for ((i = 1; i <= node_count; i++)); do listen_args+=(--listen "node$i=0"); done
 "$proxy_bin" --upstream "$upstream" "${listen_args[@]}" --control 0 \
   >"$out_dir/proxy.out" 2>"$out_dir/proxy.err" &
 proxy_pid=$!
+# The watcher dates the end of every job's tree: at a real-time priority when it may, so that
+# it wakes at once on a loaded machine (its times are late by its wake-up delay, never early).
+realtime=()
+chrt -f 10 true 2>/dev/null && realtime=(chrt -f 10)
+"${realtime[@]}" "$tree_watch_bin" --log "$events" \
+  >"$out_dir/tree-watch.out" 2>"$out_dir/tree-watch.err" &
+watch_pid=$!
 
-declare -a pid state due since detail kids endpoint
+declare -a pid state due since detail endpoint incarnation stopped_procs
+retiring=()  # "I:K:DUE" for each ended incarnation of a node whose leftovers may still run
+leftover_procs=0
+leftover_incarnations=0
+
+# shellcheck source=scripts/chaos/node_processes.sh
+source "$here/chaos/node_processes.sh"
+cgroup_setup "$use_cgroup"
 
 cleanup() {
   local i p
@@ -226,13 +250,15 @@ cleanup() {
   ((BASHPID == driver_pid)) || exit 2
   for ((i = 1; i <= node_count; i++)); do
     [[ -n ${pid[i]:-} ]] || continue
-    signal_group CONT "${pid[i]}"
-    for k in ${kids[i]:-}; do signal_group CONT "$k"; done
-    signal_group KILL "${pid[i]}"
-    for k in ${kids[i]:-}; do signal_group KILL "$k"; done
+    kill_processes "$i" 2>/dev/null ||
+      say "node$i: processes left after SIGKILL: $(procs_of "$i"; echo "${P[*]}")"
   done
-  kill "$proxy_pid" 2>/dev/null
+  kill "$proxy_pid" "$watch_pid" 2>/dev/null
   wait 2>/dev/null
+  if [[ -n $cgroup_root ]]; then
+    remove_cgroup "$cgroup_root"
+    rmdir "${cgroup_root%/*}" 2>/dev/null  # the s3lect-chaos directory, unless other runs use it
+  fi
   # libfaketime's shared memory and semaphore, left behind by the faked s3lects that were
   # SIGKILLed (one that exits cleans its own).
   for p in "${faked_pids[@]}"; do
@@ -245,11 +271,16 @@ trap '((BASHPID == driver_pid)) && say "interrupted"; exit 2' INT TERM
 trap '' PIPE  # a dead proxy is reported by step, not by dying on its control socket
 
 for _ in $(seq 100); do
-  grep -q '^ready' "$out_dir/proxy.out" 2>/dev/null && break
+  grep -q '^ready' "$out_dir/proxy.out" 2>/dev/null && grep -q '^ready' "$out_dir/tree-watch.out" &&
+    break
   sleep 0.1
 done
 if ! grep -q '^ready' "$out_dir/proxy.out"; then
   say "the proxy did not start: $(cat "$out_dir/proxy.err")"
+  exit 2
+fi
+if ! grep -q '^ready' "$out_dir/tree-watch.out"; then
+  say "the tree watcher did not start: $(cat "$out_dir/tree-watch.err")"
   exit 2
 fi
 for ((i = 1; i <= node_count; i++)); do
@@ -257,6 +288,7 @@ for ((i = 1; i <= node_count; i++)); do
 done
 control=$(awk '$1 == "control" { print $2 }' "$out_dir/proxy.out")
 exec 3<>"/dev/tcp/${control%:*}/${control##*:}" || exit 2
+watch_address=$(awk '$1 == "listen" { print $2 }' "$out_dir/tree-watch.out")
 
 # ctl COMMAND...: one control command; the reply goes to the proxy log
 ctl() {
@@ -269,8 +301,8 @@ ctl() {
 
 # --- the nodes --------------------------------------------------------------------------------
 start_node() {
-  local i=$1 stubborn="" peer=() launcher=(setsid) command=("$child_script") log_file=$events
-  local slots=()
+  local i=$1 job_flags=() peer=() launcher=(setsid) command=("$child_script") log_file=$events
+  local slots=() tags
   ((slot_count)) && slots=(--slots "$slot_count")
   if ((fencing)); then
     command=("$here/chaos/fenced_writer.sh")
@@ -289,31 +321,86 @@ start_node() {
     command=(env -u LD_PRELOAD -u FAKETIME -u FAKETIME_DONT_FAKE_MONOTONIC -u FAKETIME_SHARED
       "$child_script")
   fi
+  # This incarnation's job: which of its processes ignore SIGTERM (the command itself one time
+  # in five, so that s3lect must SIGKILL it after G).
   rnd 1 100
-  ((R <= 20)) && stubborn=stubborn  # this incarnation's command ignores SIGTERM
+  ((R <= 20)) && job_flags+=(stubborn)
+  rnd 1 100
+  ((R <= 30)) && job_flags+=(stubborn-grandchild)
+  rnd 1 100
+  ((R <= 30)) && job_flags+=(stubborn-daemon)
+  ((fencing)) || job_flags=("${watch_address##*:}" "${job_flags[@]}")
+  incarnation[i]=$((${incarnation[i]:-0} + 1))
+  incarnation_cgroup "$i"
+  tags=$run_id/node$i/${incarnation[i]}/
   # setsid: the node's s3lect leads its own process group (pid = pgid); its command gets another.
-  "${launcher[@]}" "$s3lect" run --lock "$lock" --endpoint "http://${endpoint[i]}" --path-style \
-    --region "$S3LECT_TEST_REGION" --id "node$i" \
-    --lease "${lease_ms}ms" --renew-deadline "${renew_deadline_ms}ms" \
-    --frequent "${frequent_ms}ms" --infrequent "${infrequent_ms}ms" \
-    --request-timeout "${request_timeout_ms}ms" \
-    --retry-delays "${retry_delays_ms//,/ms,}ms" --kill-grace "${kill_grace_ms}ms" "${peer[@]}" \
-    "${slots[@]}" \
-    -- "${command[@]}" "$log_file" "node$i" $stubborn >>"$out_dir/node$i.log" 2>&1 &
+  # It joins its cgroup before the exec, so that everything it starts is born there.
+  (
+    if [[ -n $G ]] && ! echo "$BASHPID" >"$G/cgroup.procs"; then
+      echo "chaos.sh: cannot join $G" >&2
+      exit 97
+    fi
+    export CHAOS_TAG=$tags
+    exec "${launcher[@]}" "$s3lect" run --lock "$lock" --endpoint "http://${endpoint[i]}" \
+      --path-style --region "$S3LECT_TEST_REGION" --id "node$i" \
+      --lease "${lease_ms}ms" --renew-deadline "${renew_deadline_ms}ms" \
+      --frequent "${frequent_ms}ms" --infrequent "${infrequent_ms}ms" \
+      --request-timeout "${request_timeout_ms}ms" \
+      --retry-delays "${retry_delays_ms//,/ms,}ms" --kill-grace "${kill_grace_ms}ms" "${peer[@]}" \
+      "${slots[@]}" \
+      -- "${command[@]}" "$log_file" "node$i" "${job_flags[@]}"
+  ) >>"$out_dir/node$i.log" 2>&1 &
   pid[i]=$!
   ((${#launcher[@]} > 1)) && faked_pids+=("${pid[i]}")
   # Faults are for s3lect: until the forked shell has become s3lect, a signal would hit a copy
   # of this script instead.
   local comm="" tries
   for ((tries = 0; tries < 200; tries++)); do
-    read -r comm <"/proc/${pid[i]}/comm" 2>/dev/null
+    read -r comm 2>/dev/null <"/proc/${pid[i]}/comm"
     [[ $comm == s3lect ]] && break
     is_gone "${pid[i]}" && break
     sleep 0.005
   done
-  note "started node$i pid=${pid[i]} ($comm) $stubborn"
+  if [[ -n $G && $comm == s3lect ]] && ! in_cgroup "${pid[i]}" "$G"; then
+    say "node$i's s3lect (pid ${pid[i]}) is not in its cgroup $G"
+    exit 2
+  fi
+  note "started node$i pid=${pid[i]} ($comm) incarnation ${incarnation[i]} ${job_flags[*]}"
   state[i]=up
-  kids[i]=""
+}
+
+# retire I: node I's s3lect is gone (and reaped); what is left of its job may run on for
+# leftover_ms, long enough to overlap another node's, before sweep kills it
+retire() {
+  now_us
+  retiring+=("$1:${incarnation[$1]}:$((now + leftover_ms * 1000))")
+}
+
+# end_incarnation I K: kills what is left of node I's incarnation K and removes its cgroup
+end_incarnation() {
+  local i=$1 k=$2
+  leftovers "$i" "$k"
+  if ((N)); then
+    note "node$i: $N processes of incarnation $k outlived its s3lect: $L; killing them"
+    leftover_procs=$((leftover_procs + N))
+    leftover_incarnations=$((leftover_incarnations + 1))
+  fi
+  kill_processes "$i" "$k" 2>/dev/null || say "node$i: incarnation $k's processes survive SIGKILL"
+  [[ -n $cgroup_root ]] && remove_cgroup "$cgroup_root/node$i/$k"
+}
+
+# sweep: ends the incarnations whose time is up
+sweep() {
+  local entry i k due keep=()
+  for entry in "${retiring[@]}"; do
+    IFS=: read -r i k due <<<"$entry"
+    if ((now < due)); then
+      keep+=("$entry")
+    else
+      end_incarnation "$i" "$k"
+    fi
+  done
+  retiring=("${keep[@]}")
 }
 
 # signal_group SIGNAL PGID: signals a process group we started; never our own or init's
@@ -325,24 +412,9 @@ signal_group() {
   kill "-$1" -- "-$2" 2>/dev/null
 }
 
-# children_of PID: the direct children of PID in $C (from /proc, no fork)
-children_of() {
-  C=""
-  [[ -r /proc/$1/task/$1/children ]] && read -r C <"/proc/$1/task/$1/children"
-}
-
-# is_gone PID: true once PID has exited (a zombie counts as gone)
-is_gone() {
-  local stat
-  [[ -r /proc/$1/stat ]] || return 0
-  read -r stat <"/proc/$1/stat" 2>/dev/null || return 0
-  stat=${stat##*) }
-  [[ ${stat:0:1} == Z || ${stat:0:1} == X ]]
-}
-
 is_leader() {
-  children_of "${pid[$1]}"
-  [[ -n $C ]]
+  job_of "$1"
+  [[ -n $J ]]
 }
 
 any_leader() {
@@ -367,43 +439,55 @@ wait_gone() {
   done
 }
 
+# stop_node I: the node's machine freezes: every process of it stops (s3lect, its guardian, the
+# job's whole tree); false if that could not be done
 stop_node() {
-  local i=$1 k
-  signal_group STOP "${pid[i]}"
-  children_of "${pid[i]}"
-  kids[i]=$C
-  for k in ${kids[i]}; do signal_group STOP "$k" || kill -STOP "$k" 2>/dev/null; done
+  local i=$1
+  if ! stop_node_processes "$i"; then
+    say "node$i: could not stop all of its processes; no stop this time"
+    return 1
+  fi
   since[i]=$EPOCHREALTIME  # everything is stopped from here on
 }
 
 cont_node() {
-  local i=$1 k t=$EPOCHREALTIME  # may run again from here on
-  signal_group CONT "${pid[i]}"
-  for k in ${kids[i]}; do signal_group CONT "$k" || kill -CONT "$k" 2>/dev/null; done
+  local i=$1 t=$EPOCHREALTIME  # may run again from here on
+  continue_node_processes "$i"
   record "stop node$i ${since[i]} $t"
-  kids[i]=""
+}
+
+# freeze_s3lect I: SIGSTOP of node I's s3lect process alone: its guardian and its job run on
+freeze_s3lect() {
+  local i=$1 tries
+  kill -STOP "${pid[i]}"
+  for ((tries = 0; tries < 1000; tries++)); do
+    proc_state "${pid[i]}"
+    [[ $S == T || -z $S ]] && break
+    sleep 0.001
+  done
+  since[i]=$EPOCHREALTIME  # s3lect is stopped from here on
+}
+
+thaw_s3lect() {
+  local i=$1 t=$EPOCHREALTIME  # may run again from here on
+  kill -CONT "${pid[i]}"
+  record "freeze node$i ${since[i]} $t"
 }
 
 kill_node() {
-  local i=$1 how=$2 k
-  children_of "${pid[i]}"
-  kids[i]=$C
+  local i=$1 how=$2
   if [[ $how == crash ]]; then
-    # The whole machine dies: s3lect and its command at once.
-    signal_group KILL "${pid[i]}"
-    for k in ${kids[i]}; do signal_group KILL "$k"; done
+    # The whole machine dies: every process of the node at once.
+    kill_processes "$i" 2>/dev/null || say "node$i: processes survive SIGKILL"
+    wait "${pid[i]}" 2>/dev/null
+    record "kill node$i $EPOCHREALTIME"  # all its processes are gone by now
   else
-    # s3lect alone dies; its command must follow by PR_SET_PDEATHSIG.
+    # s3lect alone dies: the job's whole tree must follow (its guardian's work); the tree
+    # watcher says when it did.
     kill -KILL "${pid[i]}"
+    wait "${pid[i]}" 2>/dev/null
   fi
-  wait "${pid[i]}" 2>/dev/null
-  if ! wait_gone ${kids[i]}; then
-    say "node$i: command still alive 2 s after s3lect was killed; killing it"
-    for k in ${kids[i]}; do signal_group KILL "$k"; done
-    wait_gone ${kids[i]}
-  fi
-  record "kill node$i $EPOCHREALTIME"  # its command is gone by now
-  kids[i]=""
+  retire "$i"
 }
 
 # --- the clock fault's evidence ---------------------------------------------------------------
@@ -423,12 +507,15 @@ clock_mismatch() {
 # started, are the offset apart. Anything else is a harness failure.
 check_clock_fault() {
   local kid record line observed
-  children_of "${pid[1]}"
-  kid=${C%% *}
+  job_of 1
+  kid=$J
   [[ -n $kid ]] || return 0
-  # Its start record says the command is child.sh by now, past every exec.
-  record=$(grep -m1 "^start node1 [0-9]* [0-9.]* $kid\$" "$events") || return 0
+  # s3lect names the command by its pid on this machine, the command itself by the one it sees
+  # (another in a PID namespace of its own): the term pairs them. Its start record says the
+  # command is child.sh by now, past every exec.
   line=$(grep -m1 "msg=\"command started\" pid=$kid " "$out_dir/node1.log") || return 0
+  record=$(grep -m1 "^start node1 $(sed -n 's/.* term=\([0-9]*\).*/\1/p' <<<"$line") " "$events") ||
+    return 0
   [[ -r /proc/$kid/maps && -r /proc/${pid[1]}/maps ]] || return 0  # gone: the next leadership
   seconds_of "$(sed -n 's/^time=\([^ ]*\).*/\1/p' <<<"$line")"
   observed=$(awk -v a="$T" -v b="$(cut -d' ' -f4 <<<"$record")" 'BEGIN { printf "%+.3f", a - b }')
@@ -452,6 +539,17 @@ count_fault() { fault_count[$1]=$((${fault_count[$1]:-0} + 1)); }
 slow_until=0
 slow_since=""
 
+leader_node() {  # the node in state up that leads; sets $N (0: none)
+  local i
+  N=0
+  for ((i = 1; i <= node_count; i++)); do
+    if [[ ${state[i]} == up ]] && is_leader "$i"; then
+      N=$i
+      return
+    fi
+  done
+}
+
 pick_node() {  # a node in state up, the leader with probability 90 %; sets $N (0: none)
   local i candidates=()
   N=0
@@ -459,27 +557,23 @@ pick_node() {  # a node in state up, the leader with probability 90 %; sets $N (
   ((${#candidates[@]})) || return
   rnd 1 100
   if ((R <= 90)); then
-    for i in "${candidates[@]}"; do
-      if is_leader "$i"; then
-        N=$i
-        return
-      fi
-    done
+    leader_node
+    ((N)) && return
   fi
   rnd 0 $((${#candidates[@]} - 1))
   N=${candidates[R]}
 }
 
-# inject_zombie: freezes the leader's s3lect alone (its command runs on, a zombie) until
-# another node leads; step() thaws it (end_zombie).
+# inject_zombie: freezes the leader's s3lect (and its guardian, if it has one: it is in s3lect's
+# process group) while its job runs on, a zombie, until another node leads; step() thaws it
+# (end_zombie).
 inject_zombie() {
   local i
-  for ((i = 1; i <= node_count; i++)); do
-    [[ ${state[i]} == up ]] && is_leader "$i" && break
-  done
-  ((i <= node_count)) || return
+  leader_node
+  i=$N
+  ((i)) || return
   note "inject zombie node$i pid=${pid[i]}"
-  signal_group STOP "${pid[i]}"  # s3lect's group only: its command has a group of its own
+  signal_group STOP "${pid[i]}"  # s3lect's group only: its job has groups of its own
   since[i]=$EPOCHREALTIME
   state[i]=zombie
   now_us
@@ -512,13 +606,14 @@ inject() {
     return
   fi
   rnd 1 100
-  if ((R <= 46)); then kind="term"
-  elif ((R <= 57)); then kind="kill"
-  elif ((R <= 72)); then kind="stop"
-  elif ((R <= 80)); then kind="blackhole"
-  elif ((R <= 84)); then kind="drop"
-  elif ((R <= 88)); then kind="reset"
-  elif ((R <= 95)); then kind="latency"
+  if ((R <= 40)); then kind="term"
+  elif ((R <= 52)); then kind="kill"
+  elif ((R <= 62)); then kind="freeze"
+  elif ((R <= 75)); then kind="stop"
+  elif ((R <= 82)); then kind="blackhole"
+  elif ((R <= 86)); then kind="drop"
+  elif ((R <= 90)); then kind="reset"
+  elif ((R <= 96)); then kind="latency"
   else kind="slow"
   fi
   now_us
@@ -534,7 +629,11 @@ inject() {
     slow_detail="latency=${ms}ms"
     return
   fi
-  pick_node
+  if [[ $kind == freeze ]]; then
+    leader_node  # a follower's s3lect frozen alone has no job to stop
+  else
+    pick_node
+  fi
   i=$N
   ((i)) || return
   since[i]=$EPOCHREALTIME
@@ -548,9 +647,10 @@ inject() {
       detail[i]=""
       ;;
     kill)
-      rnd 1 2
+      # Two in three kill s3lect alone: its job's tree must die with it.
+      rnd 1 3
       local how=crash
-      ((R == 1)) && how="s3lect-only"
+      ((R <= 2)) && how="s3lect-only"
       kill_node "$i" "$how"
       state[i]=down
       rnd 0 1500
@@ -558,9 +658,15 @@ inject() {
       detail[i]=$how
       ;;
     stop)
-      stop_node "$i"
+      stop_node "$i" || return
       state[i]=stopped
       rnd 100 4500
+      due[i]=$((now + R * 1000))
+      ;;
+    freeze)
+      freeze_s3lect "$i"
+      state[i]=frozen
+      rnd 100 $((3 * lease_ms))
       due[i]=$((now + R * 1000))
       ;;
     blackhole | drop | latency)
@@ -608,6 +714,9 @@ end_fault() {
     stopped)
       cont_node "$i"
       ;;
+    frozen)
+      thaw_s3lect "$i"
+      ;;
     zombie)
       end_zombie "$i"
       ;;
@@ -633,14 +742,24 @@ step() {
     say "the proxy died (status $?): $(tail -3 "$out_dir/proxy.err")"
     exit 2
   fi
+  if is_gone "$watch_pid"; then
+    wait "$watch_pid"
+    say "the tree watcher died (status $?): $(tail -3 "$out_dir/tree-watch.err")"
+    exit 2
+  fi
   for ((i = 1; i <= node_count; i++)); do
     case ${state[i]} in
       up)
         if is_gone "${pid[i]}"; then
           wait "${pid[i]}"
           status=$?
+          if ((status == 97)); then
+            say "node$i could not join its cgroup: $(tail -1 "$out_dir/node$i.log")"
+            exit 2
+          fi
           record "exit node$i $EPOCHREALTIME $status"
           say "node$i exited by itself with status $status; restarting it"
+          retire "$i"
           start_node "$i"
         fi
         ;;
@@ -649,6 +768,7 @@ step() {
           wait "${pid[i]}"
           status=$?
           ((status == 0)) || say "node$i exited with status $status after SIGTERM"
+          retire "$i"
           state[i]=term-down
           due[i]=$((now + due[i] * 1000))
         elif ((now - ${since[i]/./} > 10000000)); then
@@ -684,6 +804,7 @@ step() {
     record "fault slow all $slow_since $EPOCHREALTIME $slow_detail"
     slow_until=0
   fi
+  sweep
   if [[ -n $clock_fault && ${state[1]} == up ]] && ((!clock_checked)); then check_clock_fault; fi
 }
 
@@ -702,6 +823,7 @@ record "# s3lect=$s3lect lease=${lease_ms}ms renew_deadline=${renew_deadline_ms}
   "frequent=${frequent_ms}ms infrequent=${infrequent_ms}ms request_timeout=${request_timeout_ms}ms" \
   "retry_delays=${retry_delays_ms}ms kill_grace=${kill_grace_ms}ms"
 record "begin $EPOCHREALTIME"
+((fencing)) || record "treewatch $watch_address"
 for ((i = 1; i <= node_count; i++)); do start_node "$i"; done
 started_wall=$SECONDS
 now_us
@@ -729,6 +851,7 @@ say "winding down"
 for ((i = 1; i <= node_count; i++)); do
   if [[ ${state[i]} == terminating ]]; then
     wait "${pid[i]}"
+    retire "$i"
     state[i]=term-down
   fi
   if [[ ${state[i]} == term-down ]]; then
@@ -746,9 +869,23 @@ for ((i = 1; i <= node_count; i++)); do
   if ! wait_gone "${pid[i]}"; then
     say "node$i did not stop within 2 s of SIGTERM; killing it"
     kill_node "$i" crash
+  else
+    wait "${pid[i]}" 2>/dev/null
+    retire "$i"
   fi
-  wait "${pid[i]}" 2>/dev/null
 done
+# What the jobs left behind: nothing, when every tree died with its command.
+for entry in "${retiring[@]}"; do
+  IFS=: read -r i k _ <<<"$entry"
+  end_incarnation "$i" "$k"
+done
+retiring=()
+# No tree is left: the watcher has every end once it has read its connections' closes.
+kill -TERM "$watch_pid"
+wait "$watch_pid"
+watch_status=$?
+((watch_status == 0)) ||
+  say "the tree watcher exited with status $watch_status: $(tail -5 "$out_dir/tree-watch.err")"
 record "finish $EPOCHREALTIME"
 exec 3>&-
 kill "$proxy_pid" 2>/dev/null
@@ -795,6 +932,9 @@ fi
 faults_line=""
 for kind in "${!fault_count[@]}"; do faults_line+=" $kind=${fault_count[$kind]}"; done
 say "driver injected:$faults_line; wall time $((SECONDS - started_wall)) s"
+say "processes that outlived their node's s3lect by ${leftover_ms} ms (or the run), killed by" \
+  "the driver: $leftover_procs, of $leftover_incarnations s3lect incarnations" \
+  "(node processes found through ${cgroup_root:-/proc})"
 check() {  # check LOG [REPORT_PREFIX]: the checker on LOG, its report appended to report.txt
   "$checker" --lease "$lease_ms" --renew-deadline "$renew_deadline_ms" --frequent "$frequent_ms" \
     --infrequent "$infrequent_ms" --request-timeout "$request_timeout_ms" \

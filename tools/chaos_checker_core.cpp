@@ -1,7 +1,6 @@
 #include "chaos_checker_core.hpp"
 
 #include <algorithm>
-#include <charconv>
 #include <cstdio>
 #include <numeric>
 #include <sstream>
@@ -61,30 +60,6 @@ micros measure(const interval_set& set) {
                          [](micros sum, const interval& i) { return sum + i.second - i.first; });
 }
 
-std::optional<micros> parse_time(std::string_view text) {
-  const auto dot = text.find('.');
-  const std::string_view whole = text.substr(0, dot);
-  micros seconds = 0;
-  auto [end, ec] = std::from_chars(whole.data(), whole.data() + whole.size(), seconds);
-  if (ec != std::errc{} || end != whole.data() + whole.size() || whole.empty()) return std::nullopt;
-  micros fraction = 0;
-  if (dot != std::string_view::npos) {
-    std::string digits(text.substr(dot + 1));
-    if (digits.empty() || digits.find_first_not_of("0123456789") != std::string::npos) {
-      return std::nullopt;
-    }
-    digits.resize(6, '0');  // truncating beyond microseconds is within one microsecond
-    fraction = std::stoll(digits);
-  }
-  return seconds * 1'000'000 + fraction;
-}
-
-template <class T>
-bool parse_number(std::string_view text, T& value) {
-  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
-  return ec == std::errc{} && end == text.data() + text.size();
-}
-
 std::string seconds_text(micros us) {
   char buffer[64];
   std::snprintf(buffer, sizeof buffer, "%.3f s", static_cast<double>(us) / 1e6);
@@ -95,6 +70,39 @@ std::string ms_text(micros us) {
   char buffer[64];
   std::snprintf(buffer, sizeof buffer, "%.1f ms", static_cast<double>(us) / 1e3);
   return buffer;
+}
+
+/// Faults on a node's s3lect alone (a freeze, a lone SIGKILL): counted, and for those that hit
+/// the node while its job ran, how long the job's tree lived on.
+void find_lone_faults(const chaos_log& log, chaos_report& report) {
+  std::vector<const interval_event*> lone;
+  for (const auto& f : log.freezes) lone.push_back(&f);
+  for (const auto& f : log.faults) {
+    if (f.kind == "kill" && f.detail == "s3lect-only") lone.push_back(&f);
+  }
+  for (const interval_event* f : lone) {
+    const bool freeze = f->kind == "freeze";
+    ++(freeze ? report.lone_freezes : report.lone_kills);
+    // Its job: the node's latest command started since its s3lect did and still running.
+    // Older trees of the node (an earlier s3lect's, or an earlier leadership's) that outlived
+    // their leadership may still run too: they are not this s3lect's job.
+    micros started = 0;
+    if (const auto it = log.restarts.find(f->target); it != log.restarts.end()) {
+      for (const micros t : it->second) {
+        if (t <= f->from) started = std::max(started, t);
+      }
+    }
+    const child_run* job = nullptr;
+    for (const auto& c : log.children) {
+      if (c.node == f->target && c.start >= started && c.start <= f->from) job = &c;
+    }
+    if (job && job->end <= f->from) job = nullptr;
+    if (!job) continue;
+    report.lone_faults.push_back({f->kind, f->target, f->from, freeze ? f->to - f->from : 0,
+                                  job->end - f->from, freeze && job->end > f->to, f->line});
+  }
+  std::sort(report.lone_faults.begin(), report.lone_faults.end(),
+            [](const lone_fault& a, const lone_fault& b) { return a.at < b.at; });
 }
 
 }  // namespace
@@ -118,159 +126,6 @@ micros checker_timings::resume_window() const {
   return ms_to_us(kill_grace) + ms_to_us(resume_tolerance);
 }
 
-chaos_log parse_chaos_log(std::istream& in) {
-  chaos_log log;
-  struct death {
-    std::string node;
-    long pid = 0;  // 0: every process of the node
-    micros at = 0;
-    std::string source;
-    log_line line;
-  };
-  std::vector<death> deaths;
-  std::vector<bool> ended;
-  std::vector<std::pair<micros, log_line>> stamps;  // every time in a record, for the span check
-  std::string text;
-  int number = 0;
-  bool have_begin = false, have_finish = false;
-  while (std::getline(in, text)) {
-    ++number;
-    std::istringstream words(text);
-    std::vector<std::string> w;
-    for (std::string word; words >> word;) w.push_back(word);
-    if (w.empty() || w[0][0] == '#') continue;
-    const log_line line{number, text};
-    const auto bad = [&](const std::string& why) {
-      log.errors.push_back("line " + std::to_string(number) + ": " + why + ": " + text);
-    };
-    const auto stamp = [&](micros t) { stamps.emplace_back(t, line); };
-    const std::string& kind = w[0];
-    if ((kind == "begin" || kind == "finish") && w.size() == 2) {
-      const auto t = parse_time(w[1]);
-      if (!t) {
-        bad("bad time");
-        continue;
-      }
-      (kind == "begin" ? log.begin : log.finish) = *t;
-      (kind == "begin" ? have_begin : have_finish) = true;
-    } else if ((kind == "start" || kind == "end") && w.size() == 5) {
-      std::uint64_t term = 0;
-      long pid = 0;
-      const auto t = parse_time(w[3]);
-      if (!t || !parse_number(w[2], term) || !parse_number(w[4], pid)) {
-        bad("bad start/end record");
-        continue;
-      }
-      stamp(*t);
-      if (kind == "start") {
-        child_run run;
-        run.node = w[1];
-        run.term = term;
-        run.pid = pid;
-        run.start = *t;
-        run.start_line = line;
-        log.children.push_back(run);
-        ended.push_back(false);
-        continue;
-      }
-      bool matched = false;
-      for (std::size_t i = log.children.size(); i-- > 0;) {
-        child_run& run = log.children[i];
-        if (!ended[i] && run.node == w[1] && run.pid == pid && run.term == term) {
-          run.end = *t;
-          run.end_source = "end";
-          run.end_line = line;
-          ended[i] = true;
-          matched = true;
-          break;
-        }
-      }
-      // The command's trap ran before its start record was written: it never worked.
-      if (!matched) ++log.aborted_starts;
-    } else if (kind == "kill" && w.size() == 3) {
-      const auto t = parse_time(w[2]);
-      if (!t) {
-        bad("bad kill record");
-        continue;
-      }
-      stamp(*t);
-      deaths.push_back({w[1], 0, *t, "kill", line});
-    } else if (kind == "exit" && w.size() >= 3) {
-      const auto t = parse_time(w[2]);
-      if (!t) {
-        bad("bad exit record");
-        continue;
-      }
-      stamp(*t);
-      deaths.push_back({w[1], 0, *t, "exit", line});
-    } else if (kind == "reaped" && w.size() == 4) {
-      long pid = 0;
-      const auto t = parse_time(w[3]);
-      if (!t || !parse_number(w[2], pid)) {
-        bad("bad reaped record");
-        continue;
-      }
-      stamp(*t);
-      deaths.push_back({w[1], pid, *t, "reaped", line});
-    } else if (kind == "stop" && w.size() == 4) {
-      const auto from = parse_time(w[2]), to = parse_time(w[3]);
-      if (!from || !to || *to < *from) {
-        bad("bad stop record");
-        continue;
-      }
-      stamp(*from);
-      stamp(*to);
-      interval_event stop{"stop", w[1], *from, *to, line};
-      log.stops.push_back(stop);
-      log.faults.push_back(stop);
-    } else if (kind == "fault" && w.size() >= 5) {
-      const auto from = parse_time(w[3]), to = parse_time(w[4]);
-      if (!from || !to || *to < *from) {
-        bad("bad fault record");
-        continue;
-      }
-      stamp(*from);
-      stamp(*to);
-      log.faults.push_back({w[1], w[2], *from, *to, line});
-    } else {
-      bad("unknown record");
-    }
-  }
-  if (!have_begin) log.errors.push_back("no begin record");
-  if (!have_finish) log.errors.push_back("no finish record");
-  // Everything happened between begin and finish, on the one true clock. A record outside was
-  // dated by a clock that is off (a clock-fault node's, which only its s3lect may run on): its
-  // times say nothing. The slack spares times rounded up (reaped); a leaked offset is minutes.
-  constexpr micros span_slack = 1'000'000;
-  for (const auto& [t, line] : stamps) {
-    if (!have_begin || !have_finish) break;
-    if (t >= log.begin - span_slack && t <= log.finish + span_slack) continue;
-    log.errors.push_back("line " + std::to_string(line.number) + ": time " +
-                         (t < log.begin ? "before begin" : "after finish") +
-                         " (a node's clock in the log?): " + line.text);
-  }
-  for (std::size_t i = 0; i < log.children.size(); ++i) {
-    if (ended[i]) continue;
-    child_run& run = log.children[i];
-    const death* first = nullptr;
-    for (const auto& d : deaths) {
-      if (d.node != run.node || d.at < run.start || (d.pid != 0 && d.pid != run.pid)) continue;
-      if (!first || d.at < first->at) first = &d;
-    }
-    if (first) {
-      run.end = first->at;
-      run.end_source = first->source;
-      run.end_line = first->line;
-    } else {
-      run.end = std::max(log.finish, run.start);
-      run.end_source = "finish";
-    }
-  }
-  std::stable_sort(log.children.begin(), log.children.end(),
-                   [](const child_run& a, const child_run& b) { return a.start < b.start; });
-  return log;
-}
-
 chaos_report check_chaos_log(const chaos_log& log, const checker_timings& timings) {
   chaos_report report;
   report.leaderships = log.children.size();
@@ -280,7 +135,8 @@ chaos_report check_chaos_log(const chaos_log& log, const checker_timings& timing
   for (const auto& f : log.faults) ++report.faults_by_kind[f.kind];
   for (const auto& error : log.errors) report.violations.push_back({"log", error, {}});
 
-  // Per node: when its process groups were stopped, and the windows after each SIGCONT.
+  // Per node: when all of its processes were stopped (a frozen machine: `stop`), and the
+  // windows after each resume. A freeze of s3lect alone opens none: its job never stopped.
   std::map<std::string, interval_set> stopped, resumed;
   for (const auto& s : log.stops) {
     stopped[s.target].emplace_back(s.from, s.to);
@@ -302,7 +158,8 @@ chaos_report check_chaos_log(const chaos_log& log, const checker_timings& timing
     return lines;
   };
 
-  // A command runs from its start record to its end, except while its node is stopped.
+  // A command runs from its start record to its end (its whole tree's, when watched), except
+  // while its node is stopped.
   std::vector<interval_set> active(log.children.size());
   for (std::size_t i = 0; i < log.children.size(); ++i) {
     const child_run& c = log.children[i];
@@ -390,10 +247,14 @@ chaos_report check_chaos_log(const chaos_log& log, const checker_timings& timing
       }
       // Two commands of one term inside a resume window: no part is excused, all is reported.
       const interval_set& reported = unexcused.empty() ? both : unexcused;
-      std::vector<log_line> evidence{older.start_line};
-      if (older.end_line.number) evidence.push_back(older.end_line);
-      evidence.push_back(newer.start_line);
-      if (newer.end_line.number) evidence.push_back(newer.end_line);
+      std::vector<log_line> evidence;
+      for (const child_run* c : {&older, &newer}) {
+        evidence.push_back(c->start_line);
+        if (c->command_end_line.number && c->command_end_line.number != c->end_line.number) {
+          evidence.push_back(c->command_end_line);
+        }
+        if (c->end_line.number) evidence.push_back(c->end_line);
+      }
       for (const auto& line : stop_evidence(older.node, both.front().first, both.back().second)) {
         evidence.push_back(line);
       }
@@ -406,6 +267,8 @@ chaos_report check_chaos_log(const chaos_log& log, const checker_timings& timing
                                    evidence});
     }
   }
+
+  find_lone_faults(log, report);
 
   std::optional<std::size_t> previous;
   for (std::size_t i = 0; i < log.children.size(); ++i) {
@@ -484,6 +347,18 @@ std::string format_report(const chaos_report& report, const chaos_log& log) {
   out << "commands restarted under their node's own term: " << report.resumed_terms << "\n";
   if (report.min_separation) {
     out << "closest handover between nodes: " << ms_text(*report.min_separation) << "\n";
+  }
+  for (const std::string kind : {"freeze", "kill"}) {
+    const bool freeze = kind == "freeze";
+    out << (freeze ? "s3lect frozen alone: " : "s3lect killed alone: ")
+        << (freeze ? report.lone_freezes : report.lone_kills) << "\n";
+    for (const auto& f : report.lone_faults) {
+      if (f.kind != kind) continue;
+      out << "  " << f.node << " at " << seconds_text(f.at - log.begin);
+      if (freeze) out << " for " << ms_text(f.duration);
+      out << ": its job's tree was gone " << ms_text(f.tree_gone_after) << " after"
+          << (f.outlived ? " (it outlived the freeze)" : "") << "\n";
+    }
   }
   out << "violations: " << report.violations.size() << "\n";
   for (const auto& v : report.violations) {

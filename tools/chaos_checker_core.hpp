@@ -45,54 +45,79 @@ struct log_line {
   std::string text;
 };
 
-/// One run of the child command: one leadership as the command saw it.
+/// One run of the child command: one leadership as the command saw it. With a tree watcher, the
+/// run is the command's whole process tree (grandchildren and setsid daemons included), from
+/// the command's start to the watcher's record that the last of them was gone.
 struct child_run {
   std::string node;
   std::uint64_t term = 0;
   long pid = 0;
   micros start = 0;
-  micros end = 0;          ///< Valid after parse: from `end`, or inferred (see end_source).
-  std::string end_source;  ///< "end", "kill", "exit", "reaped" or "finish" (never ended).
+  micros end = 0;          ///< Valid after parse: the tree's end, or inferred (see end_source).
+  std::string end_source;  ///< "treeend", "end", "kill", "exit", "reaped" or "finish" (never).
   log_line start_line;
-  log_line end_line;
+  log_line end_line;          ///< the record end is taken from
+  log_line command_end_line;  ///< the command's own `end` record, if it wrote one
 };
 
 struct interval_event {
-  std::string kind;    ///< fault kind: stop, kill, term, blackhole, drop, reset, latency, slow…
+  std::string kind;    ///< fault kind: stop, freeze, kill, term, blackhole, drop, reset, latency…
   std::string target;  ///< node name or "all"
   micros from = 0;
   micros to = 0;
   log_line line;
+  std::string detail;  ///< the fault record's words after T1 (`s3lect-only` for a lone kill)
 };
 
 struct chaos_log {
-  std::vector<child_run> children;     ///< in order of start
-  std::vector<interval_event> stops;   ///< node process groups stopped (SIGSTOP..SIGCONT)
-  std::vector<interval_event> faults;  ///< every fault, stops included
+  std::vector<child_run> children;      ///< in order of start
+  std::vector<interval_event> stops;    ///< every process of a node stopped (the machine froze)
+  std::vector<interval_event> freezes;  ///< a node's s3lect alone stopped, its job running on
+  std::vector<interval_event> faults;   ///< every fault, stops and freezes included
   micros begin = 0;
   micros finish = 0;
   std::vector<std::string> errors;  ///< malformed lines, commands that never ended
   std::size_t aborted_starts = 0;   ///< end records without a start (stopped at once)
+  bool trees_watched = false;       ///< a `treewatch` record: every command needs a `treeend`
+  /// When each node's s3lect was started again (the end of a kill or term fault, an exit): a
+  /// job started before belongs to an earlier s3lect.
+  std::map<std::string, std::vector<micros>> restarts;
+  std::size_t unmatched_tree_ends = 0;  ///< trees of commands killed before their start record
 };
 
 /// Parses the log. Record formats (times are seconds with a fraction, e.g. 1700000000.123456):
 ///   begin T | finish T
 ///   start NODE TERM T PID        the command started (written by the command itself)
 ///   end NODE TERM T PID          the command is stopping (its SIGTERM trap)
+///   treewatch ADDR               a tree watcher ran: every command's tree has a treeend
+///   treeend NODE TERM PID T      the last process of that command's tree was gone by T
 ///   kill NODE T                  the node was SIGKILLed; all its processes were gone by T
 ///   exit NODE T STATUS           the node's s3lect exited by itself, seen gone at T
 ///   reaped NODE PID T            s3lect reaped PID (after SIGKILL) by T
-///   stop NODE T0 T1              the node's process groups were stopped during [T0, T1]
+///   stop NODE T0 T1              every process of the node was stopped during [T0, T1]
+///   freeze NODE T0 T1            the node's s3lect alone was stopped during [T0, T1]
 ///   fault KIND TARGET T0 T1 ...  a fault was in effect during [T0, T1]
-/// A command without `end` ends at the earliest later kill, exit or reaped record of its node
-/// (or pid), else at finish (and that is an error). A time more than a second outside
-/// [begin, finish] is an error too: it came from a clock other than the run's.
+/// A command ends at its tree's treeend. Without one (no watcher), at its `end`, else at the
+/// earliest later kill, exit or reaped record of its node (or pid), else at finish (and that is
+/// an error). With a watcher, a command without treeend is an error too. A time more than a
+/// second outside [begin, finish] is an error: it came from a clock other than the run's.
 chaos_log parse_chaos_log(std::istream& in);
 
 struct violation {
   std::string rule;  ///< overlap, term_order, term_reuse, liveness, log
   std::string message;
   std::vector<log_line> evidence;
+};
+
+/// What became of the job of a node whose s3lect alone was frozen or SIGKILLed while the job ran.
+struct lone_fault {
+  std::string kind;  ///< "freeze" or "kill"
+  std::string node;
+  micros at = 0;               ///< when the fault began
+  micros duration = 0;         ///< how long s3lect stayed frozen (0 for a kill)
+  micros tree_gone_after = 0;  ///< from the fault's start to the job's tree's end
+  bool outlived = false;       ///< the tree was still there after the freeze ended
+  log_line line;
 };
 
 struct chaos_report {
@@ -111,6 +136,9 @@ struct chaos_report {
   /// The closest call: the shortest time from one command's end to the next command's start
   /// on another node (handovers that overlapped are reported as overlaps instead).
   std::optional<micros> min_separation;
+  std::size_t lone_freezes = 0;         ///< freeze records: s3lect alone stopped
+  std::size_t lone_kills = 0;           ///< kill faults of s3lect alone (detail `s3lect-only`)
+  std::vector<lone_fault> lone_faults;  ///< those that hit a node while its job ran
   micros liveness_bound = 0;
   micros resume_window = 0;
   micros duration = 0;

@@ -1,6 +1,7 @@
 // The chaos checker's rules on hand-made logs: clean runs pass, and every kind of violation
 // (overlapping leaders, terms out of order or reused, a leader missing for too long, a time from
-// another clock) is caught with its evidence.
+// another clock) is caught with its evidence. With a tree watcher, a job lasts until its whole
+// process tree is gone, and only a stopped node (not a frozen s3lect) opens a resume window.
 #include "chaos_checker_core.hpp"
 
 #include <gtest/gtest.h>
@@ -368,6 +369,202 @@ TEST(ChaosChecker, ATimeOutsideTheRunIsFromAnotherClock) {
       "reaped node1 11 104.0009\n"
       "finish 104.0\n");
   EXPECT_TRUE(rounded.violations.empty()) << format_report(rounded, {});
+}
+
+TEST(ChaosChecker, AGrandchildOutlivingItsCommandOverlapsTheNextJob) {
+  // node1's command wrote its end at 103.0, but a daemon it started lived until 104.0, into
+  // node2's job.
+  chaos_log log;
+  const auto report = check(
+      "begin 100.0\n"
+      "treewatch 127.0.0.1:4000\n"
+      "start node1 1 100.5 11\n"
+      "end node1 1 103.0 11\n"
+      "start node2 2 103.2 22\n"
+      "treeend node1 1 11 104.0\n"
+      "end node2 2 106.0 22\n"
+      "treeend node2 2 22 106.001\n"
+      "finish 106.1\n",
+      &log);
+  ASSERT_EQ(rules(report), std::vector<std::string>{"overlap"}) << format_report(report, log);
+  const auto& v = report.violations[0];
+  EXPECT_NE(v.message.find("800.0 ms"), std::string::npos) << v.message;
+  ASSERT_EQ(v.evidence.size(), 6u);  // each job's start, its command's end and its tree's end
+  EXPECT_EQ(v.evidence[1].text, "end node1 1 103.0 11");
+  EXPECT_EQ(v.evidence[2].text, "treeend node1 1 11 104.0");
+  EXPECT_EQ(log.children[0].end_source, "treeend");
+
+  // The same with the daemon gone before node2 started: a clean handover.
+  const auto clean = check(
+      "begin 100.0\n"
+      "treewatch 127.0.0.1:4000\n"
+      "start node1 1 100.5 11\n"
+      "end node1 1 103.0 11\n"
+      "treeend node1 1 11 103.1\n"
+      "start node2 2 103.2 22\n"
+      "end node2 2 106.0 22\n"
+      "treeend node2 2 22 106.001\n"
+      "finish 106.1\n");
+  EXPECT_TRUE(clean.violations.empty()) << format_report(clean, {});
+  EXPECT_EQ(clean.min_separation, 100'000);  // from the tree's end, not the command's
+}
+
+TEST(ChaosChecker, ATreeOutlivingALoneKillOfS3lectOverlapsTheNextJob) {
+  // node1's s3lect alone was SIGKILLed at 101.0; its command died with it, a grandchild did
+  // not, and ran until 104.0 while node2 led from 103.5.
+  chaos_log log;
+  const auto report = check(
+      "begin 100.0\n"
+      "treewatch 127.0.0.1:4000\n"
+      "start node1 1 100.5 11\n"
+      "fault kill node1 101.0 101.8 s3lect-only\n"
+      "start node2 2 103.5 22\n"
+      "treeend node1 1 11 104.0\n"
+      "end node2 2 106.0 22\n"
+      "treeend node2 2 22 106.0\n"
+      "finish 106.0\n",
+      &log);
+  ASSERT_EQ(rules(report), std::vector<std::string>{"overlap"}) << format_report(report, log);
+  EXPECT_NE(report.violations[0].message.find("500.0 ms"), std::string::npos)
+      << report.violations[0].message;
+  EXPECT_EQ(report.lone_kills, 1u);
+  ASSERT_EQ(report.lone_faults.size(), 1u);
+  EXPECT_EQ(report.lone_faults[0].tree_gone_after, 3'000'000);
+
+  // The tree killed with s3lect: no overlap, and the time it took is reported.
+  const auto guarded = check(
+      "begin 100.0\n"
+      "treewatch 127.0.0.1:4000\n"
+      "start node1 1 100.5 11\n"
+      "fault kill node1 101.0 101.8 s3lect-only\n"
+      "treeend node1 1 11 101.004\n"
+      "start node2 2 103.5 22\n"
+      "end node2 2 106.0 22\n"
+      "treeend node2 2 22 106.0\n"
+      "finish 106.0\n",
+      &log);
+  EXPECT_TRUE(guarded.violations.empty()) << format_report(guarded, log);
+  ASSERT_EQ(guarded.lone_faults.size(), 1u);
+  EXPECT_EQ(guarded.lone_faults[0].kind, "kill");
+  EXPECT_EQ(guarded.lone_faults[0].tree_gone_after, 4'000);
+  EXPECT_NE(format_report(guarded, log)
+                .find("s3lect killed alone: 1\n  node1 at 1.000 s: its "
+                      "job's tree was gone 4.0 ms after\n"),
+            std::string::npos)
+      << format_report(guarded, log);
+}
+
+TEST(ChaosChecker, AFreezeOfS3lectAloneOpensNoResumeWindow) {
+  // node1's s3lect was frozen from 101 to 105 while its job ran on; node2 led from 104.0. The
+  // job never stopped, so every moment of the overlap counts (a stop would excuse it: below).
+  chaos_log log;
+  const std::string freeze_log =
+      "begin 100.0\n"
+      "treewatch 127.0.0.1:4000\n"
+      "start node1 1 100.5 11\n"
+      "freeze node1 101.0 105.0\n"
+      "start node2 2 104.0 22\n"
+      "end node1 1 105.3 11\n"
+      "treeend node1 1 11 105.3\n"
+      "end node2 2 108.0 22\n"
+      "treeend node2 2 22 108.0\n"
+      "finish 108.0\n";
+  const auto report = check(freeze_log, &log);
+  ASSERT_EQ(rules(report), std::vector<std::string>{"overlap"}) << format_report(report, log);
+  EXPECT_NE(report.violations[0].message.find("1300.0 ms"), std::string::npos)
+      << report.violations[0].message;
+  EXPECT_EQ(report.excused_overlaps, 0u);
+  EXPECT_EQ(report.faults_by_kind.at("freeze"), 1u);
+  EXPECT_EQ(report.lone_freezes, 1u);
+  ASSERT_EQ(report.lone_faults.size(), 1u);
+  EXPECT_EQ(report.lone_faults[0].tree_gone_after, 4'300'000);
+  EXPECT_TRUE(report.lone_faults[0].outlived);
+
+  // The same times as a stop of the whole node: node1's job did not run from 101 to 105, and
+  // the 300 ms after it resumed are inside its resume window.
+  std::string stop_log = freeze_log;
+  stop_log.replace(stop_log.find("freeze"), 6, "stop");
+  const auto stopped = check(stop_log, &log);
+  EXPECT_TRUE(stopped.violations.empty()) << format_report(stopped, log);
+  EXPECT_EQ(stopped.excused_overlaps, 1u);
+  EXPECT_EQ(stopped.lone_freezes, 0u);
+}
+
+TEST(ChaosChecker, AFreezeIsAFaultForTheLivenessBound) {
+  // The guardian ended node1's tree 1.4 s into the freeze; nobody led until 110.0, 7.6 s
+  // later, but within B of the freeze's end (107.0 + 5.9 s).
+  chaos_log log;
+  const auto report = check(
+      "begin 100.0\n"
+      "treewatch 127.0.0.1:4000\n"
+      "start node1 1 100.5 11\n"
+      "freeze node1 101.0 107.0\n"
+      "treeend node1 1 11 102.4\n"
+      "start node2 2 110.0 22\n"
+      "end node2 2 111.0 22\n"
+      "treeend node2 2 22 111.0\n"
+      "finish 111.0\n",
+      &log);
+  EXPECT_TRUE(report.violations.empty()) << format_report(report, log);
+  ASSERT_EQ(report.lone_faults.size(), 1u);
+  EXPECT_EQ(report.lone_faults[0].tree_gone_after, 1'400'000);
+  EXPECT_FALSE(report.lone_faults[0].outlived);
+}
+
+TEST(ChaosChecker, ALoneFaultConcernsTheJobOfTheS3lectItHit) {
+  // A daemon of node1's term-1 job still runs when node1's s3lect, leading again, is killed
+  // alone: the fault's outcome is about the term-2 job (an overlap of the two is reported too).
+  chaos_log log;
+  const auto report = check(
+      "begin 100.0\n"
+      "treewatch 127.0.0.1:4000\n"
+      "start node1 1 100.5 11\n"
+      "end node1 1 101.0 11\n"
+      "start node1 2 101.5 12\n"
+      "fault kill node1 102.0 102.5 s3lect-only\n"
+      "treeend node1 2 12 102.01\n"
+      "treeend node1 1 11 103.0\n"
+      "finish 103.0\n",
+      &log);
+  ASSERT_EQ(report.lone_faults.size(), 1u) << format_report(report, log);
+  EXPECT_EQ(report.lone_faults[0].tree_gone_after, 10'000);
+  EXPECT_EQ(rules(report), std::vector<std::string>{"overlap"});
+
+  // node1's s3lect was killed alone and restarted at 101.3; frozen at 102.0 before it led
+  // again, it had no job: the tree still running is its predecessor's.
+  const auto restarted = check(
+      "begin 100.0\n"
+      "treewatch 127.0.0.1:4000\n"
+      "start node1 1 100.5 11\n"
+      "fault kill node1 101.0 101.3 s3lect-only\n"
+      "freeze node1 102.0 102.5\n"
+      "treeend node1 1 11 103.0\n"
+      "finish 103.0\n",
+      &log);
+  EXPECT_EQ(restarted.lone_freezes, 1u);
+  ASSERT_EQ(restarted.lone_faults.size(), 1u) << format_report(restarted, log);
+  EXPECT_EQ(restarted.lone_faults[0].kind, "kill");
+}
+
+TEST(ChaosChecker, WithATreeWatcherEveryJobNeedsItsTreesEnd) {
+  // node2's tree was never seen to end: its end record says nothing about its grandchildren.
+  // A tree whose command died before its start record (node3) is counted, not checked.
+  chaos_log log;
+  const auto report = check(
+      "begin 100.0\n"
+      "treewatch 127.0.0.1:4000\n"
+      "start node1 1 100.5 11\n"
+      "end node1 1 101.0 11\n"
+      "treeend node1 1 11 101.0\n"
+      "start node2 2 101.5 22\n"
+      "end node2 2 102.0 22\n"
+      "treeend node3 3 33 102.5\n"
+      "finish 103.0\n",
+      &log);
+  ASSERT_EQ(rules(report), std::vector<std::string>{"log"}) << format_report(report, log);
+  EXPECT_NE(report.violations[0].message.find("line 6: no treeend"), std::string::npos)
+      << report.violations[0].message;
+  EXPECT_EQ(log.unmatched_tree_ends, 1u);
 }
 
 TEST(ChaosChecker, AnEndWithoutStartIsACommandThatNeverWorked) {
