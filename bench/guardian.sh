@@ -73,13 +73,20 @@ job_script() {
   fi
 }
 
-# Sums VmRSS and Pss (kB) of the processes named s3lect-guardian, s3lect-ns-wait and
-# s3lect-ns-init under `parent`.
+# Sums VmRSS and Pss (kB) of the guardian's processes: s3lect's child s3lect-guardian and, with
+# a PID namespace, its helpers s3lect-ns-wait and s3lect-ns-init below it.
 guardian_memory() {
-  local parent=$1 rss=0 pss=0 pid name kb
-  for pid in $(pgrep -P "$parent") $(pgrep -f 's3lect-guardian --control-fd' | grep -v "^$parent$"); do
-    name=$(cat "/proc/$pid/comm" 2>/dev/null) || continue
-    case $name in s3lect-guardia* | s3lect-ns-*) ;; *) continue ;; esac
+  local rss=0 pss=0 pid kb
+  local -a pending=("$1") found=()
+  while ((${#pending[@]})); do
+    for pid in $(pgrep -P "${pending[0]}"); do
+      case $(cat "/proc/$pid/comm" 2>/dev/null) in
+        s3lect-guardia* | s3lect-ns-*) found+=("$pid") pending+=("$pid") ;;
+      esac
+    done
+    pending=("${pending[@]:1}")
+  done
+  for pid in "${found[@]}"; do
     kb=$(awk '/^VmRSS:/ {print $2}' "/proc/$pid/status" 2>/dev/null) || continue
     rss=$((rss + kb))
     kb=$(awk '/^Pss:/ {print $2}' "/proc/$pid/smaps_rollup" 2>/dev/null) || kb=0
@@ -88,16 +95,19 @@ guardian_memory() {
   echo "$rss $pss"
 }
 
-# Starts the job's tree directly (no s3lect) for the baseline; echoes nothing.
+# The baseline: the same tree started directly (no s3lect), its processes SIGKILLed by one
+# `kill` (the PIDs found beforehand), timed the same way. Echoes microseconds.
 baseline_round() {
-  local fifo=$work/base.fifo start end
+  local fifo=$work/base.fifo start end pids
   marker=$((RANDOM * 32768 + RANDOM))
   rm -f "$fifo" && mkfifo "$fifo"
   setsid sh -c "$(job_script "$fifo" "$marker")" >/dev/null 2>&1 &
   exec 8<"$fifo"
+  sleep 0.2
+  pids=$(pgrep -f "sleep 600\\.$marker|exec 9>$fifo" | tr '\n' ' ')
   start=$(date +%s%N)
-  pkill -KILL -f "sleep 600\\.$marker" || true
-  pkill -KILL -f "exec 9>$fifo" || true
+  # shellcheck disable=SC2086  # a list of PIDs
+  kill -KILL $pids
   cat <&8 >/dev/null
   end=$(date +%s%N)
   exec 8<&-
@@ -118,7 +128,7 @@ guardian_round() {
   sleep 0.5       # Past start-up: the guardian idles as it will for hours.
   mem=$(guardian_memory "$node_pid")
   local processes
-  processes=$(pgrep -c -f "sleep 600\\.$marker")
+  processes=$(pgrep -c -f "^sleep 600\\.$marker")
   start=$(date +%s%N)
   kill -KILL "$node_pid"
   cat <&8 >/dev/null
@@ -135,7 +145,7 @@ guardian_round() {
   if [[ -n $released ]]; then
     release_ms=$(($(date -d "$released" +%s%3N) - start / 1000000))
   fi
-  echo "$(((end - start) / 1000)) $release_ms $mem $((processes + 1))"
+  echo "$(((end - start) / 1000)) $release_ms $mem $processes"
 }
 
 median() { sort -n | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
@@ -147,14 +157,14 @@ for round in $(seq "$runs"); do
   guardian_round "$round" >>"$work/guardian"
   baseline_round >>"$work/baseline"
 done
-awk '{ printf "round %d: job gone %.2f ms after kill -9 of s3lect, lock released after %d ms, guardian RSS %d kB PSS %d kB, %d job processes\n", NR, $1 / 1000, $2, $3, $4, $5 }' "$work/guardian"
+awk '{ printf "round %d: job gone %.2f ms after kill -9 of s3lect, lock released after %d ms, guardian RSS %d kB PSS %d kB, %d sleeps in the job\n", NR, $1 / 1000, $2, $3, $4, $5 }' "$work/guardian"
 gone_median=$(cut -d' ' -f1 "$work/guardian" | median)
 gone_max=$(cut -d' ' -f1 "$work/guardian" | max)
 base_median=$(median <"$work/baseline")
 release_median=$(cut -d' ' -f2 "$work/guardian" | median)
 awk -v g="$gone_median" -v m="$gone_max" -v b="$base_median" 'BEGIN {
   printf "kill -9 of s3lect -> every process of the job gone: median %.2f ms, max %.2f ms\n", g / 1000, m / 1000
-  printf "baseline, the same tree SIGKILLed directly: median %.2f ms (ratio %.1f)\n", b / 1000, g / b
+  printf "baseline, the same tree SIGKILLed directly by one kill: median %.2f ms (ratio %.1f)\n", b / 1000, g / b
 }'
 echo "kill -9 of s3lect -> lock released by the guardian: median $release_median ms"
 echo "guardian cost while the job runs: RSS $(cut -d' ' -f3 "$work/guardian" | median) kB," \

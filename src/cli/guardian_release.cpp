@@ -27,6 +27,7 @@ struct release_request {
   std::string nonce;
   std::string processes;  ///< How many processes it killed, for the log.
   std::string kill_ms;    ///< How long that took.
+  std::string holder;  ///< s3lect's id.
   std::optional<unsigned> slot;
   std::vector<std::string> run_args;
 };
@@ -47,13 +48,16 @@ std::optional<release_request> parse_request(const std::vector<std::string>& arg
       request.processes = value;
     } else if (args[i] == "--kill-ms") {
       request.kill_ms = value;
+    } else if (args[i] == "--holder") {
+      request.holder = value;
     } else if (args[i] == "--slot") {
       request.slot = static_cast<unsigned>(std::stoul(value));
     } else {
       return std::nullopt;
     }
   }
-  if (!has_term || request.nonce.empty() || i >= args.size() || args[i] != "--") {
+  if (!has_term || request.nonce.empty() || request.holder.empty() || i >= args.size() ||
+      args[i] != "--") {
     return std::nullopt;
   }
   request.run_args.assign(args.begin() + static_cast<std::ptrdiff_t>(i) + 1, args.end());
@@ -87,7 +91,7 @@ asio::awaitable<int> release_for_s3lect(s3_client& client, std::string key,
             {{"error", describe_store_error(read.error, read.info)}});
     co_return exit_store_error;
   }
-  if (const auto why = not_ours(read, request, options.elector.config.server_id)) {
+  if (const auto why = not_ours(read, request, request.holder)) {
     log.log(log_level::info, "not releasing the lock for s3lect: " + *why,
             {{"term", std::to_string(request.term)}});
     co_return exit_lost_race;
@@ -128,7 +132,7 @@ int run_guardian_release(const std::vector<std::string>& args) {
     url = slot_key(url, *request->slot);
   }
   const log_output log(options->elector.format, options->elector.level,
-                       {{"lock", url}, {"id", options->elector.config.server_id}});
+                       {{"lock", url}, {"id", request->holder}});
   log.log(log_level::warning, "s3lect is gone: its guardian killed the job, releasing the lock",
           {{"term", std::to_string(request->term)},
            {"processes", request->processes},

@@ -10,9 +10,9 @@
 namespace s3lect::cli {
 
 /// Runs it with the arguments after the subcommand:
-///   --term T --nonce N --processes K --kill-ms M [--slot S] -- ARGUMENTS OF `s3lect run`
+///   --term T --nonce N --processes K --kill-ms M --holder ID [--slot S] -- ARGUMENTS OF `run`
 /// It releases the record only if it is still exactly the one s3lect last told its guardian
-/// of (term T, nonce N, held by this node's id, not released), with If-Match on the ETag it
+/// of (term T, nonce N, held by ID, s3lect's id, not released), with If-Match on the ETag it
 /// read. Returns 0 when released, 8 when the record had changed (nothing written), 4 when the
 /// store failed, 2 on bad arguments.
 int run_guardian_release(const std::vector<std::string>& args);

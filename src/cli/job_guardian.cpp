@@ -35,10 +35,13 @@ guardian_request job_request(const supervisor& s, const guardian::lead_until& co
   request.command.environment = {{"S3LECT_TERM", std::to_string(confirmed.term)},
                                  {"S3LECT_LEADER_ID", s.options.elector.config.server_id},
                                  {"S3LECT_LOCK", s.options.store.url()}};
+  // The id s3lect runs with: a default one (HOSTNAME:PID) names s3lect's PID, which the
+  // release, run by the guardian, does not have.
+  request.release_args = {"--holder", s.options.elector.config.server_id};
   if (s.slot) {
     request.command.environment.back().second = slot_key(s.options.store.url(), *s.slot);
     request.command.environment.emplace_back("S3LECT_SLOT", std::to_string(*s.slot));
-    request.release_args = {"--slot", std::to_string(*s.slot)};
+    request.release_args.insert(request.release_args.end(), {"--slot", std::to_string(*s.slot)});
   }
   request.release_args.emplace_back("--");
   request.release_args.insert(request.release_args.end(), s.options.args.begin(),

@@ -63,6 +63,23 @@ TEST_F(CliIntegration, WhenS3lectIsKilledItsGuardianKillsTheTreeAndReleasesForAF
   ASSERT_TRUE(follower.wait(10s));
 }
 
+TEST_F(CliIntegration, AKilledS3lectWithTheDefaultIdIsReleasedToo) {
+  // The default id, HOSTNAME:PID, names s3lect's PID, not the PID of the release its guardian
+  // runs: the release must compare the record with s3lect's id.
+  auto args = run_args("unused");
+  args.resize(args.size() - 2);  // Without --id.
+  const std::string marker = job_marker();
+  args.insert(args.end(), {"--", "sh", "-c", job_tree_command(marker)});
+  auto& leader = start(args);
+  ASSERT_TRUE(eventually([&] { return processes_with(marker) == 3; }, 15s)) << leader.err();
+  ::kill(leader.pid, SIGKILL);
+  ASSERT_TRUE(leader.wait(10s));
+  EXPECT_TRUE(eventually(
+      [&] { return status().out().find("\"released\":true") != std::string::npos; }, 5s))
+      << leader.err();
+  EXPECT_EQ(processes_with(marker), 0);
+}
+
 TEST_F(CliIntegration, AJobThatDaemonizesIsKilledWithTheRestWhenLeadershipIsLost) {
   const std::string marker = job_marker();
   const auto port_at = s3.http_endpoint.rfind(':');
