@@ -12,10 +12,15 @@
 //   It only stamps lastUpdated: nothing may depend on it.
 // A suspended node processes nothing: replies, timers and peer requests that reach it wait and
 // are delivered in order when it wakes; its health endpoint answers nobody meanwhile. Requests
-// it sent before go on and land.
+// it sent before go on and land. A suspend freezes the whole machine: the s3lect process, its
+// guardian and its job. A process freeze stops only the s3lect process (its core and its health
+// endpoint); the guardian and the job run on. A crash kills the s3lect process (its guardian
+// kills the job and may release the lock: election_core_simulation_guardian.hpp) or the whole
+// machine (job and guardian die with it).
 #pragma once
 
 #include "election_core_simulation_checker.hpp"
+#include "election_core_simulation_jobs.hpp"
 #include "election_core_simulation_store.hpp"
 
 #include <algorithm>
@@ -38,10 +43,18 @@ struct scenario {
   bool rule_c = true;          ///< Nodes set max_clock_skew (with mixed configs, most do).
   bool mixed_configs = false;  ///< Each node draws its own timing and max_clock_skew.
   bool peer_mode = false;      ///< Stable followers check the leader's health endpoint.
+  /// In peer mode: every node watches, and every endpoint is s3lect's (full).
+  bool every_node_watches = false;
   /// The boot clock counts a suspend (CLOCK_BOOTTIME). False only in the negative control.
   bool boot_clock_counts_suspend = true;
   /// The first node's wall clock is 400 days ahead of everyone else's.
   bool a_wall_clock_a_year_ahead = false;
+  /// Negative control: s3lect tells its guardian "leading until S + D + (L − D)" instead of
+  /// S + D, so that a job outlives the lease.
+  bool guardian_deadline_a_lease_late = false;
+  /// Negative control: the guardian releases a dead process's lock whatever record it finds
+  /// (unless released), without comparing its nonce and term with the last write s3lect reported.
+  bool guardian_releases_unchecked = false;
 };
 
 enum class store_state { healthy, failing, hanging };
@@ -66,7 +79,13 @@ struct operation {
   get_result read_value;
   std::string read_nonce;  // the nonce of the record read, as the store knows it
   std::optional<std::string> new_etag;
+  /// Set for a guardian's request: its answer goes there instead of to the core.
+  std::function<void(error_code, const operation&)> guardian;
+  /// A guardian's released copy: when the s3lect process whose lock it releases died.
+  std::optional<nanoseconds> crashed_at;
 };
+
+struct crash_release;  // election_core_simulation_guardian.hpp
 
 /// A watch a leader's endpoint holds until its state changes or the watch time passes.
 struct held_watch {
@@ -97,7 +116,15 @@ struct node {
   bool suspended = false;
   nanoseconds suspended_since{0};
   std::uint64_t suspends = 0;
-  std::vector<std::function<void()>> deferred;  // what reached it while suspended
+  // Its s3lect process is frozen (SIGSTOP, a long pause) while the machine runs on.
+  bool frozen = false;
+  nanoseconds frozen_since{0};
+  std::uint64_t freezes_started = 0;
+  std::vector<std::function<void()>> deferred;  // what reached its core while it could not run
+  // The guardian of its s3lect process, and what reached it while the machine was suspended.
+  guardian_state guardian;
+  std::vector<std::function<void()>> guardian_deferred;
+  int machine = 0;  // a machine crash ends every guardian task of the machine
   std::shared_ptr<operation> op;
   std::string acquiring;  // the reason the core last logged for an acquisition
   std::uint64_t timer_generation = 0;
@@ -127,7 +154,9 @@ class world {
       : rng_(seed),
         scenario_(what),
         checker_([this](std::size_t n, steady_time t) { return first_real(nodes_[n], t); },
-                 timeline_) {
+                 timeline_),
+        jobs_([this](nanoseconds t, const std::string& what) { checker_.violation(t, what); },
+              timeline_) {
     const int count = 3 + static_cast<int>(rng_() % 3);
     std::optional<milliseconds> tightest_skew;
     for (int i = 0; i < count; ++i) {
@@ -147,6 +176,10 @@ class world {
         n.endpoint = kind < 4   ? endpoint_kind::full
                      : kind < 5 ? endpoint_kind::no_age
                                 : endpoint_kind::plain_only;
+        if (what.every_node_watches) {
+          n.config.peer.watch = true;
+          n.endpoint = endpoint_kind::full;
+        }
       }
       if (n.config.max_clock_skew) {
         tightest_skew =
@@ -156,6 +189,9 @@ class world {
       n.wall_offset = uniform(-std::chrono::minutes{15}, std::chrono::minutes{15});
       if (what.a_wall_clock_a_year_ahead && i == 0) n.wall_offset += std::chrono::hours{24 * 400};
       n.rate = 1.0 + (static_cast<double>(rng_() % 101) - 50.0) * 1e-6;  // ±50 ppm drift
+      // The kill grace G of `s3lect run`, which validates G < L − D: 5 % to 95 % of L − D.
+      n.guardian.kill_grace =
+          (n.config.lease - n.config.renew_deadline) * static_cast<int>(1 + rng_() % 19) / 20;
       nodes_.push_back(std::move(n));
     }
     // A slow store leaves room between a write and its first read; a fast one tests the rules
@@ -184,7 +220,8 @@ class world {
     for (std::size_t i = 0; i < nodes_.size(); ++i) {
       const node& n = nodes_[i];
       about << "; " << n.id << "@" << i << " L=" << n.config.lease.count()
-            << " D=" << n.config.renew_deadline.count() << " skew="
+            << " D=" << n.config.renew_deadline.count() << " G=" << n.guardian.kill_grace.count()
+            << " skew="
             << (n.config.max_clock_skew ? std::to_string(n.config.max_clock_skew->count())
                                         : std::string("off"))
             << " wall" << (n.wall_offset.count() >= 0 ? "+" : "") << in_ms(n.wall_offset)
@@ -218,7 +255,14 @@ class world {
   /// After the calm period, a healthy store and live nodes must have produced one leader.
   void check_liveness() const {
     int leaders = 0;
-    for (const node& n : nodes_) leaders += n.leader ? 1 : 0;
+    for (const node& n : nodes_) {
+      if (!n.leader) continue;
+      ++leaders;
+      const std::optional<running_job>& job = n.guardian.job;
+      EXPECT_TRUE(job && !job->stopping && job->term == n.core->held_record()->term)
+          << "the leader runs its job\n"
+          << timeline_.text() << dump();
+    }
     EXPECT_EQ(leaders, 1) << "after the calm period exactly one leader\n"
                           << timeline_.text() << dump();
     EXPECT_GT(gains_, 0u);
@@ -235,9 +279,10 @@ class world {
       const auto st = n.core ? n.core->status() : detail::core_status{};
       out << "\n"
           << n.label(i) << " alive=" << n.alive << " running=" << n.running
-          << " suspended=" << n.suspended << " part=" << n.partitioned
-          << " role=" << static_cast<int>(st.role) << " op=" << (n.op != nullptr)
-          << " leader=" << st.leader_id << " etag=" << st.etag
+          << " suspended=" << n.suspended << " frozen=" << n.frozen
+          << " job=" << (n.guardian.job ? std::to_string(n.guardian.job->term) : "-")
+          << " part=" << n.partitioned << " role=" << static_cast<int>(st.role)
+          << " op=" << (n.op != nullptr) << " leader=" << st.leader_id << " etag=" << st.etag
           << " mode=" << static_cast<int>(st.mode) << " err=" << st.last_error;
     }
     return out.str();
@@ -255,6 +300,16 @@ class world {
   std::uint64_t peer_answers() const { return peer_answers_; }
   /// Takeovers written straight after a leader's answer named its released record.
   std::uint64_t named_release_takeovers() const { return named_release_takeovers_; }
+  std::uint64_t frozen_leaders() const { return frozen_leaders_; }
+  std::size_t jobs() const { return jobs_.jobs(); }
+  /// Jobs the guardian killed at T + G because s3lect had not renewed (frozen, cut off).
+  std::uint64_t deadline_kills() const { return deadline_kills_; }
+  /// Released copies that guardians wrote after their s3lect process died.
+  std::size_t crash_releases() const { return crash_released_.size(); }
+  /// For each crash release taken over: from the crash to the next leadership.
+  const std::vector<nanoseconds>& crash_failovers() const { return crash_failovers_; }
+  /// For each crash release taken over: from its commit to the next leadership.
+  const std::vector<nanoseconds>& release_takeovers() const { return release_takeovers_; }
 
  private:
   struct event {
@@ -293,12 +348,24 @@ class world {
   void at(nanoseconds when, std::function<void()> action, bool chaos = false) {
     queue_.push(event{std::max(when, now_), seq_++, chaos, std::move(action)});
   }
-  /// Something that reaches node i at `when`: waits for the end of a suspend.
+  /// Something that reaches node i's s3lect process at `when`: waits for the end of a suspend
+  /// or a freeze.
   void at_node(std::size_t i, nanoseconds when, std::function<void()> action) {
     at(when, [this, i, action = std::move(action)] {
       node& n = nodes_[i];
-      if (n.suspended) {
+      if (n.suspended || n.frozen) {
         n.deferred.push_back(action);
+      } else {
+        action();
+      }
+    });
+  }
+  /// Something that reaches node i's guardian at `when`: waits for the end of a suspend only.
+  void at_guardian(std::size_t i, nanoseconds when, std::function<void()> action) {
+    at(when, [this, i, action = std::move(action)] {
+      node& n = nodes_[i];
+      if (n.suspended) {
+        n.guardian_deferred.push_back(action);
       } else {
         action();
       }
@@ -395,7 +462,7 @@ class world {
               t,
               [this, length] {
                 const std::size_t i = target();
-                crash(i);
+                crash(i, chance(0.3));
                 at(now_ + length, [this, i] { restart(i, true); });
               },
               true);
@@ -416,9 +483,12 @@ class world {
               t, [this] { resign(target()); }, true);
           break;
         case 6:
-        case 7:
           at(
               t, [this] { suspend(target(), uniform(1s, 4 * 15s)); }, true);
+          break;
+        case 7:
+          at(
+              t, [this] { freeze_process(target(), uniform(1s, 4 * 15s)); }, true);
           break;
         case 8:
           at(
@@ -430,12 +500,22 @@ class world {
     }
   }
 
-  void crash(std::size_t i) {
+  // The s3lect process dies; with `machine`, the whole machine (a suspended machine's processes
+  // cannot die alone): its guardian and job die too.
+  void crash(std::size_t i, bool machine) {
     node& n = nodes_[i];
     if (!n.alive) return;
-    note(n.label(i), n.suspended ? "SIM crashed while suspended" : "SIM crashed");
-    if (n.leader) checker_.ended(n.period, n.suspended ? n.suspended_since : now_);
+    machine = machine || n.suspended;
+    note(n.label(i), std::string(machine ? "SIM machine crashed" : "SIM process crashed") +
+                         (n.suspended ? " while suspended"
+                          : n.frozen  ? " while frozen"
+                                      : ""));
+    if (n.leader) {
+      checker_.ended(n.period, n.suspended ? n.suspended_since : n.frozen ? n.frozen_since : now_);
+    }
+    guardian_process_died(i, machine);
     end_suspend(i);
+    n.frozen = false;
     n.deferred.clear();
     n.leader = false;
     n.alive = false;
@@ -453,14 +533,14 @@ class world {
 
   void stop(std::size_t i) {
     node& n = nodes_[i];
-    if (!n.alive || !n.running || n.suspended) return;  // a suspended process calls nothing
+    if (!n.alive || !n.running || n.suspended || n.frozen) return;  // it calls nothing
     note(n.label(i), "SIM stop()");
     apply(i, n.core->stop(local(n, now_)));
   }
 
   void resign(std::size_t i) {
     node& n = nodes_[i];
-    if (!n.alive || !n.running || n.suspended) return;
+    if (!n.alive || !n.running || n.suspended || n.frozen) return;
     const auto hold_off = std::chrono::duration_cast<milliseconds>(uniform(0s, 20s));
     note(n.label(i), "SIM resign() hold_off=" + std::to_string(hold_off.count()) + "ms");
     apply(i, n.core->resign(local(n, now_), hold_off));
@@ -470,7 +550,7 @@ class world {
     node& n = nodes_[i];
     const bool stopping = n.alive && n.running && n.core->role() == core_role::stopping;
     if (n.alive && n.running && !stopping) return;
-    if (stopping || n.op || n.suspended) {  // a stop still releasing: try again later
+    if (stopping || n.op || n.suspended || n.frozen) {  // still releasing: try again later
       at(now_ + 1s, [this, i, fresh] { restart(i, fresh); });
       return;
     }
@@ -481,6 +561,7 @@ class world {
       n.leader = false;
       n.first_read.clear();
       n.told.clear();
+      new_guardian(i);
     }
     n.alive = true;
     n.running = true;
@@ -496,15 +577,49 @@ class world {
     n.suspended_since = now_;
     const std::uint64_t which = ++n.suspends;
     note(n.label(i), "SIM suspended for " + in_ms(length) + (n.leader ? " (leader)" : ""));
+    guardian_machine_suspended(i);
     at(now_ + length, [this, i, which] {
       node& m = nodes_[i];
       if (!m.suspended || m.suspends != which) return;
       end_suspend(i);
       note(m.label(i), "SIM woke up");
-      answer_changed_watches(i);
-      auto deferred = std::move(m.deferred);
-      m.deferred.clear();
-      for (auto& action : deferred) at_node(i, now_, std::move(action));
+      guardian_machine_woke(i);  // first: a job past its deadline must not act on waking
+      if (!m.frozen) answer_changed_watches(i);
+      redeliver(i);
+    });
+  }
+
+  // What waited for the node's s3lect process: delivered in order, or deferred again if it
+  // still cannot run.
+  void redeliver(std::size_t i) {
+    auto deferred = std::move(nodes_[i].deferred);
+    nodes_[i].deferred.clear();
+    for (auto& action : deferred) at_node(i, now_, std::move(action));
+  }
+
+  // Freezes node i's s3lect process for `length`; its guardian and job run on. Some freezes end
+  // with the process killed (a watchdog, the OOM killer, an operator's kill -9 of a hung process).
+  void freeze_process(std::size_t i, nanoseconds length) {
+    node& n = nodes_[i];
+    if (!n.alive || n.frozen) return;
+    if (n.leader) ++frozen_leaders_;
+    n.frozen = true;
+    n.frozen_since = now_;
+    const std::uint64_t which = ++n.freezes_started;
+    const bool killed = chance(0.3);
+    note(n.label(i), "SIM process frozen for " + in_ms(length) + (n.leader ? " (leader)" : "") +
+                         (killed ? ", then killed" : ""));
+    at(now_ + length, [this, i, which, killed] {
+      node& m = nodes_[i];
+      if (!m.frozen || m.freezes_started != which) return;
+      if (killed) {
+        crash(i, false);
+        return at(now_ + uniform(1s, 25s), [this, i] { restart(i, true); });
+      }
+      m.frozen = false;
+      note(m.label(i), "SIM process thawed");
+      if (!m.suspended) answer_changed_watches(i);
+      redeliver(i);
     });
   }
 
@@ -567,6 +682,7 @@ class world {
         if (!changed->leader_id.empty()) n.released.reset();
       }
     }
+    guardian_after_step(i, s);
     if (n.leader && n.core->is_leader()) checker_.renewed(n.period, *n.core->leadership_deadline());
     if (s.operation) {
       ASSERT_FALSE(n.op) << n.label(i) << ": a second operation while one is in flight";
@@ -595,6 +711,14 @@ class world {
                                n.core->leadership_deadline(), store_->acquisition_of(gained.term));
     n.leader = true;
     ++gains_;
+    const acquisition* taken = store_->acquisition_of(gained.term);
+    if (taken && taken->kind == acquisition_kind::released) {
+      const auto release = crash_released_.find(taken->replaced_committed);
+      if (release != crash_released_.end()) {
+        crash_failovers_.push_back(now_ - release->second);
+        release_takeovers_.push_back(now_ - release->first);
+      }
+    }
   }
 
   void start_operation(std::size_t i, storage_request request) {
@@ -615,6 +739,13 @@ class world {
         if (told != n.told.end()) op->evidence = std::min(*op->evidence, told->second);
       }
     }
+    send_to_store(i, op);
+  }
+
+  // A request of node i (its core's or its guardian's) meets the store's faults and latency.
+  void send_to_store(std::size_t i, const std::shared_ptr<operation>& op) {
+    const node& n = nodes_[i];
+    const bool is_write = op->request.type == storage_request::kind::write;
     const nanoseconds worst = n.config.retry.worst_case(n.config.request_timeout);
     const store_state state =
         n.partitioned ? (chance(0.5) ? store_state::hanging : store_state::failing) : state_;
@@ -647,14 +778,13 @@ class world {
     const nanoseconds answer = reach + uniform(1ms, store_latency_);
     reach_store(op, reach, uniform(0ms, answer - reach));
     const bool garble = is_write && chance(0.05 * fault);  // 500 after the fact (Ceph's too)
-    const int incarnation = n.incarnation;
-    at_node(i, answer, [this, i, op, incarnation, garble] {
-      if (nodes_[i].incarnation != incarnation) return;
-      if (garble) return deliver(i, op, errc::server_error);
-      if (op->request.type == storage_request::kind::write && !op->new_etag) {
-        return deliver(i, op, errc::precondition_failed);
-      }
-      deliver(i, op, {});
+    // The answer says what the store did, known once the request has reached it.
+    at(answer, [this, i, op, garble] {
+      const bool lost_race = op->request.type == storage_request::kind::write && !op->new_etag;
+      reply_later(i, op, now_,
+                  garble      ? error_code(errc::server_error)
+                  : lost_race ? error_code(errc::precondition_failed)
+                              : error_code());
     });
   }
 
@@ -670,6 +800,7 @@ class world {
       }
       op->new_etag = store_->write(op->request.body, op->request.condition, op->sender, fe, now_);
       if (op->new_etag) committed(*op);
+      if (op->new_etag && op->crashed_at) crash_released_.emplace(now_, *op->crashed_at);
     });
   }
 
@@ -713,8 +844,18 @@ class world {
                                  " sooner than rule (b) allows, without rule (c)");
   }
 
+  // The answer to `op` reaches node i at `when`: its core (dropped if that process is gone) or
+  // its guardian (dropped if the machine is).
   void reply_later(std::size_t i, const std::shared_ptr<operation>& op, nanoseconds when,
                    error_code ec) {
+    if (op->guardian) {
+      const int machine = nodes_[i].machine;
+      return at_guardian(i, when, [this, i, op, machine, ec] {
+        if (nodes_[i].machine != machine || op->replied) return;
+        op->replied = true;
+        op->guardian(ec, *op);
+      });
+    }
     const int incarnation = nodes_[i].incarnation;
     at_node(i, when, [this, i, op, incarnation, ec] {
       if (nodes_[i].incarnation != incarnation) return;
@@ -888,11 +1029,33 @@ class world {
     }
   }
 
+  // --- jobs and guardians: defined in election_core_simulation_guardian.hpp --------------------
+
+  void new_guardian(std::size_t i);
+  void guardian_after_step(std::size_t i, const step& s);
+  void report_to_guardian(std::size_t i);
+  void job_told_to_stop(std::size_t i);
+  void start_job(std::size_t i, std::uint64_t term);
+  void kill_job(std::size_t i, const std::string& how);
+  void arm_guardian(std::size_t i);
+  void guardian_machine_suspended(std::size_t i);
+  void guardian_machine_woke(std::size_t i);
+  void guardian_process_died(std::size_t i, bool machine);
+  void crash_release_read(const std::shared_ptr<crash_release>& task);
+  void crash_release_decide(const std::shared_ptr<crash_release>& task, const get_result& read);
+  void crash_release_write(const std::shared_ptr<crash_release>& task, const lock_record& record,
+                           const std::string& etag);
+  void guardian_request(const std::shared_ptr<crash_release>& task, storage_request request,
+                        std::function<void(error_code, const operation&)> done);
+  bool crash_release_over(const crash_release& task, const std::string& why);
+  std::string guardian_nonce();
+
   std::mt19937_64 rng_;
   scenario scenario_;
   std::string description_;  // the seed's draw: nodes, configs, clocks, store
   timeline timeline_;
   leadership_checker checker_;
+  job_checker jobs_;
   std::vector<node> nodes_;
   std::optional<sim_store> store_;
   store_state state_ = store_state::healthy;
@@ -907,6 +1070,11 @@ class world {
   std::uint64_t suspended_leaders_ = 0;
   std::uint64_t peer_answers_ = 0;
   std::uint64_t named_release_takeovers_ = 0;
+  std::uint64_t frozen_leaders_ = 0;
+  std::uint64_t deadline_kills_ = 0;
+  std::map<nanoseconds, nanoseconds> crash_released_;  // commit of a crash release -> the crash
+  std::vector<nanoseconds> crash_failovers_;
+  std::vector<nanoseconds> release_takeovers_;
 };
 
 }  // namespace s3lect::test::simulation
