@@ -30,7 +30,10 @@
 // A failure prints the seed, the scenario and the timeline before the first violation.
 // SIM_TRACE=1 prints every core's log lines and the simulation's events as they happen, with
 // the simulated time in milliseconds; SIM_SEED=s runs seed s alone.
+#include "election_core_simulation_endpoint.hpp"
+#include "election_core_simulation_faults.hpp"
 #include "election_core_simulation_guardian.hpp"
+#include "election_core_simulation_layer.hpp"
 
 #include <algorithm>
 #include <cstdio>

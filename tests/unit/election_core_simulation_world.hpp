@@ -17,6 +17,10 @@
 // endpoint); the guardian and the job run on. A crash kills the s3lect process (its guardian
 // kills the job and may release the lock: election_core_simulation_guardian.hpp) or the whole
 // machine (job and guardian die with it).
+//
+// The class is defined here; its member functions for the faults, the coroutine layer, the
+// health endpoints and the guardians are defined in election_core_simulation_{faults,layer,
+// endpoint,guardian}.hpp, which the test includes.
 #pragma once
 
 #include "election_core_simulation_checker.hpp"
@@ -373,7 +377,7 @@ class world {
   }
   void note(const std::string& who, std::string_view what) { timeline_.add(now_, who, what); }
 
-  // --- clocks ---------------------------------------------------------------------------------
+  // --- clocks ------------------------------------------------------------------------------------
 
   // Real time before `t` during which the node's boot clock stood still.
   nanoseconds frozen_before(const node& n, nanoseconds t) const {
@@ -412,231 +416,19 @@ class world {
     return t;
   }
 
-  // --- faults ---------------------------------------------------------------------------------
+  // --- faults: defined in election_core_simulation_faults.hpp ------------------------------------
 
-  // Faults hit the leader half the time: that is where they matter.
-  std::size_t target() {
-    if (chance(0.5)) {
-      for (std::size_t i = 0; i < nodes_.size(); ++i) {
-        if (nodes_[i].leader) return i;
-      }
-    }
-    return rng_() % nodes_.size();
-  }
-
-  void schedule_chaos(nanoseconds until) {
-    for (nanoseconds t = uniform(5s, 40s); t < until; t += uniform(5s, 60s)) {
-      const unsigned what = rng_() % 10;
-      const nanoseconds length = uniform(1s, 25s);
-      switch (what) {
-        case 0:
-        case 1:
-          at(
-              t,
-              [this, what, length] {
-                state_ = what == 0 ? store_state::failing : store_state::hanging;
-                note("SIM", what == 0 ? "store failing" : "store hanging");
-                at(now_ + length, [this] {
-                  state_ = store_state::healthy;
-                  note("SIM", "store healthy");
-                });
-              },
-              true);
-          break;
-        case 2:
-          at(
-              t,
-              [this, length] {
-                const std::size_t i = target();
-                nodes_[i].partitioned = true;
-                note(nodes_[i].label(i), "SIM partitioned");
-                at(now_ + length, [this, i] {
-                  nodes_[i].partitioned = false;
-                  note(nodes_[i].label(i), "SIM partition healed");
-                });
-              },
-              true);
-          break;
-        case 3:
-          at(
-              t,
-              [this, length] {
-                const std::size_t i = target();
-                crash(i, chance(0.3));
-                at(now_ + length, [this, i] { restart(i, true); });
-              },
-              true);
-          break;
-        case 4:
-          at(
-              t,
-              [this, length] {
-                const std::size_t i = target();
-                stop(i);
-                const bool fresh = chance(0.5);
-                at(now_ + length, [this, i, fresh] { restart(i, fresh); });
-              },
-              true);
-          break;
-        case 5:
-          at(
-              t, [this] { resign(target()); }, true);
-          break;
-        case 6:
-          at(
-              t, [this] { suspend(target(), uniform(1s, 4 * 15s)); }, true);
-          break;
-        case 7:
-          at(
-              t, [this] { freeze_process(target(), uniform(1s, 4 * 15s)); }, true);
-          break;
-        case 8:
-          at(
-              t, [this] { step_wall_clock(target()); }, true);
-          break;
-        default:
-          break;  // quiet
-      }
-    }
-  }
-
-  // The s3lect process dies; with `machine`, the whole machine (a suspended machine's processes
-  // cannot die alone): its guardian and job die too.
-  void crash(std::size_t i, bool machine) {
-    node& n = nodes_[i];
-    if (!n.alive) return;
-    machine = machine || n.suspended;
-    note(n.label(i), std::string(machine ? "SIM machine crashed" : "SIM process crashed") +
-                         (n.suspended ? " while suspended"
-                          : n.frozen  ? " while frozen"
-                                      : ""));
-    if (n.leader) {
-      checker_.ended(n.period, n.suspended ? n.suspended_since : n.frozen ? n.frozen_since : now_);
-    }
-    guardian_process_died(i, machine);
-    end_suspend(i);
-    n.frozen = false;
-    n.deferred.clear();
-    n.leader = false;
-    n.alive = false;
-    n.running = false;
-    ++n.incarnation;  // its replies and timers are dropped; requests on the wire still land
-    n.core.reset();   // a restart is a new process, whatever restart was scheduled
-    n.op.reset();
-    n.first_read.clear();
-    n.told.clear();
-    for (const held_watch& watch : n.watches) {
-      reply_later(watch.follower, watch.op, now_ + uniform(1ms, 30ms), errc::connection_lost);
-    }
-    n.watches.clear();
-  }
-
-  void stop(std::size_t i) {
-    node& n = nodes_[i];
-    if (!n.alive || !n.running || n.suspended || n.frozen) return;  // it calls nothing
-    note(n.label(i), "SIM stop()");
-    apply(i, n.core->stop(local(n, now_)));
-  }
-
-  void resign(std::size_t i) {
-    node& n = nodes_[i];
-    if (!n.alive || !n.running || n.suspended || n.frozen) return;
-    const auto hold_off = std::chrono::duration_cast<milliseconds>(uniform(0s, 20s));
-    note(n.label(i), "SIM resign() hold_off=" + std::to_string(hold_off.count()) + "ms");
-    apply(i, n.core->resign(local(n, now_), hold_off));
-  }
-
-  void restart(std::size_t i, bool fresh) {
-    node& n = nodes_[i];
-    const bool stopping = n.alive && n.running && n.core->role() == core_role::stopping;
-    if (n.alive && n.running && !stopping) return;
-    if (stopping || n.op || n.suspended || n.frozen) {  // still releasing: try again later
-      at(now_ + 1s, [this, i, fresh] { restart(i, fresh); });
-      return;
-    }
-    if (fresh || !n.core) {
-      ++n.incarnation;
-      n.core = std::make_unique<election_core>(with_id(n.config, i));
-      n.op.reset();
-      n.leader = false;
-      n.first_read.clear();
-      n.told.clear();
-      new_guardian(i);
-    }
-    n.alive = true;
-    n.running = true;
-    note(n.label(i), fresh ? "SIM started (new process)" : "SIM started again");
-    apply(i, n.core->start(local(n, now_)));
-  }
-
-  void suspend(std::size_t i, nanoseconds length) {
-    node& n = nodes_[i];
-    if (!n.alive || n.suspended) return;
-    if (n.leader) ++suspended_leaders_;
-    n.suspended = true;
-    n.suspended_since = now_;
-    const std::uint64_t which = ++n.suspends;
-    note(n.label(i), "SIM suspended for " + in_ms(length) + (n.leader ? " (leader)" : ""));
-    guardian_machine_suspended(i);
-    at(now_ + length, [this, i, which] {
-      node& m = nodes_[i];
-      if (!m.suspended || m.suspends != which) return;
-      end_suspend(i);
-      note(m.label(i), "SIM woke up");
-      guardian_machine_woke(i);  // first: a job past its deadline must not act on waking
-      if (!m.frozen) answer_changed_watches(i);
-      redeliver(i);
-    });
-  }
-
-  // What waited for the node's s3lect process: delivered in order, or deferred again if it
-  // still cannot run.
-  void redeliver(std::size_t i) {
-    auto deferred = std::move(nodes_[i].deferred);
-    nodes_[i].deferred.clear();
-    for (auto& action : deferred) at_node(i, now_, std::move(action));
-  }
-
-  // Freezes node i's s3lect process for `length`; its guardian and job run on. Some freezes end
-  // with the process killed (a watchdog, the OOM killer, an operator's kill -9 of a hung process).
-  void freeze_process(std::size_t i, nanoseconds length) {
-    node& n = nodes_[i];
-    if (!n.alive || n.frozen) return;
-    if (n.leader) ++frozen_leaders_;
-    n.frozen = true;
-    n.frozen_since = now_;
-    const std::uint64_t which = ++n.freezes_started;
-    const bool killed = chance(0.3);
-    note(n.label(i), "SIM process frozen for " + in_ms(length) + (n.leader ? " (leader)" : "") +
-                         (killed ? ", then killed" : ""));
-    at(now_ + length, [this, i, which, killed] {
-      node& m = nodes_[i];
-      if (!m.frozen || m.freezes_started != which) return;
-      if (killed) {
-        crash(i, false);
-        return at(now_ + uniform(1s, 25s), [this, i] { restart(i, true); });
-      }
-      m.frozen = false;
-      note(m.label(i), "SIM process thawed");
-      if (!m.suspended) answer_changed_watches(i);
-      redeliver(i);
-    });
-  }
-
-  void end_suspend(std::size_t i) {
-    node& n = nodes_[i];
-    if (!n.suspended) return;
-    n.suspended = false;
-    if (!scenario_.boot_clock_counts_suspend) n.freezes.push_back({n.suspended_since, now_});
-  }
-
-  void step_wall_clock(std::size_t i) {
-    node& n = nodes_[i];
-    const nanoseconds size = chance(0.5) ? uniform(1s, 59s) : uniform(1min, 10min);
-    const nanoseconds by = chance(0.5) ? size : -size;
-    n.wall_offset += by;
-    note(n.label(i), "SIM wall clock stepped by " + in_ms(by));
-  }
+  std::size_t target();
+  void schedule_chaos(nanoseconds until);
+  void crash(std::size_t i, bool machine);
+  void stop(std::size_t i);
+  void resign(std::size_t i);
+  void restart(std::size_t i, bool fresh);
+  void suspend(std::size_t i, nanoseconds length);
+  void redeliver(std::size_t i);
+  void freeze_process(std::size_t i, nanoseconds length);
+  void end_suspend(std::size_t i);
+  void step_wall_clock(std::size_t i);
 
   elector_config with_id(elector_config config, std::size_t i) {
     const node& n = nodes_[i];
@@ -654,382 +446,35 @@ class world {
     return config;
   }
 
-  // --- the coroutine layer, simulated ----------------------------------------------------------
+  // --- the coroutine layer, simulated: election_core_simulation_layer.hpp ------------------------
 
-  void apply(std::size_t i, step s) {
-    node& n = nodes_[i];
-    const instant here = local(n, now_);
-    if (s.wake_at) {
-      ASSERT_GT(*s.wake_at, here.steady) << n.label(i) << ": timer would spin";
-    }
-    if (s.cancel_operation) {
-      ASSERT_TRUE(n.op) << n.label(i) << ": cancel without an operation";
-      reply_later(i, n.op, now_ + 1ms, boost::asio::error::operation_aborted);
-    }
-    for (const core_notice& notice : s.notices) {
-      if (const auto* gained = std::get_if<leadership_gained>(&notice)) on_gained(i, *gained);
-      if (std::get_if<leadership_lost>(&notice) && n.leader) {
-        n.leader = false;
-        checker_.ended(n.period, now_);
-      }
-      if (std::get_if<detail::core_stopped>(&notice)) n.running = false;
-      if (const auto* finished = std::get_if<detail::release_finished>(&notice)) {
-        if (finished->released) {
-          n.released = detail::peer_answer::released_record{finished->etag, finished->term};
-        }
-      }
-      if (const auto* changed = std::get_if<detail::leader_changed>(&notice)) {
-        if (!changed->leader_id.empty()) n.released.reset();
-      }
-    }
-    guardian_after_step(i, s);
-    if (n.leader && n.core->is_leader()) checker_.renewed(n.period, *n.core->leadership_deadline());
-    if (s.operation) {
-      ASSERT_FALSE(n.op) << n.label(i) << ": a second operation while one is in flight";
-      start_operation(i, std::move(*s.operation));
-    }
-    ++n.timer_generation;
-    if (s.wake_at) arm_timer(i, *s.wake_at, n.timer_generation, n.incarnation);
-    EXPECT_EQ(n.core->is_leader(), n.leader) << n.label(i);
-    count_write_serial(i);
-    answer_changed_watches(i);
-  }
-
-  void arm_timer(std::size_t i, steady_time when, std::uint64_t generation, int incarnation) {
-    at_node(i, first_real(nodes_[i], when).value_or(now_), [=, this] {
-      node& n = nodes_[i];
-      if (n.incarnation != incarnation || n.timer_generation != generation || !n.alive) return;
-      // A boot clock that stopped during a suspend reaches the time later than planned.
-      if (local(n, now_).steady < when) return arm_timer(i, when, generation, incarnation);
-      apply(i, n.core->on_timer(local(n, now_)));
-    });
-  }
-
-  void on_gained(std::size_t i, const leadership_gained& gained) {
-    node& n = nodes_[i];
-    n.period = checker_.gained(now_, n.process(i), n.label(i), gained.term, n.config,
-                               n.core->leadership_deadline(), store_->acquisition_of(gained.term));
-    n.leader = true;
-    ++gains_;
-    const acquisition* taken = store_->acquisition_of(gained.term);
-    if (taken && taken->kind == acquisition_kind::released) {
-      const auto release = crash_released_.find(taken->replaced_committed);
-      if (release != crash_released_.end()) {
-        crash_failovers_.push_back(now_ - release->second);
-        release_takeovers_.push_back(now_ - release->first);
-      }
-    }
-  }
-
-  void start_operation(std::size_t i, storage_request request) {
-    node& n = nodes_[i];
-    auto op = std::make_shared<operation>();
-    op->request = std::move(request);
-    op->sender = n.process(i);
-    op->sent = local(n, now_).steady;
-    n.op = op;
-    if (op->request.type == storage_request::kind::peer_check) return start_peer_check(i, op);
-    const bool is_write = op->request.type == storage_request::kind::write;
-    if (is_write) op->reason = std::exchange(n.acquiring, {});
-    if (is_write && op->request.condition.type == put_condition::kind::if_match) {
-      const auto seen = n.first_read.find(op->request.condition.etag);
-      if (seen != n.first_read.end()) {
-        op->evidence = seen->second.first;
-        const auto told = n.told.find(seen->second.second);
-        if (told != n.told.end()) op->evidence = std::min(*op->evidence, told->second);
-      }
-    }
-    send_to_store(i, op);
-  }
-
-  // A request of node i (its core's or its guardian's) meets the store's faults and latency.
-  void send_to_store(std::size_t i, const std::shared_ptr<operation>& op) {
-    const node& n = nodes_[i];
-    const bool is_write = op->request.type == storage_request::kind::write;
-    const nanoseconds worst = n.config.retry.worst_case(n.config.request_timeout);
-    const store_state state =
-        n.partitioned ? (chance(0.5) ? store_state::hanging : store_state::failing) : state_;
-    const error_code unknown =
-        is_write ? error_code(errc::outcome_unknown) : error_code(errc::timeout);
-    switch (state) {
-      case store_state::hanging:
-        if (is_write && chance(0.1)) reach_store(op, now_ + worst + uniform(0ms, 3000ms));
-        reply_later(i, op, now_ + worst, unknown);
-        return;
-      case store_state::failing:
-        if (is_write && chance(0.3)) reach_store(op, now_ + uniform(0ms, 200ms));
-        reply_later(i, op, now_ + uniform(0ms, 200ms) + (chance(0.5) ? worst / 2 : nanoseconds{}),
-                    is_write ? error_code(errc::outcome_unknown) : error_code(errc::server_error));
-        return;
-      case store_state::healthy:
-        break;
-    }
-    const nanoseconds reach = now_ + uniform(1ms, store_latency_);
-    const double fault = calm_ ? 0.0 : 1.0;  // the calm period checks liveness: no faults
-    if (chance(0.03 * fault)) {  // lost reply, or a request stuck until its timeout that lands
-      reach_store(op, chance(0.5) ? reach : now_ + worst + uniform(0ms, 3000ms));
-      reply_later(i, op, now_ + worst, unknown);
-      return;
-    }
-    if (is_write && chance(0.02 * fault)) {  // 409: undecided, nothing written
-      reply_later(i, op, reach, errc::conflict);
-      return;
-    }
-    const nanoseconds answer = reach + uniform(1ms, store_latency_);
-    reach_store(op, reach, uniform(0ms, answer - reach));
-    const bool garble = is_write && chance(0.05 * fault);  // 500 after the fact (Ceph's too)
-    // The answer says what the store did, known once the request has reached it.
-    at(answer, [this, i, op, garble] {
-      const bool lost_race = op->request.type == storage_request::kind::write && !op->new_etag;
-      reply_later(i, op, now_,
-                  garble      ? error_code(errc::server_error)
-                  : lost_race ? error_code(errc::precondition_failed)
-                              : error_code());
-    });
-  }
-
-  // The request reaches the store at `when`; a GET's answer is dated up to `dating` later.
+  void apply(std::size_t i, step s);
+  void arm_timer(std::size_t i, steady_time when, std::uint64_t generation, int incarnation);
+  void on_gained(std::size_t i, const leadership_gained& gained);
+  void start_operation(std::size_t i, storage_request request);
+  void send_to_store(std::size_t i, const std::shared_ptr<operation>& op);
   void reach_store(const std::shared_ptr<operation>& op, nanoseconds when,
-                   nanoseconds dating = nanoseconds{0}) {
-    at(when, [this, op, dating] {
-      const std::size_t fe = rng_() % store_->front_ends();
-      if (op->request.type == storage_request::kind::read) {
-        op->read_value = store_->read(fe, now_ + dating);
-        if (store_->current()) op->read_nonce = store_->current()->record.nonce;
-        return;
-      }
-      op->new_etag = store_->write(op->request.body, op->request.condition, op->sender, fe, now_);
-      if (op->new_etag) committed(*op);
-      if (op->new_etag && op->crashed_at) crash_released_.emplace(now_, *op->crashed_at);
-    });
-  }
-
-  // A write of `op` just landed: checks what the store alone can tell.
-  void committed(const operation& op) {
-    const stored_version& version = *store_->current();
-    const node& n = nodes_[op.sender.node];
-    const std::string who =
-        n.id + "@" + std::to_string(op.sender.node) + "#" + std::to_string(op.sender.incarnation);
-    if (version.record.released) {
-      note(who,
-           "STORE released term=" + std::to_string(version.record.term) + " " + version.value.etag);
-      checker_.released(now_, op.sender);
-      return;
-    }
-    const acquisition* taken = store_->acquisition_of(version.record.term);
-    if (!taken || taken->committed != now_ || !(taken->writer == op.sender)) return;  // renewal
-    note(who, std::string("STORE acquired term=") + std::to_string(version.record.term) + " " +
-                  version.value.etag + " kind=" + to_string(taken->kind));
-    if (taken->kind != acquisition_kind::expired) return;
-    ++expiry_takeovers_;
-    // A held record of another process taken for released, absent or ours skipped the expiry
-    // rule's wait (and the acquire grace).
-    if (op.reason != "expired") {
-      checker_.violation(
-          now_, who + " took over a held record of another process for \"" + op.reason + "\"");
-    }
-    // Rule (b) alone allows the takeover L after the first evidence of the replaced write; an
-    // earlier one needs rule (c), hence a dated answer and max_clock_skew.
-    const milliseconds lease = std::max(n.config.lease, taken->replaced_lease.value_or(0ms));
-    if (!op.evidence) {
-      checker_.violation(now_, who + " took over a record it never read");
-      return;
-    }
-    if (op.sent >= *op.evidence + lease) return;
-    if (store_->dated() && n.config.max_clock_skew) {
-      ++store_dated_takeovers_;
-      return;
-    }
-    checker_.violation(now_, who + " took over " + in_ms(*op.evidence + lease - op.sent) +
-                                 " sooner than rule (b) allows, without rule (c)");
-  }
-
-  // The answer to `op` reaches node i at `when`: its core (dropped if that process is gone) or
-  // its guardian (dropped if the machine is).
+                   nanoseconds dating = nanoseconds{0});
+  void committed(const operation& op);
   void reply_later(std::size_t i, const std::shared_ptr<operation>& op, nanoseconds when,
-                   error_code ec) {
-    if (op->guardian) {
-      const int machine = nodes_[i].machine;
-      return at_guardian(i, when, [this, i, op, machine, ec] {
-        if (nodes_[i].machine != machine || op->replied) return;
-        op->replied = true;
-        op->guardian(ec, *op);
-      });
-    }
-    const int incarnation = nodes_[i].incarnation;
-    at_node(i, when, [this, i, op, incarnation, ec] {
-      if (nodes_[i].incarnation != incarnation) return;
-      if (op->request.type == storage_request::kind::peer_check) {
-        return deliver_peer(i, op, ec, detail::peer_answer{});
-      }
-      deliver(i, op, ec);
-    });
-  }
+                   error_code ec);
+  void deliver(std::size_t i, const std::shared_ptr<operation>& op, error_code ec);
 
-  void deliver(std::size_t i, const std::shared_ptr<operation>& op, error_code ec) {
-    node& n = nodes_[i];
-    if (op->replied || n.op != op) return;
-    op->replied = true;
-    n.op.reset();
-    const instant here = local(n, now_);
-    if (op->request.type == storage_request::kind::read) {
-      get_result result;
-      if (!ec) {
-        result = op->read_value;
-        if (result.found) {
-          n.first_read.emplace(result.found->etag, std::pair{here.steady, op->read_nonce});
-        }
-      }
-      apply(i, n.core->on_read_done(here, ec, result));
-    } else {
-      put_result result;
-      if (!ec) result.etag = *op->new_etag;
-      apply(i, n.core->on_write_done(here, ec, result));
-    }
-  }
+  // --- peer mode, the leaders' health endpoints: election_core_simulation_endpoint.hpp -----------
 
-  // --- peer mode: the leaders' health endpoints -------------------------------------------------
-
-  void start_peer_check(std::size_t i, const std::shared_ptr<operation>& op) {
-    const node& n = nodes_[i];
-    const detail::peer_check_request& check = op->request.peer;
-    // The client's own deadline: a watch lasts its time plus one attempt's timeout; a plain
-    // check runs under the retry policy.
-    const nanoseconds give_up = check.watch ? n.config.peer.timeout + *check.watch
-                                            : n.config.retry.worst_case(n.config.peer.timeout);
-    reply_later(i, op, now_ + give_up, errc::timeout);
-    std::optional<std::size_t> leader;
-    for (std::size_t k = 0; k < nodes_.size(); ++k) {
-      if (nodes_[k].address == check.address) leader = k;
-    }
-    if (!leader) return reply_later(i, op, now_ + 1ms, errc::connect_failed);
-    if (n.partitioned) return;  // nothing gets through: the deadline answers
-    const std::size_t k = *leader;
-    at(now_ + uniform(1ms, 30ms), [this, i, k, op] {
-      node& l = nodes_[k];
-      if (l.partitioned) return;
-      if (!l.alive) return reply_later(i, op, now_ + uniform(1ms, 1200ms), errc::connect_failed);
-      const int incarnation = l.incarnation;
-      at_node(k, now_, [this, i, k, op, incarnation] {
-        if (nodes_[k].incarnation != incarnation || !nodes_[k].alive) {
-          return reply_later(i, op, now_ + 1ms, errc::connection_lost);
-        }
-        serve_peer(k, i, op);
-      });
-    });
-  }
-
-  // The endpoint's view, as elector::snapshot(): leader while reported and before S + D.
-  bool leading(std::size_t k) const {
-    const node& l = nodes_[k];
-    if (!l.alive || !l.core || !l.core->is_leader()) return false;
-    return local(l, now_).steady < *l.core->leadership_deadline();
-  }
-
-  bool holds(std::size_t k, const detail::peer_check_request& check) const {
-    const node& l = nodes_[k];
-    return (leading(k) && l.core->held_record()->term == check.term &&
-            (!check.serial || *check.serial == l.write_serial)) ||
-           releasing(k, check.term);
-  }
-
-  /// As the endpoint does: a watch on a term whose release is being written is answered once
-  /// the release is written, so that the follower finds the lock free.
-  bool releasing(std::size_t k, std::uint64_t term) const {
-    const node& l = nodes_[k];
-    if (!l.alive || !l.op || l.op->request.type != storage_request::kind::write) return false;
-    const record_decoding writing = decode_record(l.op->request.body);
-    return writing.record && writing.record->released && writing.record->term == term;
-  }
-
-  void serve_peer(std::size_t k, std::size_t i, const std::shared_ptr<operation>& op) {
-    node& l = nodes_[k];
-    const detail::peer_check_request& check = op->request.peer;
-    if (!check.watch || l.endpoint == endpoint_kind::plain_only) {
-      return answer_peer(k, i, op, detail::peer_watch_outcome::none);
-    }
-    if (!holds(k, check)) return answer_peer(k, i, op, detail::peer_watch_outcome::changed);
-    l.watches.push_back({i, op});
-    const int incarnation = l.incarnation;
-    at_node(k, now_ + *check.watch, [this, k, op, incarnation] {
-      node& m = nodes_[k];
-      if (m.incarnation != incarnation) return;
-      const auto it = std::find_if(m.watches.begin(), m.watches.end(),
-                                   [&op](const held_watch& w) { return w.op == op; });
-      if (it == m.watches.end()) return;
-      const std::size_t follower = it->follower;
-      m.watches.erase(it);
-      answer_peer(k, follower, op, detail::peer_watch_outcome::timeout);
-    });
-  }
-
-  void count_write_serial(std::size_t k) {
-    node& l = nodes_[k];
-    const auto sent = l.core->is_leader() ? l.core->held_record_sent() : std::nullopt;
-    if (sent && sent != l.serial_of) ++l.write_serial;
-    l.serial_of = sent;
-  }
-
-  void answer_changed_watches(std::size_t k) {
-    node& l = nodes_[k];
-    for (std::size_t w = 0; w < l.watches.size();) {
-      if (holds(k, l.watches[w].op->request.peer)) {
-        ++w;
-        continue;
-      }
-      const held_watch done = l.watches[w];
-      l.watches.erase(l.watches.begin() + static_cast<std::ptrdiff_t>(w));
-      answer_peer(k, done.follower, done.op, detail::peer_watch_outcome::changed);
-    }
-  }
-
+  void start_peer_check(std::size_t i, const std::shared_ptr<operation>& op);
+  bool leading(std::size_t k) const;
+  bool holds(std::size_t k, const detail::peer_check_request& check) const;
+  bool releasing(std::size_t k, std::uint64_t term) const;
+  void serve_peer(std::size_t k, std::size_t i, const std::shared_ptr<operation>& op);
+  void count_write_serial(std::size_t k);
+  void answer_changed_watches(std::size_t k);
   void answer_peer(std::size_t k, std::size_t i, const std::shared_ptr<operation>& op,
-                   detail::peer_watch_outcome outcome) {
-    const node& l = nodes_[k];
-    detail::peer_answer answer;
-    answer.watch = outcome;
-    if (leading(k)) {
-      answer.leader = true;
-      answer.http_status = 200;
-      answer.record = *l.core->held_record();
-      answer.term = answer.record.term;
-      answer.leader_id = answer.record.leader_id;
-      if (l.endpoint != endpoint_kind::plain_only) answer.serial = l.write_serial;
-      if (l.endpoint == endpoint_kind::full) {
-        // Rounded down, as the endpoint does: the follower's estimate must not be too early.
-        answer.write_age = std::max(0ms, std::chrono::floor<milliseconds>(
-                                             local(l, now_).steady - *l.core->held_record_sent()));
-      }
-    } else {
-      answer.http_status = 404;
-      if (l.endpoint == endpoint_kind::full && l.released) answer.released = *l.released;
-    }
-    const int incarnation = nodes_[i].incarnation;
-    at_node(i, now_ + uniform(1ms, 30ms), [this, i, op, incarnation, answer] {
-      if (nodes_[i].incarnation == incarnation) deliver_peer(i, op, {}, answer);
-    });
-  }
-
+                   detail::peer_watch_outcome outcome);
   void deliver_peer(std::size_t i, const std::shared_ptr<operation>& op, error_code ec,
-                    const detail::peer_answer& answer) {
-    node& n = nodes_[i];
-    if (op->replied || n.op != op) return;
-    op->replied = true;
-    n.op.reset();
-    const instant here = local(n, now_);
-    if (!ec) ++peer_answers_;
-    if (!ec && answer.leader && answer.write_age) {
-      const steady_time sent_by = here.steady - *answer.write_age;
-      const auto [it, fresh] = n.told.emplace(answer.record.nonce, sent_by);
-      if (!fresh) it->second = std::min(it->second, sent_by);
-    }
-    apply(i, n.core->on_peer_done(here, ec, answer));
-    if (answer.released && n.op && n.op->request.type == storage_request::kind::write) {
-      ++named_release_takeovers_;
-    }
-  }
+                    const detail::peer_answer& answer);
 
-  // --- jobs and guardians: defined in election_core_simulation_guardian.hpp --------------------
+  // --- jobs and guardians: defined in election_core_simulation_guardian.hpp ----------------------
 
   void new_guardian(std::size_t i);
   void guardian_after_step(std::size_t i, const step& s);
