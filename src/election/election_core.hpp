@@ -322,6 +322,9 @@ class election_core {
   bool peer_usable() const;
   steady_time peer_due(const instant& now) const;
   void start_peer_check(const instant& now, step& out);
+  /// A failed peer check: back to the store, with the re-read burst if the endpoint went away.
+  void peer_check_failed(const boost::system::error_code& ec, const peer_answer& answer,
+                         const lock_record& known);
   void fall_back_to_store(const std::string& why);
   /// After a read: goes on with the re-read burst, or ends it (record changed, gap reached F).
   void continue_reread_burst();

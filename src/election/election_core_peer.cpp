@@ -42,19 +42,7 @@ step election_core::on_peer_done(const instant& now, const boost::system::error_
   }
   const lock_record& known = *observed_->record;
   if (ec) {
-    // Includes our own cancellation of a watch that heard of no renewal for D.
-    last_error_code_ = ec;
-    last_error_ =
-        "peer check: " + ec.message() + (answer.message.empty() ? "" : ": ") + answer.message;
-    fall_back_to_store("peer_check_failed error=\"" + last_error_ + "\"");
-    // "Went away" only if it was there: an endpoint that never answered for this leadership
-    // (not running, a firewall) would otherwise cost a burst every time we go stable.
-    const bool answered_before = peer_.seen && peer_.seen->record.leader_id == known.leader_id &&
-                                 peer_.seen->record.term == known.term;
-    if (endpoint_went_away(ec) && answered_before) {
-      reread_ = reread_burst{known.leader_id, known.term, first_reread_gap, {}};
-      log(log_level::info, "leader's endpoint went away: re-reading the store soon for a release");
-    }
+    peer_check_failed(ec, answer, known);
     return finish(now, std::move(out));
   }
   if (!answer.leader) {
@@ -150,6 +138,23 @@ void election_core::take_over_released(const instant& now, const lock_record& kn
   mode_ = poll_mode::frequent;
   healthy_reads_ = 0;
   observe(now, hint, out);
+}
+
+void election_core::peer_check_failed(const boost::system::error_code& ec,
+                                      const peer_answer& answer, const lock_record& known) {
+  // Includes our own cancellation of a watch that heard of no renewal for D.
+  last_error_code_ = ec;
+  last_error_ =
+      "peer check: " + ec.message() + (answer.message.empty() ? "" : ": ") + answer.message;
+  fall_back_to_store("peer_check_failed error=\"" + last_error_ + "\"");
+  // "Went away" only if it was there: an endpoint that never answered for this leadership
+  // (not running, a firewall) would otherwise cost a burst every time we go stable.
+  const bool answered_before = peer_.seen && peer_.seen->record.leader_id == known.leader_id &&
+                               peer_.seen->record.term == known.term;
+  if (endpoint_went_away(ec) && answered_before) {
+    reread_ = reread_burst{known.leader_id, known.term, first_reread_gap, {}};
+    log(log_level::info, "leader's endpoint went away: re-reading the store soon for a release");
+  }
 }
 
 void election_core::continue_reread_burst() {
