@@ -26,6 +26,9 @@ inline void world::start_peer_check(std::size_t i, const std::shared_ptr<operati
   at(now_ + uniform(1ms, 30ms), [this, i, k, op] {
     node& l = nodes_[k];
     if (l.partitioned) return;
+    // Refused by the kernel of a machine whose s3lect process died (after the retry policy's
+    // attempts); a dead machine answers nothing, and the client's own deadline ends the check.
+    if (!l.alive && l.machine_down) return;
     if (!l.alive) return reply_later(i, op, now_ + uniform(1ms, 1200ms), errc::connect_failed);
     const int incarnation = l.incarnation;
     at_node(k, now_, [this, i, k, op, incarnation] {

@@ -114,13 +114,18 @@ inline void world::crash(std::size_t i, bool machine) {
   n.leader = false;
   n.alive = false;
   n.running = false;
+  n.machine_down = machine;
   ++n.incarnation;  // its replies and timers are dropped; requests on the wire still land
   n.core.reset();   // a restart is a new process, whatever restart was scheduled
   n.op.reset();
   n.first_read.clear();
   n.told.clear();
+  // The kernel of a machine that lives on closes a dead process's connections; a dead machine's
+  // connections just go silent (the watchers' own deadlines answer them).
   for (const held_watch& watch : n.watches) {
-    reply_later(watch.follower, watch.op, now_ + uniform(1ms, 30ms), errc::connection_lost);
+    if (!machine) {
+      reply_later(watch.follower, watch.op, now_ + uniform(1ms, 30ms), errc::connection_lost);
+    }
   }
   n.watches.clear();
 }
@@ -158,6 +163,7 @@ inline void world::restart(std::size_t i, bool fresh) {
     new_guardian(i);
   }
   n.alive = true;
+  n.machine_down = false;
   n.running = true;
   note(n.label(i), fresh ? "SIM started (new process)" : "SIM started again");
   apply(i, n.core->start(local(n, now_)));

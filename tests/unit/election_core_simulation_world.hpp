@@ -111,6 +111,7 @@ struct node {
   std::unique_ptr<election_core> core;
   int incarnation = 0;
   bool alive = true;
+  bool machine_down = false;  // not alive because the whole machine crashed
   bool running = false;
   bool partitioned = false;
   nanoseconds steady_offset{0};
