@@ -44,6 +44,7 @@ step election_core::start(const instant& now) {
   peer_.watch_unsupported = false;
   peer_.introduced = false;
   peer_.view_stale = false;
+  reread_.reset();
   log(log_level::info, "election started key=" + config_.lock_key + " id=" + config_.server_id);
   return finish(now, {});
 }

@@ -27,6 +27,11 @@
 //   leader work ends before anyone may take over. Reads in flight are cancelled; writes are
 //   awaited (a write in doubt gets one re-read, so that a won lock is released, not left to
 //   expire).
+// - A peer check or watch that fails because the leader's endpoint went away (connection refused
+//   or closed, after the endpoint had answered for this leader and term) is read as "its process
+//   may be dead, and its guardian about to release the lock": the store is re-read at once, then
+//   50, 100, 200 ms ... later (doubling) until the gap reaches F or the record changes. A timeout
+//   (a frozen leader, or a network problem) gets the one read of any other failure.
 #pragma once
 
 #include <s3lect/config.hpp>
@@ -277,6 +282,14 @@ class election_core {
     bool watching = false;                // the check in flight is a watch
     bool view_stale = false;              // back from peer checks: read before deciding a takeover
   };
+  // Quick re-reads after the leader's endpoint went away (docs/peer-mode.md#a-crashed-leader):
+  // its guardian may release the lock within milliseconds of the crash.
+  struct reread_burst {
+    std::string leader_id;  // the leader whose endpoint went away, and its term
+    std::uint64_t term = 0;
+    std::chrono::milliseconds gap{0};  // from the last read to the next
+    std::string etag;                  // what the first read after the failure showed
+  };
   struct read_summary {
     std::string etag;
     std::string leader_id;
@@ -309,7 +322,12 @@ class election_core {
   bool peer_usable() const;
   steady_time peer_due(const instant& now) const;
   void start_peer_check(const instant& now, step& out);
+  /// A failed peer check: back to the store, with the re-read burst if the endpoint went away.
+  void peer_check_failed(const boost::system::error_code& ec, const peer_answer& answer,
+                         const lock_record& known);
   void fall_back_to_store(const std::string& why);
+  /// After a read: goes on with the re-read burst, or ends it (record changed, gap reached F).
+  void continue_reread_burst();
   /// The leader's watch answer names the released record it wrote: observed as if read.
   void take_over_released(const instant& now, const lock_record& known,
                           const peer_answer::released_record& released, step& out);
@@ -351,6 +369,7 @@ class election_core {
   std::optional<steady_time> acquire_not_before_;  // resign()'s hold-off, or a pause after doubt
 
   peer_follow_state peer_;  // Peer mode (followers in stable mode).
+  std::optional<reread_burst> reread_;
 
   std::optional<steady_time> clock_probe_;  // set_clock_probe()
 

@@ -66,6 +66,7 @@ std::optional<steady_time> election_core::leadership_deadline() const noexcept {
 
 steady_time election_core::read_due(const instant& now) const {
   if (read_now_ || !last_read_at_) return now.steady;
+  if (reread_) return *last_read_at_ + reread_->gap;
   const milliseconds interval =
       mode_ == poll_mode::stable ? config_.infrequent_interval : config_.frequent_interval;
   return on_clock_probe(*last_read_at_ + interval, interval);

@@ -3,6 +3,8 @@
 #include "election_core.hpp"
 #include "election_core_helpers.hpp"
 
+#include <s3lect/error.hpp>
+
 #include <algorithm>
 
 namespace s3lect::detail {
@@ -10,6 +12,20 @@ namespace s3lect::detail {
 using namespace core_helpers;
 
 using std::chrono::milliseconds;
+
+namespace {
+
+// The first pause of the re-read burst; each next one is twice as long, until F.
+constexpr milliseconds first_reread_gap{50};
+
+/// The leader's endpoint is not there any more: nobody listens (refused), or the connection was
+/// closed or reset under a check or a watch. What a crashed process leaves behind; a frozen one
+/// keeps its connections and gives timeouts instead.
+bool endpoint_went_away(const boost::system::error_code& ec) {
+  return ec == errc::connect_failed || ec == errc::connection_lost;
+}
+
+}  // namespace
 
 step election_core::on_peer_done(const instant& now, const boost::system::error_code& ec,
                                  const peer_answer& answer) {
@@ -26,11 +42,7 @@ step election_core::on_peer_done(const instant& now, const boost::system::error_
   }
   const lock_record& known = *observed_->record;
   if (ec) {
-    // Includes our own cancellation of a watch that heard of no renewal for D.
-    last_error_code_ = ec;
-    last_error_ =
-        "peer check: " + ec.message() + (answer.message.empty() ? "" : ": ") + answer.message;
-    fall_back_to_store("peer_check_failed error=\"" + last_error_ + "\"");
+    peer_check_failed(ec, answer, known);
     return finish(now, std::move(out));
   }
   if (!answer.leader) {
@@ -128,8 +140,46 @@ void election_core::take_over_released(const instant& now, const lock_record& kn
   observe(now, hint, out);
 }
 
+void election_core::peer_check_failed(const boost::system::error_code& ec,
+                                      const peer_answer& answer, const lock_record& known) {
+  // Includes our own cancellation of a watch that heard of no renewal for D.
+  last_error_code_ = ec;
+  last_error_ =
+      "peer check: " + ec.message() + (answer.message.empty() ? "" : ": ") + answer.message;
+  fall_back_to_store("peer_check_failed error=\"" + last_error_ + "\"");
+  // "Went away" only if it was there: an endpoint that never answered for this leadership
+  // (not running, a firewall) would otherwise cost a burst every time we go stable.
+  const bool answered_before = peer_.seen && peer_.seen->record.leader_id == known.leader_id &&
+                               peer_.seen->record.term == known.term;
+  if (endpoint_went_away(ec) && answered_before) {
+    reread_ = reread_burst{known.leader_id, known.term, first_reread_gap, {}};
+    log(log_level::info, "leader's endpoint went away: re-reading the store soon for a release");
+  }
+}
+
+void election_core::continue_reread_burst() {
+  if (!reread_) return;
+  // Only while the record is still the one the first read found, held by the leader that went
+  // away: anything else (released, absent, a new holder, a renewal that shows the leader alive)
+  // is for the usual rules.
+  const bool held = !holding_ && observed_ && observed_->kind == observed_kind::held &&
+                    observed_->record->leader_id == reread_->leader_id &&
+                    observed_->record->term == reread_->term;
+  if (!held || (!reread_->etag.empty() && reread_->etag != observed_->etag)) {
+    reread_.reset();
+    return;
+  }
+  if (reread_->etag.empty()) {
+    reread_->etag = observed_->etag;  // the first read: the next one follows the first gap
+    return;
+  }
+  reread_->gap *= 2;
+  if (reread_->gap >= config_.frequent_interval) reread_.reset();
+}
+
 void election_core::fall_back_to_store(const std::string& why) {
   log(log_level::info, "peer check says read the store: back to frequent mode reason=" + why);
+  reread_.reset();
   mode_ = poll_mode::frequent;
   healthy_reads_ = 0;
   read_now_ = true;

@@ -74,11 +74,13 @@ step election_core::on_read_done(const instant& now, const boost::system::error_
       holding_->retry_at = now.steady + renew_retry_pause();
     }
     if (stop_wanted_) acquire_in_doubt_ = false;
+    reread_.reset();  // the store is failing: the usual pace, not more requests
     return finish(now, std::move(out));
   }
   consecutive_failures_ = 0;
   peer_.view_stale = false;
   observe(now, result, out);
+  continue_reread_burst();
   return finish(now, std::move(out));
 }
 

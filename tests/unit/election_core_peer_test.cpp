@@ -1,7 +1,8 @@
 // election_core in peer mode (docs/peer-mode.md#how-it-works): a stable follower asks the leader's
 // health endpoint instead of reading S3, falls back to one read and frequent mode on any doubt,
-// keeps one watch open that the leader answers on each renewal, and counts rule (b) from the moment
-// the leader told it of its last write.
+// keeps one watch open that the leader answers on each renewal, counts rule (b) from the moment
+// the leader told it of its last write, and re-reads the store quickly when the leader's endpoint
+// went away (a crashed leader, whose guardian may release the lock just after our first read).
 #include "election_core_harness.hpp"
 
 namespace s3lect::test {
@@ -228,6 +229,133 @@ TEST(ElectionCorePeer, AWriteTheLeaderNeverReportedCountsFromOurRead) {
     if (d.reading()) d.read(unreported, "ea9");
   }
   EXPECT_EQ(d.now.steady, read_at + 15s);
+}
+
+// --- A crashed leader's guardian releases the lock: the re-read burst ------------------------
+
+/// Watches leader "a" until its watch connection fails with `ec`; the store then holds `last`
+/// (ETag "ea3"), which the leader had reported through the watch. Returns the store's record.
+std::string watch_until_failure(core_driver& d, boost::system::error_code ec) {
+  const std::string body = follow_until_stable(d);
+  d.peer_leader(body, 7);
+  d.advance(5s);
+  std::string last = leader_body(d.now.wall, "aaaaaaaaaaaa0003");
+  d.peer_leader(last, 8, peer_watch_outcome::changed);
+  d.advance(2s);
+  d.peer_error(ec);
+  EXPECT_TRUE(d.reading()) << "one S3 read at once, whatever the failure";
+  return last;
+}
+
+/// Reads `body` (ETag `etag`) for the read in flight, then fires the timer: the pause until the
+/// next read, or nullopt when the core did something else.
+std::optional<std::chrono::nanoseconds> next_read_after(core_driver& d, const std::string& body,
+                                                        const std::string& etag) {
+  d.read(body, etag);
+  const steady_time read_at = d.now.steady;
+  d.wake();
+  if (!d.reading()) return std::nullopt;
+  return d.now.steady - read_at;
+}
+
+// The leader's process died: the kernel closed its watch, and its guardian releases the lock
+// some 10-100 ms later, after our first read. Today's follower would find the release only at its
+// next read, F later; it re-reads 50 ms later instead and takes over at once.
+TEST(ElectionCorePeer, AWatchClosedUnderItReadsTheStoreAgainSoonAndTakesOverTheRelease) {
+  core_driver d(peer_config(true));
+  const std::string last = watch_until_failure(d, errc::connection_lost);
+  EXPECT_EQ(next_read_after(d, last, "ea3"), std::optional<std::chrono::nanoseconds>(50ms))
+      << "the guardian's release comes after the first read: read again soon";
+  d.read(released_body("a", 3), "er");
+  ASSERT_TRUE(d.writing()) << "rule (a): the release is taken over at once";
+  EXPECT_EQ(d.condition().etag, "er");
+  EXPECT_EQ(d.written().term, 4u);
+}
+
+TEST(ElectionCorePeer, TheRereadsDoubleTheirPauseUntilTheFrequentInterval) {
+  core_driver d(peer_config(true));
+  const std::string last = watch_until_failure(d, errc::connection_lost);
+  std::vector<std::chrono::nanoseconds> pauses;
+  for (int i = 0; i < 8; ++i) {
+    const auto pause = next_read_after(d, last, "ea3");
+    ASSERT_TRUE(pause) << "read " << i;
+    pauses.push_back(*pause);
+  }
+  const std::vector<std::chrono::nanoseconds> expected{50ms,  100ms,  200ms,  400ms,
+                                                       800ms, 1600ms, 3200ms, 5s};
+  EXPECT_EQ(pauses, expected) << "seven quick reads (6.35 s), then every F";
+}
+
+TEST(ElectionCorePeer, ARefusedPlainCheckOfAnEndpointThatAnsweredBeforeRereadsSoon) {
+  core_driver d(peer_config(false));
+  const std::string body = follow_until_stable(d);
+  d.wake();
+  ASSERT_TRUE(d.checking_peer());
+  d.peer_leader(body);
+  d.wake();
+  ASSERT_TRUE(d.checking_peer());
+  d.peer_error(errc::connect_failed);  // after the retry policy: nobody listens any more
+  ASSERT_TRUE(d.reading());
+  const std::string last = leader_body(d.now.wall, "aaaaaaaaaaaa0005");
+  EXPECT_EQ(next_read_after(d, last, "ea5"), std::optional<std::chrono::nanoseconds>(50ms));
+}
+
+// An endpoint that never answered for this leadership (not started, a firewall) did not go away:
+// a burst every time the follower goes stable would only cost GETs.
+TEST(ElectionCorePeer, AnEndpointThatNeverAnsweredGetsOneReadAndThenF) {
+  core_driver d(peer_config(false));
+  follow_until_stable(d);
+  d.wake();
+  ASSERT_TRUE(d.checking_peer());
+  d.peer_error(errc::connect_failed);
+  ASSERT_TRUE(d.reading());
+  const std::string last = leader_body(d.now.wall, "aaaaaaaaaaaa0005");
+  EXPECT_EQ(next_read_after(d, last, "ea5"), std::optional<std::chrono::nanoseconds>(5s));
+}
+
+// A frozen leader keeps its connections: the watch times out (or our deadline cancels it), and
+// no guardian release is coming (the leader's process still lives). One read, then F.
+TEST(ElectionCorePeer, ATimeoutOrAnotherFailureGetsOneReadAndThenF) {
+  for (const boost::system::error_code ec :
+       {make_error_code(errc::timeout), make_error_code(errc::tls_verification_failed),
+        make_error_code(errc::protocol_error),
+        boost::system::error_code(boost::asio::error::operation_aborted)}) {
+    core_driver d(peer_config(true));
+    const std::string last = watch_until_failure(d, ec);
+    EXPECT_EQ(next_read_after(d, last, "ea3"), std::optional<std::chrono::nanoseconds>(5s))
+        << ec.message();
+  }
+}
+
+TEST(ElectionCorePeer, TheRereadsStopWhenTheRecordShowsTheLeaderRenewing) {
+  core_driver d(peer_config(true));
+  const std::string last = watch_until_failure(d, errc::connection_lost);
+  ASSERT_EQ(next_read_after(d, last, "ea3"), std::optional<std::chrono::nanoseconds>(50ms));
+  // Only its endpoint restarted: the leader renews, so no release is coming. Two reads that
+  // show it renewing (this one and the first after the failure) make the follower stable again.
+  d.read(leader_body(d.now.wall, "aaaaaaaaaaaa0004"), "ea4");
+  EXPECT_EQ(d.core.status().mode, poll_mode::stable);
+  EXPECT_TRUE(d.checking_peer()) << "back to the watch, no more quick reads";
+}
+
+TEST(ElectionCorePeer, TheRereadsStopAtANewLeaderOrAFailedRead) {
+  {
+    core_driver d(peer_config(true));
+    watch_until_failure(d, errc::connection_lost);
+    const std::string other = foreign_body("c", 4, d.now.wall, "cccccccccccc0001");
+    EXPECT_EQ(next_read_after(d, other, "ec1"), std::optional<std::chrono::nanoseconds>(5s))
+        << "someone else leads already: the usual rules";
+  }
+  {
+    core_driver d(peer_config(true));
+    const std::string last = watch_until_failure(d, errc::connection_lost);
+    ASSERT_EQ(next_read_after(d, last, "ea3"), std::optional<std::chrono::nanoseconds>(50ms));
+    d.read_error(errc::server_error);
+    const steady_time failed_at = d.now.steady;
+    d.wake();
+    EXPECT_TRUE(d.reading());
+    EXPECT_EQ(d.now.steady - failed_at, 5s) << "a failing store is not read faster";
+  }
 }
 
 TEST(ElectionCorePeer, AReleaseHeardThroughTheWatchIsTakenOverAtOnce) {

@@ -8,6 +8,10 @@
 // and step during the run; nodes are suspended for up to four leases while their boot clock
 // goes on (CLOCK_BOOTTIME); in peer mode, stable followers ask the leader's simulated health
 // endpoint (watches, write serials, write ages; a suspended or crashed leader does not answer).
+// Every leader runs a job as `s3lect run` does, under a guardian that kills it at T + G unless
+// s3lect renewed, and that releases the lock (conditionally) when the s3lect process crashes;
+// s3lect processes are also frozen alone, their guardians and jobs running on, and whole
+// machines crash, guardians with them.
 //
 // Asserted (see election_core_simulation_checker.hpp for the exact definitions): no two
 // leadership periods overlap, a period's end counting a suspended leader's deadline in real
@@ -17,14 +21,21 @@
 // go back and every change of holder brings a new term; a takeover sooner than L after the
 // taker's first evidence of the record happens only where rule (c) may act (dated store,
 // max_clock_skew set), and it does act there; one operation per core at a time; no timer spin;
-// with a healthy store, one leader at the end. A negative control stops the boot clock during
-// suspends (CLOCK_MONOTONIC) and shows that the checks then fail.
+// no two jobs of different processes or terms ever run at the same instant, and job terms
+// strictly increase; with a healthy store, one leader at the end, running its job. Negative
+// controls show that the checks fail with a boot clock that stops during suspends
+// (CLOCK_MONOTONIC), a guardian deadline a lease late, or a guardian that releases without
+// checking the nonce.
 //
 // A failure prints the seed, the scenario and the timeline before the first violation.
 // SIM_TRACE=1 prints every core's log lines and the simulation's events as they happen, with
 // the simulated time in milliseconds; SIM_SEED=s runs seed s alone.
-#include "election_core_simulation_world.hpp"
+#include "election_core_simulation_endpoint.hpp"
+#include "election_core_simulation_faults.hpp"
+#include "election_core_simulation_guardian.hpp"
+#include "election_core_simulation_layer.hpp"
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 
@@ -52,12 +63,25 @@ struct totals {
   std::uint64_t suspended_leaders = 0;
   std::uint64_t peer_answers = 0;
   std::uint64_t named_release_takeovers = 0;
+  std::uint64_t frozen_leaders = 0;
+  std::uint64_t jobs = 0;
+  std::uint64_t deadline_kills = 0;
+  std::size_t crash_releases = 0;
+  std::vector<nanoseconds> crash_failovers;    ///< Crash to next leadership, after a crash release.
+  std::vector<nanoseconds> release_takeovers;  ///< The crash release's commit to next leadership.
   std::optional<nanoseconds> closest_margin;
 };
 
+/// The q-quantile (0 … 1) of `times`.
+nanoseconds quantile(std::vector<nanoseconds> times, double q) {
+  if (times.empty()) return nanoseconds{0};
+  std::sort(times.begin(), times.end());
+  return times[static_cast<std::size_t>(q * static_cast<double>(times.size() - 1))];
+}
+
 // Runs seeds first_seed .. first_seed + runs - 1; every one must pass every check.
-totals run_seeds(scenario what, unsigned first_seed) {
-  const unsigned runs = std::getenv("SIM_SEED") ? 1 : from_environment("SIM_RUNS", default_runs);
+totals run_seeds(scenario what, unsigned first_seed, unsigned default_count = default_runs) {
+  const unsigned runs = std::getenv("SIM_SEED") ? 1 : from_environment("SIM_RUNS", default_count);
   first_seed = from_environment("SIM_SEED", first_seed);
   totals sum;
   for (unsigned seed = first_seed; seed < first_seed + runs; ++seed) {
@@ -88,6 +112,14 @@ totals run_seeds(scenario what, unsigned first_seed) {
     sum.suspended_leaders += w.suspended_leaders();
     sum.peer_answers += w.peer_answers();
     sum.named_release_takeovers += w.named_release_takeovers();
+    sum.frozen_leaders += w.frozen_leaders();
+    sum.jobs += w.jobs();
+    sum.deadline_kills += w.deadline_kills();
+    sum.crash_releases += w.crash_releases();
+    sum.crash_failovers.insert(sum.crash_failovers.end(), w.crash_failovers().begin(),
+                               w.crash_failovers().end());
+    sum.release_takeovers.insert(sum.release_takeovers.end(), w.release_takeovers().begin(),
+                                 w.release_takeovers().end());
     if (const auto margin = w.checker().closest_margin()) {
       sum.closest_margin = std::min(sum.closest_margin.value_or(*margin), *margin);
     }
@@ -101,10 +133,24 @@ totals run_seeds(scenario what, unsigned first_seed) {
       static_cast<unsigned long long>(sum.suspended_leaders),
       static_cast<unsigned long long>(sum.peer_answers),
       sum.closest_margin ? in_ms(*sum.closest_margin).c_str() : "-");
+  std::printf(
+      "  %llu jobs, %llu killed by their guardian at T + G, %llu leaders frozen; %zu crash "
+      "releases, %zu taken over: crash to next leader median %s, p90 %s; release to next leader "
+      "median %s, p90 %s\n",
+      static_cast<unsigned long long>(sum.jobs),
+      static_cast<unsigned long long>(sum.deadline_kills),
+      static_cast<unsigned long long>(sum.frozen_leaders), sum.crash_releases,
+      sum.crash_failovers.size(), in_ms(quantile(sum.crash_failovers, 0.5)).c_str(),
+      in_ms(quantile(sum.crash_failovers, 0.9)).c_str(),
+      in_ms(quantile(sum.release_takeovers, 0.5)).c_str(),
+      in_ms(quantile(sum.release_takeovers, 0.9)).c_str());
   if (sum.runs >= 20) {  // what many runs must have exercised
     EXPECT_GT(sum.gains, sum.runs * 5u) << "the chaos should cause many elections";
     EXPECT_GT(sum.expiry_takeovers, sum.runs) << "leaders should die and be taken over";
-    EXPECT_GT(sum.suspended_leaders, sum.runs / 2) << "leaders should be suspended";
+    EXPECT_GT(sum.suspended_leaders, sum.runs / 4) << "leaders should be suspended";
+    EXPECT_GT(sum.frozen_leaders, sum.runs / 4) << "leaders' processes should be frozen";
+    EXPECT_GT(sum.deadline_kills, sum.runs / 4) << "guardians should kill jobs at T + G";
+    EXPECT_GT(sum.crash_releases, sum.runs / 4) << "guardians should release crashed leaders";
   }
   return sum;
 }
@@ -143,6 +189,22 @@ TEST(ElectionCoreSimulation, SafeInPeerMode) {
       << "watching followers should take over a named release without reading";
   std::printf("%llu takeovers of a release named in a watch answer\n",
               static_cast<unsigned long long>(sum.named_release_takeovers));
+}
+
+// The leader's process crashes and its guardian releases the lock some 10-100 ms later. Watching
+// followers see their watch fail with a closed connection and re-read the store quickly
+// (docs/peer-mode.md#a-crashed-leader): one of them takes over within a few hundred
+// milliseconds, not at its next read F later.
+TEST(ElectionCoreSimulation, WatchingFollowersTakeOverACrashReleaseWithinMilliseconds) {
+  scenario what;
+  what.peer_mode = true;
+  what.every_node_watches = true;
+  const totals sum = run_seeds(what, 5001, 40);  // its worlds are the peer-mode test's, mostly
+  if (sum.runs >= 20) {
+    ASSERT_GT(sum.crash_failovers.size(), sum.runs / 2);
+    EXPECT_LT(quantile(sum.release_takeovers, 0.5), 1s)
+        << "median from the crash release to the next leader";
+  }
 }
 
 // A writer whose wall clock is more than a year ahead. decode_record once refused such a
@@ -185,6 +247,68 @@ TEST(ElectionCoreSimulation, NegativeControlAMonotonicClockThatStopsInSuspendBre
   EXPECT_TRUE(fixed.checker().violations().empty())
       << "seed " << *first_failing
       << " with CLOCK_BOOTTIME: " << fixed.checker().violations().front();
+}
+
+/// Runs `count` seeds from `first_seed` with `broken`; returns the first that fails, having
+/// printed it, and how many failed. Only violations that contain `needle` count.
+std::pair<std::optional<unsigned>, unsigned> failing_seeds(const char* what, scenario broken,
+                                                           const std::string& needle,
+                                                           unsigned first_seed, unsigned count) {
+  const unsigned seeds = from_environment("SIM_CONTROL_RUNS", count);
+  std::optional<unsigned> first_failing;
+  unsigned failing = 0;
+  for (unsigned seed = first_seed; seed < first_seed + seeds; ++seed) {
+    world w(seed, broken);
+    w.run(chaos_time, calm_time);
+    EXPECT_FALSE(::testing::Test::HasFatalFailure()) << "seed " << seed;
+    const auto& violations = w.checker().violations();
+    const auto found = std::find_if(violations.begin(), violations.end(), [&](const auto& v) {
+      return v.find(needle) != std::string::npos;
+    });
+    if (found == violations.end()) continue;
+    ++failing;
+    if (first_failing) continue;
+    first_failing = seed;
+    std::printf("%s: seed %u fails as it should: %s\n", what, seed, found->c_str());
+  }
+  std::printf("%s: %u of %u seeds fail\n", what, failing, seeds);
+  return {first_failing, failing};
+}
+
+// A guardian told "leading until S + D + (L − D)" kills the job of a frozen s3lect process only
+// after a follower may have taken over: the two jobs overlap although the two leaderships never
+// do (the core still demotes itself at S + D). Only the job checks can see it. Watching
+// followers take over soonest after the lease; an acquire grace (a third of the seeds) delays
+// the new job past the old one's end and hides the fault.
+TEST(ElectionCoreSimulation, NegativeControlAGuardianDeadlineALeaseLateLetsJobsOverlap) {
+  scenario broken;
+  broken.peer_mode = true;
+  broken.every_node_watches = true;
+  broken.guardian_deadline_a_lease_late = true;
+  const auto [first_failing, failing] =
+      failing_seeds("late guardian deadline", broken, "jobs overlap", 5001, 30);
+  ASSERT_TRUE(first_failing) << "no seed found the late deadline: the job checks are too weak";
+  scenario right = broken;
+  right.guardian_deadline_a_lease_late = false;
+  world fixed(*first_failing, right);
+  fixed.run(chaos_time, calm_time);
+  EXPECT_TRUE(fixed.checker().violations().empty())
+      << "seed " << *first_failing << " with T = S + D: " << fixed.checker().violations().front();
+}
+
+// A guardian that releases whatever record it finds after its s3lect process died, without
+// comparing the nonce and term with s3lect's last report, releases a newer leader's record (one
+// that took over while the dead process was frozen, say): a third node takes over at once.
+TEST(ElectionCoreSimulation, NegativeControlAGuardianThatReleasesWithoutCheckingBreaksSafety) {
+  scenario broken;
+  broken.guardian_releases_unchecked = true;
+  const auto [first_failing, failing] = failing_seeds("unchecked crash release", broken, "", 1, 20);
+  ASSERT_TRUE(first_failing) << "no seed found the unchecked release: the checks are too weak";
+  world fixed(*first_failing, {});
+  fixed.run(chaos_time, calm_time);
+  EXPECT_TRUE(fixed.checker().violations().empty())
+      << "seed " << *first_failing
+      << " with the nonce check: " << fixed.checker().violations().front();
 }
 
 }  // namespace

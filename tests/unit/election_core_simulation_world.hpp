@@ -12,10 +12,19 @@
 //   It only stamps lastUpdated: nothing may depend on it.
 // A suspended node processes nothing: replies, timers and peer requests that reach it wait and
 // are delivered in order when it wakes; its health endpoint answers nobody meanwhile. Requests
-// it sent before go on and land.
+// it sent before go on and land. A suspend freezes the whole machine: the s3lect process, its
+// guardian and its job. A process freeze stops only the s3lect process (its core and its health
+// endpoint); the guardian and the job run on. A crash kills the s3lect process (its guardian
+// kills the job and may release the lock: election_core_simulation_guardian.hpp) or the whole
+// machine (job and guardian die with it).
+//
+// The class is defined here; its member functions for the faults, the coroutine layer, the
+// health endpoints and the guardians are defined in election_core_simulation_{faults,layer,
+// endpoint,guardian}.hpp, which the test includes.
 #pragma once
 
 #include "election_core_simulation_checker.hpp"
+#include "election_core_simulation_jobs.hpp"
 #include "election_core_simulation_store.hpp"
 
 #include <algorithm>
@@ -38,10 +47,18 @@ struct scenario {
   bool rule_c = true;          ///< Nodes set max_clock_skew (with mixed configs, most do).
   bool mixed_configs = false;  ///< Each node draws its own timing and max_clock_skew.
   bool peer_mode = false;      ///< Stable followers check the leader's health endpoint.
+  /// In peer mode: every node watches, and every endpoint is s3lect's (full).
+  bool every_node_watches = false;
   /// The boot clock counts a suspend (CLOCK_BOOTTIME). False only in the negative control.
   bool boot_clock_counts_suspend = true;
   /// The first node's wall clock is 400 days ahead of everyone else's.
   bool a_wall_clock_a_year_ahead = false;
+  /// Negative control: s3lect tells its guardian "leading until S + D + (L − D)" instead of
+  /// S + D, so that a job outlives the lease.
+  bool guardian_deadline_a_lease_late = false;
+  /// Negative control: the guardian releases a dead process's lock whatever record it finds
+  /// (unless released), without comparing its nonce and term with the last write s3lect reported.
+  bool guardian_releases_unchecked = false;
 };
 
 enum class store_state { healthy, failing, hanging };
@@ -66,7 +83,13 @@ struct operation {
   get_result read_value;
   std::string read_nonce;  // the nonce of the record read, as the store knows it
   std::optional<std::string> new_etag;
+  /// Set for a guardian's request: its answer goes there instead of to the core.
+  std::function<void(error_code, const operation&)> guardian;
+  /// A guardian's released copy: when the s3lect process whose lock it releases died.
+  std::optional<nanoseconds> crashed_at;
 };
+
+struct crash_release;  // election_core_simulation_guardian.hpp
 
 /// A watch a leader's endpoint holds until its state changes or the watch time passes.
 struct held_watch {
@@ -88,6 +111,7 @@ struct node {
   std::unique_ptr<election_core> core;
   int incarnation = 0;
   bool alive = true;
+  bool machine_down = false;  // not alive because the whole machine crashed
   bool running = false;
   bool partitioned = false;
   nanoseconds steady_offset{0};
@@ -97,7 +121,15 @@ struct node {
   bool suspended = false;
   nanoseconds suspended_since{0};
   std::uint64_t suspends = 0;
-  std::vector<std::function<void()>> deferred;  // what reached it while suspended
+  // Its s3lect process is frozen (SIGSTOP, a long pause) while the machine runs on.
+  bool frozen = false;
+  nanoseconds frozen_since{0};
+  std::uint64_t freezes_started = 0;
+  std::vector<std::function<void()>> deferred;  // what reached its core while it could not run
+  // The guardian of its s3lect process, and what reached it while the machine was suspended.
+  guardian_state guardian;
+  std::vector<std::function<void()>> guardian_deferred;
+  int machine = 0;  // a machine crash ends every guardian task of the machine
   std::shared_ptr<operation> op;
   std::string acquiring;  // the reason the core last logged for an acquisition
   std::uint64_t timer_generation = 0;
@@ -127,7 +159,9 @@ class world {
       : rng_(seed),
         scenario_(what),
         checker_([this](std::size_t n, steady_time t) { return first_real(nodes_[n], t); },
-                 timeline_) {
+                 timeline_),
+        jobs_([this](nanoseconds t, const std::string& what) { checker_.violation(t, what); },
+              timeline_) {
     const int count = 3 + static_cast<int>(rng_() % 3);
     std::optional<milliseconds> tightest_skew;
     for (int i = 0; i < count; ++i) {
@@ -147,6 +181,10 @@ class world {
         n.endpoint = kind < 4   ? endpoint_kind::full
                      : kind < 5 ? endpoint_kind::no_age
                                 : endpoint_kind::plain_only;
+        if (what.every_node_watches) {
+          n.config.peer.watch = true;
+          n.endpoint = endpoint_kind::full;
+        }
       }
       if (n.config.max_clock_skew) {
         tightest_skew =
@@ -156,6 +194,9 @@ class world {
       n.wall_offset = uniform(-std::chrono::minutes{15}, std::chrono::minutes{15});
       if (what.a_wall_clock_a_year_ahead && i == 0) n.wall_offset += std::chrono::hours{24 * 400};
       n.rate = 1.0 + (static_cast<double>(rng_() % 101) - 50.0) * 1e-6;  // ±50 ppm drift
+      // The kill grace G of `s3lect run`, which validates G < L − D: 5 % to 95 % of L − D.
+      n.guardian.kill_grace =
+          (n.config.lease - n.config.renew_deadline) * static_cast<int>(1 + rng_() % 19) / 20;
       nodes_.push_back(std::move(n));
     }
     // A slow store leaves room between a write and its first read; a fast one tests the rules
@@ -184,7 +225,8 @@ class world {
     for (std::size_t i = 0; i < nodes_.size(); ++i) {
       const node& n = nodes_[i];
       about << "; " << n.id << "@" << i << " L=" << n.config.lease.count()
-            << " D=" << n.config.renew_deadline.count() << " skew="
+            << " D=" << n.config.renew_deadline.count() << " G=" << n.guardian.kill_grace.count()
+            << " skew="
             << (n.config.max_clock_skew ? std::to_string(n.config.max_clock_skew->count())
                                         : std::string("off"))
             << " wall" << (n.wall_offset.count() >= 0 ? "+" : "") << in_ms(n.wall_offset)
@@ -218,7 +260,14 @@ class world {
   /// After the calm period, a healthy store and live nodes must have produced one leader.
   void check_liveness() const {
     int leaders = 0;
-    for (const node& n : nodes_) leaders += n.leader ? 1 : 0;
+    for (const node& n : nodes_) {
+      if (!n.leader) continue;
+      ++leaders;
+      const std::optional<running_job>& job = n.guardian.job;
+      EXPECT_TRUE(job && !job->stopping && job->term == n.core->held_record()->term)
+          << "the leader runs its job\n"
+          << timeline_.text() << dump();
+    }
     EXPECT_EQ(leaders, 1) << "after the calm period exactly one leader\n"
                           << timeline_.text() << dump();
     EXPECT_GT(gains_, 0u);
@@ -235,9 +284,10 @@ class world {
       const auto st = n.core ? n.core->status() : detail::core_status{};
       out << "\n"
           << n.label(i) << " alive=" << n.alive << " running=" << n.running
-          << " suspended=" << n.suspended << " part=" << n.partitioned
-          << " role=" << static_cast<int>(st.role) << " op=" << (n.op != nullptr)
-          << " leader=" << st.leader_id << " etag=" << st.etag
+          << " suspended=" << n.suspended << " frozen=" << n.frozen
+          << " job=" << (n.guardian.job ? std::to_string(n.guardian.job->term) : "-")
+          << " part=" << n.partitioned << " role=" << static_cast<int>(st.role)
+          << " op=" << (n.op != nullptr) << " leader=" << st.leader_id << " etag=" << st.etag
           << " mode=" << static_cast<int>(st.mode) << " err=" << st.last_error;
     }
     return out.str();
@@ -255,6 +305,16 @@ class world {
   std::uint64_t peer_answers() const { return peer_answers_; }
   /// Takeovers written straight after a leader's answer named its released record.
   std::uint64_t named_release_takeovers() const { return named_release_takeovers_; }
+  std::uint64_t frozen_leaders() const { return frozen_leaders_; }
+  std::size_t jobs() const { return jobs_.jobs(); }
+  /// Jobs the guardian killed at T + G because s3lect had not renewed (frozen, cut off).
+  std::uint64_t deadline_kills() const { return deadline_kills_; }
+  /// Released copies that guardians wrote after their s3lect process died.
+  std::size_t crash_releases() const { return crash_released_.size(); }
+  /// For each crash release taken over: from the crash to the next leadership.
+  const std::vector<nanoseconds>& crash_failovers() const { return crash_failovers_; }
+  /// For each crash release taken over: from its commit to the next leadership.
+  const std::vector<nanoseconds>& release_takeovers() const { return release_takeovers_; }
 
  private:
   struct event {
@@ -293,12 +353,24 @@ class world {
   void at(nanoseconds when, std::function<void()> action, bool chaos = false) {
     queue_.push(event{std::max(when, now_), seq_++, chaos, std::move(action)});
   }
-  /// Something that reaches node i at `when`: waits for the end of a suspend.
+  /// Something that reaches node i's s3lect process at `when`: waits for the end of a suspend
+  /// or a freeze.
   void at_node(std::size_t i, nanoseconds when, std::function<void()> action) {
     at(when, [this, i, action = std::move(action)] {
       node& n = nodes_[i];
-      if (n.suspended) {
+      if (n.suspended || n.frozen) {
         n.deferred.push_back(action);
+      } else {
+        action();
+      }
+    });
+  }
+  /// Something that reaches node i's guardian at `when`: waits for the end of a suspend only.
+  void at_guardian(std::size_t i, nanoseconds when, std::function<void()> action) {
+    at(when, [this, i, action = std::move(action)] {
+      node& n = nodes_[i];
+      if (n.suspended) {
+        n.guardian_deferred.push_back(action);
       } else {
         action();
       }
@@ -306,7 +378,7 @@ class world {
   }
   void note(const std::string& who, std::string_view what) { timeline_.add(now_, who, what); }
 
-  // --- clocks ---------------------------------------------------------------------------------
+  // --- clocks ------------------------------------------------------------------------------------
 
   // Real time before `t` during which the node's boot clock stood still.
   nanoseconds frozen_before(const node& n, nanoseconds t) const {
@@ -345,183 +417,19 @@ class world {
     return t;
   }
 
-  // --- faults ---------------------------------------------------------------------------------
+  // --- faults: defined in election_core_simulation_faults.hpp ------------------------------------
 
-  // Faults hit the leader half the time: that is where they matter.
-  std::size_t target() {
-    if (chance(0.5)) {
-      for (std::size_t i = 0; i < nodes_.size(); ++i) {
-        if (nodes_[i].leader) return i;
-      }
-    }
-    return rng_() % nodes_.size();
-  }
-
-  void schedule_chaos(nanoseconds until) {
-    for (nanoseconds t = uniform(5s, 40s); t < until; t += uniform(5s, 60s)) {
-      const unsigned what = rng_() % 10;
-      const nanoseconds length = uniform(1s, 25s);
-      switch (what) {
-        case 0:
-        case 1:
-          at(
-              t,
-              [this, what, length] {
-                state_ = what == 0 ? store_state::failing : store_state::hanging;
-                note("SIM", what == 0 ? "store failing" : "store hanging");
-                at(now_ + length, [this] {
-                  state_ = store_state::healthy;
-                  note("SIM", "store healthy");
-                });
-              },
-              true);
-          break;
-        case 2:
-          at(
-              t,
-              [this, length] {
-                const std::size_t i = target();
-                nodes_[i].partitioned = true;
-                note(nodes_[i].label(i), "SIM partitioned");
-                at(now_ + length, [this, i] {
-                  nodes_[i].partitioned = false;
-                  note(nodes_[i].label(i), "SIM partition healed");
-                });
-              },
-              true);
-          break;
-        case 3:
-          at(
-              t,
-              [this, length] {
-                const std::size_t i = target();
-                crash(i);
-                at(now_ + length, [this, i] { restart(i, true); });
-              },
-              true);
-          break;
-        case 4:
-          at(
-              t,
-              [this, length] {
-                const std::size_t i = target();
-                stop(i);
-                const bool fresh = chance(0.5);
-                at(now_ + length, [this, i, fresh] { restart(i, fresh); });
-              },
-              true);
-          break;
-        case 5:
-          at(
-              t, [this] { resign(target()); }, true);
-          break;
-        case 6:
-        case 7:
-          at(
-              t, [this] { suspend(target(), uniform(1s, 4 * 15s)); }, true);
-          break;
-        case 8:
-          at(
-              t, [this] { step_wall_clock(target()); }, true);
-          break;
-        default:
-          break;  // quiet
-      }
-    }
-  }
-
-  void crash(std::size_t i) {
-    node& n = nodes_[i];
-    if (!n.alive) return;
-    note(n.label(i), n.suspended ? "SIM crashed while suspended" : "SIM crashed");
-    if (n.leader) checker_.ended(n.period, n.suspended ? n.suspended_since : now_);
-    end_suspend(i);
-    n.deferred.clear();
-    n.leader = false;
-    n.alive = false;
-    n.running = false;
-    ++n.incarnation;  // its replies and timers are dropped; requests on the wire still land
-    n.core.reset();   // a restart is a new process, whatever restart was scheduled
-    n.op.reset();
-    n.first_read.clear();
-    n.told.clear();
-    for (const held_watch& watch : n.watches) {
-      reply_later(watch.follower, watch.op, now_ + uniform(1ms, 30ms), errc::connection_lost);
-    }
-    n.watches.clear();
-  }
-
-  void stop(std::size_t i) {
-    node& n = nodes_[i];
-    if (!n.alive || !n.running || n.suspended) return;  // a suspended process calls nothing
-    note(n.label(i), "SIM stop()");
-    apply(i, n.core->stop(local(n, now_)));
-  }
-
-  void resign(std::size_t i) {
-    node& n = nodes_[i];
-    if (!n.alive || !n.running || n.suspended) return;
-    const auto hold_off = std::chrono::duration_cast<milliseconds>(uniform(0s, 20s));
-    note(n.label(i), "SIM resign() hold_off=" + std::to_string(hold_off.count()) + "ms");
-    apply(i, n.core->resign(local(n, now_), hold_off));
-  }
-
-  void restart(std::size_t i, bool fresh) {
-    node& n = nodes_[i];
-    const bool stopping = n.alive && n.running && n.core->role() == core_role::stopping;
-    if (n.alive && n.running && !stopping) return;
-    if (stopping || n.op || n.suspended) {  // a stop still releasing: try again later
-      at(now_ + 1s, [this, i, fresh] { restart(i, fresh); });
-      return;
-    }
-    if (fresh || !n.core) {
-      ++n.incarnation;
-      n.core = std::make_unique<election_core>(with_id(n.config, i));
-      n.op.reset();
-      n.leader = false;
-      n.first_read.clear();
-      n.told.clear();
-    }
-    n.alive = true;
-    n.running = true;
-    note(n.label(i), fresh ? "SIM started (new process)" : "SIM started again");
-    apply(i, n.core->start(local(n, now_)));
-  }
-
-  void suspend(std::size_t i, nanoseconds length) {
-    node& n = nodes_[i];
-    if (!n.alive || n.suspended) return;
-    if (n.leader) ++suspended_leaders_;
-    n.suspended = true;
-    n.suspended_since = now_;
-    const std::uint64_t which = ++n.suspends;
-    note(n.label(i), "SIM suspended for " + in_ms(length) + (n.leader ? " (leader)" : ""));
-    at(now_ + length, [this, i, which] {
-      node& m = nodes_[i];
-      if (!m.suspended || m.suspends != which) return;
-      end_suspend(i);
-      note(m.label(i), "SIM woke up");
-      answer_changed_watches(i);
-      auto deferred = std::move(m.deferred);
-      m.deferred.clear();
-      for (auto& action : deferred) at_node(i, now_, std::move(action));
-    });
-  }
-
-  void end_suspend(std::size_t i) {
-    node& n = nodes_[i];
-    if (!n.suspended) return;
-    n.suspended = false;
-    if (!scenario_.boot_clock_counts_suspend) n.freezes.push_back({n.suspended_since, now_});
-  }
-
-  void step_wall_clock(std::size_t i) {
-    node& n = nodes_[i];
-    const nanoseconds size = chance(0.5) ? uniform(1s, 59s) : uniform(1min, 10min);
-    const nanoseconds by = chance(0.5) ? size : -size;
-    n.wall_offset += by;
-    note(n.label(i), "SIM wall clock stepped by " + in_ms(by));
-  }
+  std::size_t target();
+  void schedule_chaos(nanoseconds until);
+  void crash(std::size_t i, bool machine);
+  void stop(std::size_t i);
+  void resign(std::size_t i);
+  void restart(std::size_t i, bool fresh);
+  void suspend(std::size_t i, nanoseconds length);
+  void redeliver(std::size_t i);
+  void freeze_process(std::size_t i, nanoseconds length);
+  void end_suspend(std::size_t i);
+  void step_wall_clock(std::size_t i);
 
   elector_config with_id(elector_config config, std::size_t i) {
     const node& n = nodes_[i];
@@ -539,360 +447,61 @@ class world {
     return config;
   }
 
-  // --- the coroutine layer, simulated ----------------------------------------------------------
+  // --- the coroutine layer, simulated: election_core_simulation_layer.hpp ------------------------
 
-  void apply(std::size_t i, step s) {
-    node& n = nodes_[i];
-    const instant here = local(n, now_);
-    if (s.wake_at) {
-      ASSERT_GT(*s.wake_at, here.steady) << n.label(i) << ": timer would spin";
-    }
-    if (s.cancel_operation) {
-      ASSERT_TRUE(n.op) << n.label(i) << ": cancel without an operation";
-      reply_later(i, n.op, now_ + 1ms, boost::asio::error::operation_aborted);
-    }
-    for (const core_notice& notice : s.notices) {
-      if (const auto* gained = std::get_if<leadership_gained>(&notice)) on_gained(i, *gained);
-      if (std::get_if<leadership_lost>(&notice) && n.leader) {
-        n.leader = false;
-        checker_.ended(n.period, now_);
-      }
-      if (std::get_if<detail::core_stopped>(&notice)) n.running = false;
-      if (const auto* finished = std::get_if<detail::release_finished>(&notice)) {
-        if (finished->released) {
-          n.released = detail::peer_answer::released_record{finished->etag, finished->term};
-        }
-      }
-      if (const auto* changed = std::get_if<detail::leader_changed>(&notice)) {
-        if (!changed->leader_id.empty()) n.released.reset();
-      }
-    }
-    if (n.leader && n.core->is_leader()) checker_.renewed(n.period, *n.core->leadership_deadline());
-    if (s.operation) {
-      ASSERT_FALSE(n.op) << n.label(i) << ": a second operation while one is in flight";
-      start_operation(i, std::move(*s.operation));
-    }
-    ++n.timer_generation;
-    if (s.wake_at) arm_timer(i, *s.wake_at, n.timer_generation, n.incarnation);
-    EXPECT_EQ(n.core->is_leader(), n.leader) << n.label(i);
-    count_write_serial(i);
-    answer_changed_watches(i);
-  }
-
-  void arm_timer(std::size_t i, steady_time when, std::uint64_t generation, int incarnation) {
-    at_node(i, first_real(nodes_[i], when).value_or(now_), [=, this] {
-      node& n = nodes_[i];
-      if (n.incarnation != incarnation || n.timer_generation != generation || !n.alive) return;
-      // A boot clock that stopped during a suspend reaches the time later than planned.
-      if (local(n, now_).steady < when) return arm_timer(i, when, generation, incarnation);
-      apply(i, n.core->on_timer(local(n, now_)));
-    });
-  }
-
-  void on_gained(std::size_t i, const leadership_gained& gained) {
-    node& n = nodes_[i];
-    n.period = checker_.gained(now_, n.process(i), n.label(i), gained.term, n.config,
-                               n.core->leadership_deadline(), store_->acquisition_of(gained.term));
-    n.leader = true;
-    ++gains_;
-  }
-
-  void start_operation(std::size_t i, storage_request request) {
-    node& n = nodes_[i];
-    auto op = std::make_shared<operation>();
-    op->request = std::move(request);
-    op->sender = n.process(i);
-    op->sent = local(n, now_).steady;
-    n.op = op;
-    if (op->request.type == storage_request::kind::peer_check) return start_peer_check(i, op);
-    const bool is_write = op->request.type == storage_request::kind::write;
-    if (is_write) op->reason = std::exchange(n.acquiring, {});
-    if (is_write && op->request.condition.type == put_condition::kind::if_match) {
-      const auto seen = n.first_read.find(op->request.condition.etag);
-      if (seen != n.first_read.end()) {
-        op->evidence = seen->second.first;
-        const auto told = n.told.find(seen->second.second);
-        if (told != n.told.end()) op->evidence = std::min(*op->evidence, told->second);
-      }
-    }
-    const nanoseconds worst = n.config.retry.worst_case(n.config.request_timeout);
-    const store_state state =
-        n.partitioned ? (chance(0.5) ? store_state::hanging : store_state::failing) : state_;
-    const error_code unknown =
-        is_write ? error_code(errc::outcome_unknown) : error_code(errc::timeout);
-    switch (state) {
-      case store_state::hanging:
-        if (is_write && chance(0.1)) reach_store(op, now_ + worst + uniform(0ms, 3000ms));
-        reply_later(i, op, now_ + worst, unknown);
-        return;
-      case store_state::failing:
-        if (is_write && chance(0.3)) reach_store(op, now_ + uniform(0ms, 200ms));
-        reply_later(i, op, now_ + uniform(0ms, 200ms) + (chance(0.5) ? worst / 2 : nanoseconds{}),
-                    is_write ? error_code(errc::outcome_unknown) : error_code(errc::server_error));
-        return;
-      case store_state::healthy:
-        break;
-    }
-    const nanoseconds reach = now_ + uniform(1ms, store_latency_);
-    const double fault = calm_ ? 0.0 : 1.0;  // the calm period checks liveness: no faults
-    if (chance(0.03 * fault)) {  // lost reply, or a request stuck until its timeout that lands
-      reach_store(op, chance(0.5) ? reach : now_ + worst + uniform(0ms, 3000ms));
-      reply_later(i, op, now_ + worst, unknown);
-      return;
-    }
-    if (is_write && chance(0.02 * fault)) {  // 409: undecided, nothing written
-      reply_later(i, op, reach, errc::conflict);
-      return;
-    }
-    const nanoseconds answer = reach + uniform(1ms, store_latency_);
-    reach_store(op, reach, uniform(0ms, answer - reach));
-    const bool garble = is_write && chance(0.05 * fault);  // 500 after the fact (Ceph's too)
-    const int incarnation = n.incarnation;
-    at_node(i, answer, [this, i, op, incarnation, garble] {
-      if (nodes_[i].incarnation != incarnation) return;
-      if (garble) return deliver(i, op, errc::server_error);
-      if (op->request.type == storage_request::kind::write && !op->new_etag) {
-        return deliver(i, op, errc::precondition_failed);
-      }
-      deliver(i, op, {});
-    });
-  }
-
-  // The request reaches the store at `when`; a GET's answer is dated up to `dating` later.
+  void apply(std::size_t i, step s);
+  void arm_timer(std::size_t i, steady_time when, std::uint64_t generation, int incarnation);
+  void on_gained(std::size_t i, const leadership_gained& gained);
+  void start_operation(std::size_t i, storage_request request);
+  void send_to_store(std::size_t i, const std::shared_ptr<operation>& op);
   void reach_store(const std::shared_ptr<operation>& op, nanoseconds when,
-                   nanoseconds dating = nanoseconds{0}) {
-    at(when, [this, op, dating] {
-      const std::size_t fe = rng_() % store_->front_ends();
-      if (op->request.type == storage_request::kind::read) {
-        op->read_value = store_->read(fe, now_ + dating);
-        if (store_->current()) op->read_nonce = store_->current()->record.nonce;
-        return;
-      }
-      op->new_etag = store_->write(op->request.body, op->request.condition, op->sender, fe, now_);
-      if (op->new_etag) committed(*op);
-    });
-  }
-
-  // A write of `op` just landed: checks what the store alone can tell.
-  void committed(const operation& op) {
-    const stored_version& version = *store_->current();
-    const node& n = nodes_[op.sender.node];
-    const std::string who =
-        n.id + "@" + std::to_string(op.sender.node) + "#" + std::to_string(op.sender.incarnation);
-    if (version.record.released) {
-      note(who,
-           "STORE released term=" + std::to_string(version.record.term) + " " + version.value.etag);
-      checker_.released(now_, op.sender);
-      return;
-    }
-    const acquisition* taken = store_->acquisition_of(version.record.term);
-    if (!taken || taken->committed != now_ || !(taken->writer == op.sender)) return;  // renewal
-    note(who, std::string("STORE acquired term=") + std::to_string(version.record.term) + " " +
-                  version.value.etag + " kind=" + to_string(taken->kind));
-    if (taken->kind != acquisition_kind::expired) return;
-    ++expiry_takeovers_;
-    // A held record of another process taken for released, absent or ours skipped the expiry
-    // rule's wait (and the acquire grace).
-    if (op.reason != "expired") {
-      checker_.violation(
-          now_, who + " took over a held record of another process for \"" + op.reason + "\"");
-    }
-    // Rule (b) alone allows the takeover L after the first evidence of the replaced write; an
-    // earlier one needs rule (c), hence a dated answer and max_clock_skew.
-    const milliseconds lease = std::max(n.config.lease, taken->replaced_lease.value_or(0ms));
-    if (!op.evidence) {
-      checker_.violation(now_, who + " took over a record it never read");
-      return;
-    }
-    if (op.sent >= *op.evidence + lease) return;
-    if (store_->dated() && n.config.max_clock_skew) {
-      ++store_dated_takeovers_;
-      return;
-    }
-    checker_.violation(now_, who + " took over " + in_ms(*op.evidence + lease - op.sent) +
-                                 " sooner than rule (b) allows, without rule (c)");
-  }
-
+                   nanoseconds dating = nanoseconds{0});
+  void committed(const operation& op);
   void reply_later(std::size_t i, const std::shared_ptr<operation>& op, nanoseconds when,
-                   error_code ec) {
-    const int incarnation = nodes_[i].incarnation;
-    at_node(i, when, [this, i, op, incarnation, ec] {
-      if (nodes_[i].incarnation != incarnation) return;
-      if (op->request.type == storage_request::kind::peer_check) {
-        return deliver_peer(i, op, ec, detail::peer_answer{});
-      }
-      deliver(i, op, ec);
-    });
-  }
+                   error_code ec);
+  void deliver(std::size_t i, const std::shared_ptr<operation>& op, error_code ec);
 
-  void deliver(std::size_t i, const std::shared_ptr<operation>& op, error_code ec) {
-    node& n = nodes_[i];
-    if (op->replied || n.op != op) return;
-    op->replied = true;
-    n.op.reset();
-    const instant here = local(n, now_);
-    if (op->request.type == storage_request::kind::read) {
-      get_result result;
-      if (!ec) {
-        result = op->read_value;
-        if (result.found) {
-          n.first_read.emplace(result.found->etag, std::pair{here.steady, op->read_nonce});
-        }
-      }
-      apply(i, n.core->on_read_done(here, ec, result));
-    } else {
-      put_result result;
-      if (!ec) result.etag = *op->new_etag;
-      apply(i, n.core->on_write_done(here, ec, result));
-    }
-  }
+  // --- peer mode, the leaders' health endpoints: election_core_simulation_endpoint.hpp -----------
 
-  // --- peer mode: the leaders' health endpoints -------------------------------------------------
-
-  void start_peer_check(std::size_t i, const std::shared_ptr<operation>& op) {
-    const node& n = nodes_[i];
-    const detail::peer_check_request& check = op->request.peer;
-    // The client's own deadline: a watch lasts its time plus one attempt's timeout; a plain
-    // check runs under the retry policy.
-    const nanoseconds give_up = check.watch ? n.config.peer.timeout + *check.watch
-                                            : n.config.retry.worst_case(n.config.peer.timeout);
-    reply_later(i, op, now_ + give_up, errc::timeout);
-    std::optional<std::size_t> leader;
-    for (std::size_t k = 0; k < nodes_.size(); ++k) {
-      if (nodes_[k].address == check.address) leader = k;
-    }
-    if (!leader) return reply_later(i, op, now_ + 1ms, errc::connect_failed);
-    if (n.partitioned) return;  // nothing gets through: the deadline answers
-    const std::size_t k = *leader;
-    at(now_ + uniform(1ms, 30ms), [this, i, k, op] {
-      node& l = nodes_[k];
-      if (l.partitioned) return;
-      if (!l.alive) return reply_later(i, op, now_ + uniform(1ms, 1200ms), errc::connect_failed);
-      const int incarnation = l.incarnation;
-      at_node(k, now_, [this, i, k, op, incarnation] {
-        if (nodes_[k].incarnation != incarnation || !nodes_[k].alive) {
-          return reply_later(i, op, now_ + 1ms, errc::connection_lost);
-        }
-        serve_peer(k, i, op);
-      });
-    });
-  }
-
-  // The endpoint's view, as elector::snapshot(): leader while reported and before S + D.
-  bool leading(std::size_t k) const {
-    const node& l = nodes_[k];
-    if (!l.alive || !l.core || !l.core->is_leader()) return false;
-    return local(l, now_).steady < *l.core->leadership_deadline();
-  }
-
-  bool holds(std::size_t k, const detail::peer_check_request& check) const {
-    const node& l = nodes_[k];
-    return (leading(k) && l.core->held_record()->term == check.term &&
-            (!check.serial || *check.serial == l.write_serial)) ||
-           releasing(k, check.term);
-  }
-
-  /// As the endpoint does: a watch on a term whose release is being written is answered once
-  /// the release is written, so that the follower finds the lock free.
-  bool releasing(std::size_t k, std::uint64_t term) const {
-    const node& l = nodes_[k];
-    if (!l.alive || !l.op || l.op->request.type != storage_request::kind::write) return false;
-    const record_decoding writing = decode_record(l.op->request.body);
-    return writing.record && writing.record->released && writing.record->term == term;
-  }
-
-  void serve_peer(std::size_t k, std::size_t i, const std::shared_ptr<operation>& op) {
-    node& l = nodes_[k];
-    const detail::peer_check_request& check = op->request.peer;
-    if (!check.watch || l.endpoint == endpoint_kind::plain_only) {
-      return answer_peer(k, i, op, detail::peer_watch_outcome::none);
-    }
-    if (!holds(k, check)) return answer_peer(k, i, op, detail::peer_watch_outcome::changed);
-    l.watches.push_back({i, op});
-    const int incarnation = l.incarnation;
-    at_node(k, now_ + *check.watch, [this, k, op, incarnation] {
-      node& m = nodes_[k];
-      if (m.incarnation != incarnation) return;
-      const auto it = std::find_if(m.watches.begin(), m.watches.end(),
-                                   [&op](const held_watch& w) { return w.op == op; });
-      if (it == m.watches.end()) return;
-      const std::size_t follower = it->follower;
-      m.watches.erase(it);
-      answer_peer(k, follower, op, detail::peer_watch_outcome::timeout);
-    });
-  }
-
-  void count_write_serial(std::size_t k) {
-    node& l = nodes_[k];
-    const auto sent = l.core->is_leader() ? l.core->held_record_sent() : std::nullopt;
-    if (sent && sent != l.serial_of) ++l.write_serial;
-    l.serial_of = sent;
-  }
-
-  void answer_changed_watches(std::size_t k) {
-    node& l = nodes_[k];
-    for (std::size_t w = 0; w < l.watches.size();) {
-      if (holds(k, l.watches[w].op->request.peer)) {
-        ++w;
-        continue;
-      }
-      const held_watch done = l.watches[w];
-      l.watches.erase(l.watches.begin() + static_cast<std::ptrdiff_t>(w));
-      answer_peer(k, done.follower, done.op, detail::peer_watch_outcome::changed);
-    }
-  }
-
+  void start_peer_check(std::size_t i, const std::shared_ptr<operation>& op);
+  bool leading(std::size_t k) const;
+  bool holds(std::size_t k, const detail::peer_check_request& check) const;
+  bool releasing(std::size_t k, std::uint64_t term) const;
+  void serve_peer(std::size_t k, std::size_t i, const std::shared_ptr<operation>& op);
+  void count_write_serial(std::size_t k);
+  void answer_changed_watches(std::size_t k);
   void answer_peer(std::size_t k, std::size_t i, const std::shared_ptr<operation>& op,
-                   detail::peer_watch_outcome outcome) {
-    const node& l = nodes_[k];
-    detail::peer_answer answer;
-    answer.watch = outcome;
-    if (leading(k)) {
-      answer.leader = true;
-      answer.http_status = 200;
-      answer.record = *l.core->held_record();
-      answer.term = answer.record.term;
-      answer.leader_id = answer.record.leader_id;
-      if (l.endpoint != endpoint_kind::plain_only) answer.serial = l.write_serial;
-      if (l.endpoint == endpoint_kind::full) {
-        // Rounded down, as the endpoint does: the follower's estimate must not be too early.
-        answer.write_age = std::max(0ms, std::chrono::floor<milliseconds>(
-                                             local(l, now_).steady - *l.core->held_record_sent()));
-      }
-    } else {
-      answer.http_status = 404;
-      if (l.endpoint == endpoint_kind::full && l.released) answer.released = *l.released;
-    }
-    const int incarnation = nodes_[i].incarnation;
-    at_node(i, now_ + uniform(1ms, 30ms), [this, i, op, incarnation, answer] {
-      if (nodes_[i].incarnation == incarnation) deliver_peer(i, op, {}, answer);
-    });
-  }
-
+                   detail::peer_watch_outcome outcome);
   void deliver_peer(std::size_t i, const std::shared_ptr<operation>& op, error_code ec,
-                    const detail::peer_answer& answer) {
-    node& n = nodes_[i];
-    if (op->replied || n.op != op) return;
-    op->replied = true;
-    n.op.reset();
-    const instant here = local(n, now_);
-    if (!ec) ++peer_answers_;
-    if (!ec && answer.leader && answer.write_age) {
-      const steady_time sent_by = here.steady - *answer.write_age;
-      const auto [it, fresh] = n.told.emplace(answer.record.nonce, sent_by);
-      if (!fresh) it->second = std::min(it->second, sent_by);
-    }
-    apply(i, n.core->on_peer_done(here, ec, answer));
-    if (answer.released && n.op && n.op->request.type == storage_request::kind::write) {
-      ++named_release_takeovers_;
-    }
-  }
+                    const detail::peer_answer& answer);
+
+  // --- jobs and guardians: defined in election_core_simulation_guardian.hpp ----------------------
+
+  void new_guardian(std::size_t i);
+  void guardian_after_step(std::size_t i, const step& s);
+  void report_to_guardian(std::size_t i);
+  void job_told_to_stop(std::size_t i);
+  void start_job(std::size_t i, std::uint64_t term);
+  void kill_job(std::size_t i, const std::string& how);
+  void arm_guardian(std::size_t i);
+  void guardian_machine_suspended(std::size_t i);
+  void guardian_machine_woke(std::size_t i);
+  void guardian_process_died(std::size_t i, bool machine);
+  void crash_release_read(const std::shared_ptr<crash_release>& task);
+  void crash_release_decide(const std::shared_ptr<crash_release>& task, const get_result& read);
+  void crash_release_write(const std::shared_ptr<crash_release>& task, const lock_record& record,
+                           const std::string& etag);
+  void guardian_request(const std::shared_ptr<crash_release>& task, storage_request request,
+                        std::function<void(error_code, const operation&)> done);
+  bool crash_release_over(const crash_release& task, const std::string& why);
+  std::string guardian_nonce();
 
   std::mt19937_64 rng_;
   scenario scenario_;
   std::string description_;  // the seed's draw: nodes, configs, clocks, store
   timeline timeline_;
   leadership_checker checker_;
+  job_checker jobs_;
   std::vector<node> nodes_;
   std::optional<sim_store> store_;
   store_state state_ = store_state::healthy;
@@ -907,6 +516,11 @@ class world {
   std::uint64_t suspended_leaders_ = 0;
   std::uint64_t peer_answers_ = 0;
   std::uint64_t named_release_takeovers_ = 0;
+  std::uint64_t frozen_leaders_ = 0;
+  std::uint64_t deadline_kills_ = 0;
+  std::map<nanoseconds, nanoseconds> crash_released_;  // commit of a crash release -> the crash
+  std::vector<nanoseconds> crash_failovers_;
+  std::vector<nanoseconds> release_takeovers_;
 };
 
 }  // namespace s3lect::test::simulation

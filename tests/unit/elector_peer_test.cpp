@@ -1,11 +1,14 @@
 // Peer mode end to end in one process: electors over the in-memory storage, each serving its
 // leadership on a real TLS health_server on 127.0.0.1, followers checking the leader through the
 // real peer client. Proves: a stable group's followers make no S3 requests, a graceful release
-// reaches watchers at once, and TLS failures (wrong CA, expired certificate, host-name
-// mismatch, missing client certificate) send followers back to S3 without breaking the election.
+// reaches watchers at once, a release written just after the leader crashed (by `s3lect run`'s
+// guardian) is found by the watchers' quick re-reads, and TLS failures (wrong CA, expired
+// certificate, host-name mismatch, missing client certificate) send followers back to S3 without
+// breaking the election.
 #include <s3lect/elector.hpp>
 #include <s3lect/health.hpp>
 #include <s3lect/memory_storage.hpp>
+#include <s3lect/record.hpp>
 
 #include "fake/leadership_timeline.hpp"
 #include "fake/test_certificates.hpp"
@@ -307,6 +310,41 @@ TEST(ElectorPeer, ACrashedLeaderIsTakenOverAfterTheLeaseFromItsLastReportedRenew
   // crash: the takeover comes within (L - F, L + a read and a write], never before L - F.
   EXPECT_GT(took, 1500ms - 150ms - 20ms);
   EXPECT_LT(took, 1500ms + 300ms);
+  s3lect::test::expect_safe(g.periods);
+}
+
+// The leader's process dies and, 100 ms later, its job guardian releases the lock (a released
+// copy of the record with If-Match). The watchers' connections closed at the crash; their first
+// read comes before the release, and their quick re-reads (50, 100, 200 ms ... later) find it
+// long before their next read at F (docs/peer-mode.md#a-crashed-leader).
+TEST(ElectorPeer, ALockReleasedJustAfterTheLeaderCrashedIsTakenOverWithoutWaitingForF) {
+  peer_group g(3, {.tweak = [](elector_config& c) {
+                 c.lease = 3s;
+                 c.renew_deadline = 2s;
+                 c.frequent_interval = 1s;
+                 c.infrequent_interval = 60s;
+               }});
+  g.start_all();
+  ASSERT_TRUE(g.run_until([&] { return g.settled(); }, 15s));
+  const int leader = g.leader_index();
+  ASSERT_TRUE(g.run_until([&] { return g.servers[leader]->stats().active_watches == 2; }))
+      << "both followers watch the leader";
+  g.servers[leader].reset();  // the process dies: its connections close
+  g.electors[leader].reset();
+  g.run_for(100ms);  // the guardian kills the job's tree and reaps it
+  const auto current = g.store->peek("group/leader.json");
+  ASSERT_TRUE(current);
+  auto record = s3lect::decode_record(current->body).record;
+  ASSERT_TRUE(record && !record->released);
+  record->released = true;
+  record->nonce = "0123456789abcdef";
+  const auto written = g.store->put("group/leader.json", s3lect::encode_record(*record),
+                                    s3lect::put_condition::matches(current->etag));
+  ASSERT_EQ(written.result, s3lect::memory_write_outcome::verdict::committed);
+  const auto released_at = steady::now();
+  ASSERT_TRUE(g.run_until([&] { return g.leader_index() >= 0; }, 5s));
+  EXPECT_LT(steady::now() - released_at, 600ms)
+      << "found at a re-read, not at the next read F = 1 s after the first";
   s3lect::test::expect_safe(g.periods);
 }
 
