@@ -47,17 +47,23 @@ std::string signal_name(int signal) {
   }
 }
 
+void pass_on(supervisor& s, int signal) {
+  if (s.job) {
+    s.job->send(guardian::forward_signal{signal});
+    s.log.log(log_level::info, "forwarded signal", {{"signal", signal_name(signal)}});
+  } else {
+    s.log.log(log_level::info, "signal ignored: no command running",
+              {{"signal", signal_name(signal)}});
+  }
+}
+
 std::optional<int> take_signals(supervisor& s) {
   std::optional<int> stop;
   while (const auto signal = s.signals.take()) {
-    if (is_stop_signal(*signal)) {
-      if (!stop) stop = *signal;
-    } else if (s.job) {
-      s.job->send(guardian::forward_signal{*signal});
-      s.log.log(log_level::info, "forwarded signal", {{"signal", signal_name(*signal)}});
-    } else {
-      s.log.log(log_level::info, "signal ignored: no command running",
-                {{"signal", signal_name(*signal)}});
+    if (!is_stop_signal(*signal)) {
+      pass_on(s, *signal);
+    } else if (!stop) {
+      stop = *signal;
     }
   }
   return stop;

@@ -72,9 +72,11 @@ boost::asio::awaitable<int> supervise_and_stop(supervisor& s);
 /// SIGINT and SIGTERM stop s3lect; the other signals it catches go to the command.
 bool is_stop_signal(int signal);
 
-/// Takes every pending signal: the first stop signal is returned (a second one, while the job
-/// is being stopped, kills it); the others go to the job's command, or are logged as ignored
-/// when there is none.
+/// Passes a signal that is not a stop signal on to the job's command, or logs it as ignored
+/// when no command runs.
+void pass_on(supervisor& s, int signal);
+
+/// Takes every pending signal: returns the first stop signal, passes the others on.
 std::optional<int> take_signals(supervisor& s);
 
 /// "SIGTERM", or "signal N" for one without a name here, for the log.

@@ -167,10 +167,13 @@ asio::awaitable<job_end> stop_job(supervisor& s, std::string reason) {
   std::optional<job_end> end;
   while (!end) {
     auto event = co_await (s.job->async_receive() || s.signals.wait());
-    if (take_signals(s)) {
-      if (!s.shutdown_requested) {
+    while (const auto signal = s.signals.take()) {
+      if (!is_stop_signal(*signal)) {
+        pass_on(s, *signal);
+      } else if (!s.shutdown_requested) {
         s.shutdown_requested = true;
-        s.log.log(log_level::info, "stop requested, waiting for the command");
+        s.log.log(log_level::info, "stop requested, waiting for the command",
+                  {{"signal", signal_name(*signal)}});
       } else {
         s.log.log(log_level::warning, "killing command",
                   {{"pid", std::to_string(s.started.pid)},

@@ -110,6 +110,25 @@ TEST_F(CliIntegration, WhatTheCommandLeavesBehindIsKilledWhenItExits) {
   EXPECT_NE(status().out().find("\"released\":true"), std::string::npos);
 }
 
+TEST_F(CliIntegration, ASecondStopSignalKillsACommandThatIgnoresTheFirst) {
+  const std::string marker = job_marker();
+  auto args = run_args("stubborn");
+  args.insert(args.end(), {"--", "sh", "-c",
+                           "trap '' TERM; sleep 600." + marker + "1 & exec sleep 600." + marker +
+                               "3"});
+  auto& node = start(args);
+  ASSERT_TRUE(eventually([&] { return processes_with(marker) == 2; }, 15s)) << node.err();
+  ::kill(node.pid, SIGTERM);
+  ASSERT_TRUE(eventually(
+      [&] { return node.err().find("msg=\"stopping command\"") != std::string::npos; }, 5s));
+  ::kill(node.pid, SIGTERM);  // Within the 500 ms grace.
+  ASSERT_TRUE(node.wait(10s));
+  EXPECT_EQ(node.status, std::optional<int>(0)) << node.err();
+  EXPECT_NE(node.err().find("reason=second_stop_signal"), std::string::npos) << node.err();
+  EXPECT_EQ(processes_with(marker), 0);
+  EXPECT_NE(status().out().find("\"released\":true"), std::string::npos);
+}
+
 TEST_F(CliIntegration, IsolationIsCheckedAtStartUpAndLogged) {
   auto bad = run_args("bad-isolation");
   bad.insert(bad.end(), {"--isolation", "vm", "--", "true"});
