@@ -148,8 +148,8 @@ struct exec_plan {
   bool set_sigpipe = false;
   pid_t parent = 0;
   sigset_t previous_mask{};
-  int status_fd = -1;  ///< The write end of the pipe that gets the exec's errno.
-  int stdin_fd = -1;   ///< Becomes the command's stdin when set.
+  int status_fd = -1;           ///< The write end of the pipe that gets the exec's errno.
+  int stdin_fd = -1;            ///< Becomes the command's stdin when set.
   const int* passed = nullptr;  ///< Descriptors whose close-on-exec flag the child clears.
   std::size_t passed_count = 0;
   bool own_group_and_death_signal = true;
@@ -205,6 +205,22 @@ int await_exec(pid_t pid, int status_fd) {
   return exec_errno;
 }
 
+/// Forks a child that runs exec_child(plan); returns its pid, or -1 with errno set. Signals stay
+/// blocked across the fork, so that no handler of ours (Asio's, which writes to a pipe shared
+/// with this process) runs in the child before it resets them.
+pid_t fork_and_exec(exec_plan& plan) {
+  sigset_t all_signals;
+  sigfillset(&all_signals);
+  ::pthread_sigmask(SIG_SETMASK, &all_signals, &plan.previous_mask);
+  plan.parent = ::getpid();
+  const pid_t pid = ::fork();
+  if (pid == 0) exec_child(plan);
+  const int fork_errno = errno;
+  ::pthread_sigmask(SIG_SETMASK, &plan.previous_mask, nullptr);
+  errno = fork_errno;
+  return pid;
+}
+
 /// The dispositions the child resets its handlers to, SIGPIPE's as `request` asks.
 void set_signal_actions(exec_plan& plan, const spawn_request& request) {
   plan.default_action.sa_handler = SIG_DFL;
@@ -249,16 +265,8 @@ std::unique_ptr<child_process> child_process::spawn(asio::any_io_executor execut
   }
   plan.status_fd = exec_status[1];
 
-  // Signals stay blocked across fork, so that no handler of ours (Asio's, which writes to a
-  // pipe shared with this process) runs in the child before it resets them.
-  sigset_t all_signals;
-  sigfillset(&all_signals);
-  ::pthread_sigmask(SIG_SETMASK, &all_signals, &plan.previous_mask);
-  plan.parent = ::getpid();
-  const pid_t pid = ::fork();
-  if (pid == 0) exec_child(plan);
+  const pid_t pid = fork_and_exec(plan);
   const int fork_errno = errno;
-  ::pthread_sigmask(SIG_SETMASK, &plan.previous_mask, nullptr);
   ::close(exec_status[1]);
   if (pid < 0) {
     ::close(exec_status[0]);

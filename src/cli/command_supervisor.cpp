@@ -134,8 +134,7 @@ asio::awaitable<std::variant<leadership_lease, int>> await_election(
 /// The command exited by itself: the lock is released so that a follower takes over at once,
 /// and s3lect exits with the command's status. The guardian stays until the lock is released,
 /// so that it still releases it should s3lect die meanwhile.
-asio::awaitable<int> finish_after_exit(supervisor& s, const leadership_lease& lease,
-                                       job_end end) {
+asio::awaitable<int> finish_after_exit(supervisor& s, const leadership_lease& lease, job_end end) {
   s.log.log(log_level::info, "command exited",
             {{"pid", std::to_string(s.started.pid)},
              {"status", std::to_string(end.status)},

@@ -82,20 +82,13 @@ std::string find_guardian() {
 
 std::vector<std::string> guardian_arguments(const guardian_request& request, int control_fd,
                                             int exe_fd, int release_args_fd) {
-  std::vector<std::string> args{"--control-fd",
-                                std::to_string(control_fd),
-                                "--until-ns",
-                                std::to_string(request.confirmed.boot_ns),
-                                "--term",
-                                std::to_string(request.confirmed.term),
-                                "--nonce",
-                                request.confirmed.nonce,
-                                "--kill-grace-ms",
-                                std::to_string(request.kill_grace.count()),
-                                "--isolation",
-                                guardian::isolation_name(request.level),
-                                "--log-format",
-                                request.log_json ? "json" : "text"};
+  std::vector<std::string> args{"--control-fd",    std::to_string(control_fd),
+                                "--until-ns",      std::to_string(request.confirmed.boot_ns),
+                                "--term",          std::to_string(request.confirmed.term),
+                                "--nonce",         request.confirmed.nonce,
+                                "--kill-grace-ms", std::to_string(request.kill_grace.count()),
+                                "--isolation",     guardian::isolation_name(request.level),
+                                "--log-format",    request.log_json ? "json" : "text"};
   if (request.log_info) args.emplace_back("--log-info");
   for (const auto& [key, value] : request.log_fields) {
     args.insert(args.end(), {"--log-field", key + "=" + value});

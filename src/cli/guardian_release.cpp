@@ -27,7 +27,7 @@ struct release_request {
   std::string nonce;
   std::string processes;  ///< How many processes it killed, for the log.
   std::string kill_ms;    ///< How long that took.
-  std::string holder;  ///< s3lect's id.
+  std::string holder;     ///< s3lect's id.
   std::optional<unsigned> slot;
   std::vector<std::string> run_args;
 };
@@ -39,8 +39,8 @@ std::optional<release_request> parse_request(const std::vector<std::string>& arg
   for (; i + 1 < args.size() && args[i] != "--"; i += 2) {
     const std::string& value = args[i + 1];
     if (args[i] == "--term") {
-      const auto [end, ec] = std::from_chars(value.data(), value.data() + value.size(),
-                                             request.term);
+      const auto [end, ec] =
+          std::from_chars(value.data(), value.data() + value.size(), request.term);
       has_term = ec == std::errc{} && end == value.data() + value.size();
     } else if (args[i] == "--nonce") {
       request.nonce = value;
@@ -81,9 +81,8 @@ std::optional<std::string> not_ours(const lock_read& read, const release_request
   return std::nullopt;
 }
 
-asio::awaitable<int> release_for_s3lect(s3_client& client, std::string key,
-                                        release_request request, const run_options& options,
-                                        const log_output& log) {
+asio::awaitable<int> release_for_s3lect(s3_client& client, std::string key, release_request request,
+                                        const run_options& options, const log_output& log) {
   const retry_policy policy = options.elector.config.retry;
   const lock_read read = co_await read_lock(client, key, policy);
   if (read.error) {
@@ -97,8 +96,7 @@ asio::awaitable<int> release_for_s3lect(s3_client& client, std::string key,
     co_return exit_lost_race;
   }
   const lock_record next = released_record(*read.decoded.record, std::chrono::system_clock::now());
-  const auto [ec, result] =
-      co_await write_released(client, key, read.found->etag, next, policy);
+  const auto [ec, result] = co_await write_released(client, key, read.found->etag, next, policy);
   if (ec == errc::precondition_failed) {
     log.log(log_level::info,
             "not releasing the lock for s3lect: the record changed between reading and writing",

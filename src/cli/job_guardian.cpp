@@ -83,8 +83,8 @@ asio::awaitable<error_code> start_job(supervisor& s, leadership_lease lease, std
   if (!confirmed) co_return make_error_code(errc::not_leader);
   error_code error;
   step = "guardian";
-  s.job = guardian_process::spawn(co_await asio::this_coro::executor,
-                                  job_request(s, *confirmed), error);
+  s.job = guardian_process::spawn(co_await asio::this_coro::executor, job_request(s, *confirmed),
+                                  error);
   if (!s.job) co_return error;
   s.confirmed_until = confirmed->boot_ns;
   const auto message = co_await s.job->async_receive();

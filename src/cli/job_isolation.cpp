@@ -87,8 +87,8 @@ std::optional<guardian::isolation> choose_isolation(
     std::string& error) {
   if (!required) return probe.available;
   if (required->pid_namespace && !probe.available.pid_namespace) {
-    error = "a PID namespace is required but unavailable here (" + probe.pid_namespace_problem +
-            ")";
+    error =
+        "a PID namespace is required but unavailable here (" + probe.pid_namespace_problem + ")";
     return std::nullopt;
   }
   if (required->cgroup && !probe.available.cgroup) {

@@ -30,8 +30,7 @@ bool can_follow(const lock_record& record, bool have_ca);
 /// Holds watches on `record`'s leader until one of the ends above; on `failed`, `problem` says
 /// why, for the user.
 boost::asio::awaitable<follow_end> follow_leader(leader_endpoint_client& client,
-                                                 const lock_record& record,
-                                                 signal_inbox& signals,
+                                                 const lock_record& record, signal_inbox& signals,
                                                  std::string& problem);
 
 }  // namespace s3lect::cli

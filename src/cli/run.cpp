@@ -270,8 +270,8 @@ void log_isolation(const run_context& run) {
                                             : run.isolation.pid_namespace_problem});
   }
   if (!run.jobs.level.cgroup) {
-    missing.push_back(
-        {"cgroup", run.isolation.available.cgroup ? "not asked for" : run.isolation.cgroup_problem});
+    missing.push_back({"cgroup", run.isolation.available.cgroup ? "not asked for"
+                                                                : run.isolation.cgroup_problem});
   }
   for (const auto& [processes, directory] : run.isolation.stale) {
     run.output.log(log_level::warning,
@@ -309,8 +309,8 @@ int campaign(run_context& run, spawn_request command) {
 
   slot_supervisors supervisors;
   for (std::size_t slot = 0; slot < electors.size(); ++slot) {
-    supervisors.push_back(std::unique_ptr<supervisor>(new supervisor{
-        *electors[slot], run.output, run.options, command, run.signals, run.jobs}));
+    supervisors.push_back(std::unique_ptr<supervisor>(
+        new supervisor{*electors[slot], run.output, run.options, command, run.signals, run.jobs}));
     if (run.options.extras.slots > 0) supervisors.back()->slot = static_cast<unsigned>(slot);
   }
   supervisor& state = *supervisors.front();
@@ -343,9 +343,10 @@ std::optional<int> prepare_guardian(const run_options& options, job_settings& jo
                                     std::optional<isolation_probe>& probe) {
   jobs.guardian_path = find_guardian();
   if (jobs.guardian_path.empty()) {
-    print_err("s3lect run: cannot find s3lect-guardian, which runs every command (expected "
-              "beside s3lect, or in " S3LECT_GUARDIAN_FROM_BINDIR
-              " relative to it; S3LECT_GUARDIAN may name it)\n");
+    print_err(
+        "s3lect run: cannot find s3lect-guardian, which runs every command (expected "
+        "beside s3lect, or in " S3LECT_GUARDIAN_FROM_BINDIR
+        " relative to it; S3LECT_GUARDIAN may name it)\n");
     return exit_failure;
   }
   std::string error;
@@ -462,8 +463,10 @@ std::optional<std::string> check_kill_grace(milliseconds kill_grace, const elect
          "node may take over; is " + std::to_string(kill_grace.count()) + " ms";
 }
 
-std::optional<run_options> parse_run_options(const std::vector<std::string>& args,
-                                             std::string& error) {
+namespace {
+
+/// Every option `run` takes: flags, and options with a value.
+std::pair<std::vector<std::string>, std::vector<std::string>> run_option_names() {
   std::vector<std::string> flags = store_flag_names();
   flags.insert(flags.end(), elector_flag_names().begin(), elector_flag_names().end());
   std::vector<std::string> valued = store_valued_names();
@@ -474,6 +477,14 @@ std::optional<run_options> parse_run_options(const std::vector<std::string>& arg
   flags.push_back("wait-for-store");
   flags.insert(flags.end(), run_extra_flag_names().begin(), run_extra_flag_names().end());
   valued.insert(valued.end(), run_extra_valued_names().begin(), run_extra_valued_names().end());
+  return {flags, valued};
+}
+
+}  // namespace
+
+std::optional<run_options> parse_run_options(const std::vector<std::string>& args,
+                                             std::string& error) {
+  const auto [flags, valued] = run_option_names();
   auto parsed = parsed_args::parse(args, flags, valued, error);
   if (!parsed) return std::nullopt;
   if (!parsed->positional().empty()) {

@@ -64,8 +64,10 @@ std::optional<run_extras> read_run_extras(const parsed_args& args, std::string& 
   if (auto level = args.get("isolation"); level && *level != "auto") {
     extras.isolation = guardian::parse_isolation(*level);
     if (!extras.isolation) {
-      error = "--isolation: expected auto, guardian, pid-namespace, cgroup or "
-              "pid-namespace,cgroup, got '" + *level + "'";
+      error =
+          "--isolation: expected auto, guardian, pid-namespace, cgroup or "
+          "pid-namespace,cgroup, got '" +
+          *level + "'";
       return std::nullopt;
     }
   }

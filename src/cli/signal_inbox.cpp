@@ -22,8 +22,7 @@ signal_inbox::~signal_inbox() {
   signals_.cancel(ignored);
 }
 
-asio::awaitable<void> signal_inbox::pump(asio::signal_set& signals,
-                                         std::shared_ptr<state> shared) {
+asio::awaitable<void> signal_inbox::pump(asio::signal_set& signals, std::shared_ptr<state> shared) {
   const auto token = asio::as_tuple(asio::use_awaitable);
   for (;;) {
     auto [error, signal] = co_await signals.async_wait(token);

@@ -38,7 +38,9 @@ int shell_status(int wait_status) {
   return 1;
 }
 
-std::string ms_text(std::int64_t ns) { return std::to_string(ns / 1'000'000); }
+std::string ms_text(std::int64_t ns) {
+  return std::to_string(ns / 1'000'000);
+}
 
 class guardian_loop {
  public:
@@ -156,8 +158,8 @@ void guardian_loop::on_s3lect_gone() {
   s3lect_gone_ = true;
   gone_at_ = boot_now_ns();
   if (job_over()) return;
-  killed_when_gone_ = static_cast<unsigned>(
-      descendants_of(read_process_table(), ::getpid()).size());
+  killed_when_gone_ =
+      static_cast<unsigned>(descendants_of(read_process_table(), ::getpid()).size());
   log_.warning("s3lect is gone: killing its job",
                {{"term", std::to_string(confirmed_.term)}, {"pid", std::to_string(job_.command)}});
   begin_kill(end_cause::killed);
@@ -244,16 +246,11 @@ void guardian_loop::finish_job() {
 }
 
 [[noreturn]] void guardian_loop::release() {
-  std::vector<std::string> args{"s3lect",
-                                "__guardian-release",
-                                "--term",
-                                std::to_string(confirmed_.term),
-                                "--nonce",
-                                confirmed_.nonce,
-                                "--processes",
-                                std::to_string(killed_when_gone_),
-                                "--kill-ms",
-                                ms_text(boot_now_ns() - gone_at_)};
+  std::vector<std::string> args{"s3lect",      "__guardian-release",
+                                "--term",      std::to_string(confirmed_.term),
+                                "--nonce",     confirmed_.nonce,
+                                "--processes", std::to_string(killed_when_gone_),
+                                "--kill-ms",   ms_text(boot_now_ns() - gone_at_)};
   args.insert(args.end(), settings_.release->run_args.begin(), settings_.release->run_args.end());
   std::vector<char*> argv;
   for (auto& arg : args) argv.push_back(arg.data());

@@ -28,8 +28,7 @@ class guardian_log {
                      const std::vector<log_field>& fields, long long unix_ms) const;
 
  private:
-  void write(std::string_view level, std::string_view message,
-             std::vector<log_field> fields) const;
+  void write(std::string_view level, std::string_view message, std::vector<log_field> fields) const;
 
   bool json_;
   bool info_enabled_;

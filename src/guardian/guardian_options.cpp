@@ -55,8 +55,8 @@ std::optional<std::vector<std::string>> read_argument_file(int fd) {
   char buffer[4096];
   ssize_t got = 0;
   if (::lseek(fd, 0, SEEK_SET) != 0) got = -1;
-  while (got >= 0 && (got = ::pread(fd, buffer, sizeof buffer,
-                                    static_cast<off_t>(content.size()))) > 0) {
+  while (got >= 0 &&
+         (got = ::pread(fd, buffer, sizeof buffer, static_cast<off_t>(content.size()))) > 0) {
     content.append(buffer, static_cast<std::size_t>(got));
   }
   ::close(fd);

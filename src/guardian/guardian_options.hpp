@@ -17,19 +17,19 @@ namespace s3lect::guardian {
 struct guardian_options {
   /// --probe: report which isolation works here (one line each) instead of running a job.
   bool probe = false;
-  int control_fd = -1;                    ///< --control-fd N
-  lead_until confirmed;                   ///< --until-ns NS --term T --nonce N
+  int control_fd = -1;                      ///< --control-fd N
+  lead_until confirmed;                     ///< --until-ns NS --term T --nonce N
   std::chrono::milliseconds kill_grace{0};  ///< --kill-grace-ms MS
-  isolation level;                        ///< --isolation NAME
-  int release_exe_fd = -1;                ///< --release-exe-fd N (none: no release)
+  isolation level;                          ///< --isolation NAME
+  int release_exe_fd = -1;                  ///< --release-exe-fd N (none: no release)
   /// --release-args-fd N: a file holding the release's arguments, each ended by a NUL (kept
   /// out of the command line, which `ps` shows).
   int release_args_fd = -1;
-  bool log_json = false;                  ///< --log-format json
-  bool log_info = false;                  ///< --log-info
+  bool log_json = false;                                        ///< --log-format json
+  bool log_info = false;                                        ///< --log-info
   std::vector<std::pair<std::string, std::string>> log_fields;  ///< --log-field KEY=VALUE
-  std::string path;                       ///< After --: the executable,
-  std::vector<std::string> argv;          ///< then argv[0] and the arguments.
+  std::string path;                                             ///< After --: the executable,
+  std::vector<std::string> argv;                                ///< then argv[0] and the arguments.
 };
 
 /// The NUL-ended arguments in the file open as `fd`, read from its start; closes it. nullopt

@@ -8,8 +8,8 @@
 #include <unistd.h>
 
 #include <cerrno>
-#include <filesystem>
 #include <charconv>
+#include <filesystem>
 #include <sstream>
 #include <string_view>
 #include <thread>
@@ -25,7 +25,8 @@ std::string read_text(const std::string& path) {
   std::string text;
   char buffer[4096];
   ssize_t got;
-  while ((got = ::read(fd, buffer, sizeof buffer)) > 0) text.append(buffer, static_cast<size_t>(got));
+  while ((got = ::read(fd, buffer, sizeof buffer)) > 0)
+    text.append(buffer, static_cast<size_t>(got));
   ::close(fd);
   return text;
 }
@@ -155,7 +156,9 @@ bool job_cgroup::adopt(pid_t pid) const {
   return write_text(directory_ + "/cgroup.procs", std::to_string(pid));
 }
 
-bool job_cgroup::kill_all() const { return kill_cgroup_processes(directory_); }
+bool job_cgroup::kill_all() const {
+  return kill_cgroup_processes(directory_);
+}
 
 bool job_cgroup::remove() {
   if (removed_) return true;

@@ -49,8 +49,8 @@ struct child_plan {
   char* const* argv = nullptr;
   const sigset_t* ignored = nullptr;
   const sigset_t* mask = nullptr;
-  int go_fd = -1;      ///< Read end: one byte once the guardian has set the child up.
-  int status_fd = -1;  ///< Write end: {errno, step} on failure; closed by a successful exec.
+  int go_fd = -1;         ///< Read end: one byte once the guardian has set the child up.
+  int status_fd = -1;     ///< Write end: {errno, step} on failure; closed by a successful exec.
   int leftovers_fd = -1;  ///< Write end: the namespace's init reports its leftovers there.
   bool probe = false;
 };
@@ -291,8 +291,9 @@ std::variant<launched_job, launch_error> launch_job(const launch_request& reques
   const std::vector<char*> argv = pointers(argv_strings);
   pipe_pair go, status, leftovers;
   if (!go.open() || !status.open() || !leftovers.open()) return launch_error{errno, "fork"};
-  const child_plan plan{request.path.c_str(), argv.data(), &request.ignored, &request.mask,
-                        go.read,    status.write, leftovers.write, request.probe};
+  const child_plan plan{request.path.c_str(), argv.data(),  &request.ignored,
+                        &request.mask,        go.read,      status.write,
+                        leftovers.write,      request.probe};
   const pid_t guardian = ::getpid();
   const pid_t child = ::fork();
   if (child < 0) return launch_error{errno, "fork"};

@@ -39,8 +39,8 @@ sigset_t ignored_signals() {
 /// for s3lect's process group, must not stop or end it (a stopped guardian could not end the
 /// job at its deadline). SIGKILL and SIGSTOP still do.
 void ignore_job_control() {
-  for (const int signal : {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGTSTP, SIGTTIN, SIGTTOU, SIGUSR1,
-                           SIGUSR2, SIGPIPE}) {
+  for (const int signal :
+       {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGTSTP, SIGTTIN, SIGTTOU, SIGUSR1, SIGUSR2, SIGPIPE}) {
     ::signal(signal, SIG_IGN);
   }
 }

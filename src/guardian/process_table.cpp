@@ -98,8 +98,8 @@ std::optional<pid_t> innermost_pid(pid_t pid) {
   const auto at = status.find("\nNSpid:");
   if (at == std::string::npos) return std::nullopt;
   const auto end = status.find('\n', at + 1);
-  std::string_view line(status.data() + at + 7, (end == std::string::npos ? status.size() : end) -
-                                                     (at + 7));
+  std::string_view line(status.data() + at + 7,
+                        (end == std::string::npos ? status.size() : end) - (at + 7));
   while (!line.empty() && (line.back() == ' ' || line.back() == '\t')) line.remove_suffix(1);
   const auto last = line.find_last_of(" \t");
   if (last != std::string_view::npos) line.remove_prefix(last + 1);

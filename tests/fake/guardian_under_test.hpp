@@ -50,13 +50,21 @@ class guardian_under_test {
     ::fcntl(control_, F_SETFD, FD_CLOEXEC);
     const std::int64_t deadline =
         guardian::boot_now_ns() + std::chrono::nanoseconds(setup.deadline_in).count();
-    std::vector<std::string> args{"s3lect-guardian", "--control-fd", std::to_string(pair[1]),
-                                  "--until-ns",       std::to_string(deadline),
-                                  "--term",           "7",
-                                  "--nonce",          "0123456789abcdef",
-                                  "--kill-grace-ms",  std::to_string(setup.kill_grace.count()),
-                                  "--isolation",      setup.isolation,
-                                  "--",               executable(setup.command.at(0))};
+    std::vector<std::string> args{"s3lect-guardian",
+                                  "--control-fd",
+                                  std::to_string(pair[1]),
+                                  "--until-ns",
+                                  std::to_string(deadline),
+                                  "--term",
+                                  "7",
+                                  "--nonce",
+                                  "0123456789abcdef",
+                                  "--kill-grace-ms",
+                                  std::to_string(setup.kill_grace.count()),
+                                  "--isolation",
+                                  setup.isolation,
+                                  "--",
+                                  executable(setup.command.at(0))};
     args.insert(args.end(), setup.command.begin(), setup.command.end());
     std::vector<char*> argv;
     for (auto& arg : args) argv.push_back(arg.data());
@@ -130,8 +138,8 @@ class guardian_under_test {
 
   /// Milliseconds since the guardian was started.
   long long elapsed_ms() const {
-    return std::chrono::duration_cast<std::chrono::milliseconds>(
-               std::chrono::steady_clock::now() - started_at)
+    return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() -
+                                                                 started_at)
         .count();
   }
 

@@ -38,7 +38,9 @@ TEST_F(CliIntegration, WhenS3lectIsKilledItsGuardianKillsTheTreeAndReleasesForAF
                        {"--", "sh", "-c", "echo $S3LECT_TERM > " + follower_term + "; sleep 60"});
   auto& follower = start(follower_args);
   ASSERT_TRUE(eventually(
-      [&] { return follower.err().find("msg=\"leader changed\" holder=killed") != std::string::npos; },
+      [&] {
+        return follower.err().find("msg=\"leader changed\" holder=killed") != std::string::npos;
+      },
       10s))
       << follower.err();
 
@@ -54,8 +56,7 @@ TEST_F(CliIntegration, WhenS3lectIsKilledItsGuardianKillsTheTreeAndReleasesForAF
       5s))
       << leader.err();
   // The follower takes over from the released record, with the next term.
-  ASSERT_TRUE(eventually([&] { return !read_file(follower_term).empty(); }, 10s))
-      << follower.err();
+  ASSERT_TRUE(eventually([&] { return !read_file(follower_term).empty(); }, 10s)) << follower.err();
   long long taken = 0;
   std::istringstream(read_file(follower_term)) >> taken;
   EXPECT_EQ(taken, *term + 1);
@@ -74,8 +75,8 @@ TEST_F(CliIntegration, AKilledS3lectWithTheDefaultIdIsReleasedToo) {
   ASSERT_TRUE(eventually([&] { return processes_with(marker) == 3; }, 15s)) << leader.err();
   ::kill(leader.pid, SIGKILL);
   ASSERT_TRUE(leader.wait(10s));
-  EXPECT_TRUE(eventually(
-      [&] { return status().out().find("\"released\":true") != std::string::npos; }, 5s))
+  EXPECT_TRUE(
+      eventually([&] { return status().out().find("\"released\":true") != std::string::npos; }, 5s))
       << leader.err();
   EXPECT_EQ(processes_with(marker), 0);
 }
@@ -113,9 +114,9 @@ TEST_F(CliIntegration, WhatTheCommandLeavesBehindIsKilledWhenItExits) {
 TEST_F(CliIntegration, ASecondStopSignalKillsACommandThatIgnoresTheFirst) {
   const std::string marker = job_marker();
   auto args = run_args("stubborn");
-  args.insert(args.end(), {"--", "sh", "-c",
-                           "trap '' TERM; sleep 600." + marker + "1 & exec sleep 600." + marker +
-                               "3"});
+  args.insert(args.end(),
+              {"--", "sh", "-c",
+               "trap '' TERM; sleep 600." + marker + "1 & exec sleep 600." + marker + "3"});
   auto& node = start(args);
   ASSERT_TRUE(eventually([&] { return processes_with(marker) == 2; }, 15s)) << node.err();
   ::kill(node.pid, SIGTERM);

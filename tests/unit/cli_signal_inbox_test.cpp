@@ -48,8 +48,8 @@ TEST(SignalInbox, KeepsASignalThatCameWhileAnotherBranchWon) {
     std::optional<int> held;
     asio::co_spawn(io, race(io, inbox, held, hops), asio::detached);
     io.run_for(5s);
-    EXPECT_EQ(held, std::optional<int>(SIGUSR2)) << "lost with the other branch winning after "
-                                                 << hops << " turns";
+    EXPECT_EQ(held, std::optional<int>(SIGUSR2))
+        << "lost with the other branch winning after " << hops << " turns";
     EXPECT_FALSE(inbox.take()) << "taken once only";
   }
 }

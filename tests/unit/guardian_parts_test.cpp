@@ -36,8 +36,8 @@ TEST(GuardianProtocol, EveryMessageSurvivesItsPacket) {
 }
 
 TEST(GuardianProtocol, RefusesWhatIsNotAMessage) {
-  for (const char* packet : {"", "until", "until 1 2", "until x 2 n", "until 1 2 n n",
-                             "signal 0", "signal 99", "stop -1", "kill now", "hello"}) {
+  for (const char* packet : {"", "until", "until 1 2", "until x 2 n", "until 1 2 n n", "signal 0",
+                             "signal 99", "stop -1", "kill now", "hello"}) {
     EXPECT_FALSE(guardian::decode_to_guardian(packet)) << packet;
   }
   for (const char* packet : {"started", "started 0 guardian", "started -5 guardian",
@@ -86,8 +86,8 @@ TEST(JobCgroup, FindsItsDirectoryInPureAndHybridHierarchies) {
   EXPECT_EQ(guardian::cgroup_directory(
                 "40 30 0:26 /pod/c1 /sys/fs/cgroup rw - cgroup2 cgroup2 rw\n", "0::/pod/c1/app\n"),
             "/sys/fs/cgroup/app");
-  EXPECT_EQ(guardian::cgroup_directory(
-                "40 30 0:26 / /mnt/cg\\040two rw - cgroup2 cgroup2 rw\n", "0::/a\n"),
+  EXPECT_EQ(guardian::cgroup_directory("40 30 0:26 / /mnt/cg\\040two rw - cgroup2 cgroup2 rw\n",
+                                       "0::/a\n"),
             "/mnt/cg two/a");
   EXPECT_EQ(guardian::cgroup_directory(hybrid.substr(0, hybrid.find('\n') + 1), "0::/\n"), "")
       << "cgroup v1 only";
@@ -95,10 +95,10 @@ TEST(JobCgroup, FindsItsDirectoryInPureAndHybridHierarchies) {
 
 TEST(GuardianLog, WritesLinesAsS3lectDoes) {
   const guardian::guardian_log text(false, true, {{"lock", "s3://b/k"}, {"id", "node a"}});
-  EXPECT_EQ(text.format("warning", "s3lect is gone: killing its job", {{"term", "7"}},
-                        1795318742614),
-            "time=2026-11-22T03:39:02.614Z level=warning msg=\"s3lect is gone: killing its job\" "
-            "term=7 lock=s3://b/k id=\"node a\"");
+  EXPECT_EQ(
+      text.format("warning", "s3lect is gone: killing its job", {{"term", "7"}}, 1795318742614),
+      "time=2026-11-22T03:39:02.614Z level=warning msg=\"s3lect is gone: killing its job\" "
+      "term=7 lock=s3://b/k id=\"node a\"");
   const guardian::guardian_log json(true, true, {{"id", "n"}});
   EXPECT_EQ(json.format("error", "say \"no\"", {{"late_ms", "12"}, {"pid", "007"}}, 0),
             "{\"time\":\"1970-01-01T00:00:00.000Z\",\"level\":\"error\",\"msg\":\"say "
@@ -107,12 +107,32 @@ TEST(GuardianLog, WritesLinesAsS3lectDoes) {
 
 TEST(GuardianOptions, ReadsWhatS3lectGivesAndRefusesTheRest) {
   std::string error;
-  const auto options = guardian::parse_guardian_options(
-      {"--control-fd", "5", "--until-ns", "99", "--term", "3", "--nonce", "abc",
-       "--kill-grace-ms", "800", "--isolation", "pid-namespace,cgroup", "--log-format", "json",
-       "--log-field", "id=a=b", "--release-exe-fd", "6", "--release-args-fd", "7", "--",
-       "/bin/sh", "sh", "-c", "true"},
-      error);
+  const auto options = guardian::parse_guardian_options({"--control-fd",
+                                                         "5",
+                                                         "--until-ns",
+                                                         "99",
+                                                         "--term",
+                                                         "3",
+                                                         "--nonce",
+                                                         "abc",
+                                                         "--kill-grace-ms",
+                                                         "800",
+                                                         "--isolation",
+                                                         "pid-namespace,cgroup",
+                                                         "--log-format",
+                                                         "json",
+                                                         "--log-field",
+                                                         "id=a=b",
+                                                         "--release-exe-fd",
+                                                         "6",
+                                                         "--release-args-fd",
+                                                         "7",
+                                                         "--",
+                                                         "/bin/sh",
+                                                         "sh",
+                                                         "-c",
+                                                         "true"},
+                                                        error);
   ASSERT_TRUE(options) << error;
   EXPECT_EQ(options->control_fd, 5);
   EXPECT_EQ(options->confirmed, (guardian::lead_until{99, 3, "abc"}));
@@ -135,7 +155,13 @@ TEST(GuardianOptions, ReadsWhatS3lectGivesAndRefusesTheRest) {
 TEST(GuardianOptions, ReadsTheReleaseArgumentsFromTheirFile) {
   FILE* file = std::tmpfile();
   ASSERT_NE(file, nullptr);
-  static constexpr char bytes[] = "--slot\0" "3\0" "--\0" "--lock\0" "s3://b/k\0" "a b";
+  static constexpr char bytes[] =
+      "--slot\0"
+      "3\0"
+      "--\0"
+      "--lock\0"
+      "s3://b/k\0"
+      "a b";
   const std::string content(bytes, sizeof bytes);  // The last NUL included.
   ASSERT_EQ(std::fwrite(content.data(), 1, content.size(), file), content.size());
   std::fflush(file);

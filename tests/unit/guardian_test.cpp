@@ -118,9 +118,9 @@ TEST_F(Guardian, AStopTheCommandHonoursEndsAsStopped) {
 }
 
 TEST_F(Guardian, WhatTheCommandLeavesBehindIsKilledWhenItExits) {
-  guardian_under_test guard({{"sh", "-c",
-                              "sleep 600." + marker + "1 & (setsid sleep 600." + marker +
-                                  "2 &); sleep 0.2; exit 3"}});
+  guardian_under_test guard(
+      {{"sh", "-c",
+        "sleep 600." + marker + "1 & (setsid sleep 600." + marker + "2 &); sleep 0.2; exit 3"}});
   ASSERT_TRUE(guard.expect<guardian::job_started>());
   const auto ended = guard.expect<guardian::job_ended>();
   ASSERT_TRUE(ended);
@@ -181,10 +181,10 @@ TEST_F(Guardian, IgnoresInterruptsAndStopsMeantForS3lectsProcessGroup) {
 TEST_F(Guardian, InItsOwnPidNamespaceTheJobSeesItsOwnPidsAndDiesWithTheGuardian) {
   if (!allowed("pid-namespace")) GTEST_SKIP() << "no PID namespace here: " << probe();
   const std::string pids = scratch + "guardian-pids-" + marker;
-  guardian_under_test guard({{"sh", "-c",
-                              "echo $$ $(ls /proc | grep -c '^[0-9]') > " + pids + "; " +
-                                  job_tree_command(marker)},
-                             "pid-namespace"});
+  guardian_under_test guard(
+      {{"sh", "-c",
+        "echo $$ $(ls /proc | grep -c '^[0-9]') > " + pids + "; " + job_tree_command(marker)},
+       "pid-namespace"});
   const auto started = guard.expect<guardian::job_started>();
   ASSERT_TRUE(started);
   EXPECT_EQ(started->isolation, "pid-namespace");
