@@ -51,7 +51,9 @@ struct child_plan {
   const sigset_t* mask = nullptr;
   int go_fd = -1;         ///< Read end: one byte once the guardian has set the child up.
   int status_fd = -1;     ///< Write end: {errno, step} on failure; closed by a successful exec.
-  int leftovers_fd = -1;  ///< Write end: the namespace's init reports its leftovers there.
+  /// Write end: the namespace's init reports there the command's PID in the namespace, then
+  /// how many processes were left when the command exited.
+  int leftovers_fd = -1;
   bool probe = false;
 };
 
@@ -119,6 +121,9 @@ unsigned processes_in_namespace() {
   const pid_t command = ::fork();
   if (command < 0) fail(plan, launch_step::fork, errno);
   if (command == 0) exec_command(plan);
+  // The command's PID in the namespace, before the status pipe can close: the guardian finds
+  // its PID outside by it.
+  [[maybe_unused]] const ssize_t told = ::write(plan.leftovers_fd, &command, sizeof command);
   ::close(plan.status_fd);
   int command_status = 0;
   for (;;) {
@@ -214,12 +219,16 @@ std::optional<launch_error> read_status(int status_fd) {
   return launch_error{report[0], step_name(static_cast<launch_step>(report[1]))};
 }
 
-/// The command's PID when it runs in a PID namespace: the namespace is new, so its init is
-/// PID 1 there and the command, the init's first child, PID 2. (Its place in the tree would not
-/// do: a daemon the command started may be re-parented to the init before the tree is read.)
-pid_t namespaced_command(pid_t root) {
+/// The command's PID, as this machine's PID namespace numbers it, when it runs in a namespace
+/// of its own: the process below `root` that has `inner` as its PID in the namespace (its init
+/// told `inner` on `report_fd`). Not simply "PID 2": a sanitizer's thread in the init takes PIDs
+/// too. (Nor its place in the tree: a daemon the command started may be re-parented to the init
+/// before the tree is read.)
+pid_t namespaced_command(pid_t root, int report_fd) {
+  pid_t inner = 0;
+  if (::read(report_fd, &inner, sizeof inner) != static_cast<ssize_t>(sizeof inner)) return root;
   for (const auto& process : descendants_of(read_process_table(), root)) {
-    if (innermost_pid(process.pid) == 2) return process.pid;
+    if (innermost_pid(process.pid) == inner) return process.pid;
   }
   return root;
 }
@@ -316,12 +325,14 @@ std::variant<launched_job, launch_error> launch_job(const launch_request& reques
     return *failed;
   }
   job.root = child;
-  job.command = request.level.pid_namespace ? namespaced_command(child) : child;
+  job.command = child;
   if (request.level.pid_namespace) {
-    // Read once the job's first process has exited: whatever the init wrote is there by then,
-    // and a read must not wait for an init that is still being killed.
+    // Never wait on it: the init wrote the command's PID before the status pipe closed, and by
+    // the time the guardian reaps the job's first process, its count of leftovers (a read must
+    // not wait for an init that is still being killed).
     job.leftovers_fd = leftovers.take_read();
     ::fcntl(job.leftovers_fd, F_SETFL, O_NONBLOCK);
+    job.command = namespaced_command(child, job.leftovers_fd);
   }
   return job;
 }

@@ -53,7 +53,8 @@ struct launched_job {
   pid_t command = 0;  ///< The command's PID, as this machine's PID namespace numbers it.
   std::optional<job_cgroup> cgroup;
   /// With a PID namespace: the read end of the pipe on which its init reports how many other
-  /// processes were still running when the command exited (it kills them then); else -1.
+  /// processes were still running when the command exited (it kills them then), once the
+  /// command's PID has been read from it; else -1.
   int leftovers_fd = -1;
 };
 
