@@ -88,6 +88,19 @@ _ed_ours() {
   return 1
 }
 
+# Is PID $1 our child and not yet exited? ED_PID holds unreaped children only, whose PIDs cannot
+# be reused; unlike _ed_ours this also holds between the fork and the exec of the candidate,
+# when its command line is still the driver's own (waiting for such a child would block until
+# it ends).
+_ed_running() {
+  local pid=$1 stat rest state ppid
+  [[ -n $pid ]] || return 1
+  stat=$(<"/proc/$pid/stat") 2>/dev/null || return 1
+  rest=${stat##*) }
+  read -r state ppid _ <<<"$rest"
+  [[ $state != Z && $ppid == "$ED_OWNER" ]]
+}
+
 _ed_tails() {
   local id f
   [[ -n $ED_ROUND_DIR ]] || return 0
@@ -132,16 +145,16 @@ ed_cleanup() {
   trap '' INT TERM
   for id in "${!ED_PID[@]}"; do
     pid=${ED_PID[$id]}
-    if _ed_ours "$pid"; then kill -TERM "$pid" 2>/dev/null || true; fi
+    if _ed_running "$pid"; then kill -TERM "$pid" 2>/dev/null || true; fi
   done
   for id in "${!ED_PID[@]}"; do
     pid=${ED_PID[$id]}
     for ((n = 0; n < 50; n++)); do
-      _ed_ours "$pid" || break
+      _ed_running "$pid" || break
       sleep 0.1
     done
     {
-      if _ed_ours "$pid"; then kill -KILL "$pid" || true; fi
+      if _ed_running "$pid"; then kill -KILL "$pid" || true; fi
       wait "$pid" || true
     } 2>/dev/null
   done
@@ -181,15 +194,12 @@ _ed_start_readers() {
   done
 }
 
-# Ends the readers (our own background subshells, checked by parent PID before the signal).
+# Ends the readers (our own background subshells).
 _ed_stop_readers() {
-  local id pid stat rest ppid
+  local id pid
   for id in "${!ED_READER_PID[@]}"; do
     pid=${ED_READER_PID[$id]}
-    stat=$(<"/proc/$pid/stat") 2>/dev/null || continue
-    rest=${stat##*) }
-    read -r _ ppid _ <<<"$rest"
-    if [[ $ppid == "$ED_OWNER" ]]; then kill -TERM "$pid" 2>/dev/null || true; fi
+    if _ed_running "$pid"; then kill -TERM "$pid" 2>/dev/null || true; fi
     wait "$pid" 2>/dev/null || true
   done
   ED_READER_PID=()
@@ -279,7 +289,7 @@ _ed_check_alive() {
   for id in "${ED_IDS[@]}"; do
     pid=${ED_PID[$id]:-}
     [[ -n $pid && -z ${ED_SIGNALLED[$id]} ]] || continue
-    _ed_ours "$pid" && continue
+    _ed_running "$pid" && continue
     st=0
     wait "$pid" 2>/dev/null || st=$?
     unset "ED_PID[$id]"
@@ -341,7 +351,7 @@ _ed_wait_exit() {
   local id=$1 pid=${ED_PID[$1]} deadline st=0
   _ed_now_ms
   deadline=$((REPLY + ED_L_MS + 10000))
-  while _ed_ours "$pid"; do
+  while _ed_running "$pid"; do
     _ed_now_ms
     if ((REPLY >= deadline)); then
       echo "warning: $id (pid $pid) still running $(ed_fmt_s $((ED_L_MS + 10000))) s after SIGTERM; killing it" >&2
@@ -404,7 +414,7 @@ _ed_signal() {
   if [[ $sig == KILL ]]; then
     local sent=$REPLY n
     {
-      for ((n = 0; n < 50; n++)); do _ed_ours "$pid" || break; sleep 0.1; done
+      for ((n = 0; n < 50; n++)); do _ed_running "$pid" || break; sleep 0.1; done
       wait "$pid" || true
     } 2>/dev/null
     unset "ED_PID[$id]"
