@@ -13,7 +13,7 @@
 #
 # usage: bench/failover.sh [--runs N] [--lease-ms N] [--hold-ms N] [--program PATH] [--keep-logs]
 #                          [--cli | --peer-watch] [--s3lect PATH] [--base-port N] [--stable]
-#                          [--stratified] [--crash kill|kill-all|stop]
+#                          [--stratified] [--over-reads] [--crash kill|kill-all|stop]
 #   --runs N      rounds (default 5); one takes about L + 2F + 5 s (about 30 s with defaults)
 #   --lease-ms N  lease in ms, renewal and follower polls every third of it (default: the
 #                 library's defaults, lease 15 s, renewal every 5 s)
@@ -27,6 +27,12 @@
 #   --stratified  instead of a random part of F, run i of N takes (i - 1/2)/N of F: the signals
 #                 fall evenly between two renewals, so that the median of N runs is the median
 #                 over all signal times instead of a sample of it (crash failover's spread is F).
+#   --over-reads  with --stable: the random (or stratified) part spans the stable followers'
+#                 read interval I = 6 F (the CLI's proportions: 30 s by default) instead of F, so
+#                 that the signal falls at any point of their read cycle. In S3 mode a stable
+#                 follower learns of a release, or of a leader that stopped renewing, only at
+#                 such a read, so handover and failover depend on that phase; with F alone they
+#                 sample only the part of the cycle 11–11 + F s after the election.
 #   --cli         candidates are `s3lect run` in S3 mode (the handover then includes starting
 #                 the leader's command, a few ms)
 #   --peer-watch  candidates are `s3lect run --peer --peer-watch` (implies --cli)
@@ -79,7 +85,7 @@ source "$root/scripts/lib/election-driver.sh"
 usage() {
   echo "usage: $0 [--runs N] [--lease-ms N] [--hold-ms N] [--program PATH] [--keep-logs]" \
     "[--cli | --peer-watch] [--s3lect PATH] [--base-port N] [--stable] [--stratified]" \
-    "[--crash kill|kill-all|stop]" >&2
+    "[--over-reads] [--crash kill|kill-all|stop]" >&2
   exit 2
 }
 
@@ -88,7 +94,7 @@ ED_BIN=
 ED_LEASE_MS=
 ED_HOLD_MS=
 ED_CRASH='kill'
-mode=s3 cli=0 s3lect_bin='' base_port=18440 stable=0 stratified=0
+mode=s3 cli=0 s3lect_bin='' base_port=18440 stable=0 stratified=0 over_reads=0
 while (($#)); do
   case $1 in
     --runs) (($# >= 2)) || usage; runs=$2; shift 2 ;;
@@ -99,6 +105,7 @@ while (($#)); do
     --cli) cli=1; shift ;;
     --stable) stable=1; shift ;;
     --stratified) stratified=1; shift ;;
+    --over-reads) over_reads=1; shift ;;
     --peer-watch) cli=1; mode=peer-watch; shift ;;
     --s3lect) (($# >= 2)) || usage; s3lect_bin=$2; shift 2 ;;
     --base-port) (($# >= 2)) || usage; base_port=$2; shift 2 ;;
@@ -112,6 +119,10 @@ done
 [[ $ED_CRASH == kill || $ED_CRASH == kill-all || $ED_CRASH == stop ]] || usage
 if ((!cli)) && [[ $ED_CRASH != kill ]]; then
   echo "error: --crash $ED_CRASH needs --cli or --peer-watch (a job guardian to leave running)" >&2
+  exit 2
+fi
+if ((over_reads && !stable)); then
+  echo "error: --over-reads goes with --stable" >&2
   exit 2
 fi
 if ((cli)) && [[ -n $ED_BIN ]]; then
@@ -187,12 +198,16 @@ ED_VERBOSE=0
 ed_init
 
 lease=$(ed_fmt_s "$ED_L_MS") renew=$(ed_fmt_s "$ED_F_MS")
+# The span of the hold's random (or stratified) part: F, or with --over-reads the stable
+# followers' read interval.
+spread_ms=$ED_F_MS spread_name="$renew s"
+((over_reads)) && spread_ms=$((6 * ED_F_MS)) spread_name="I = $(ed_fmt_s $((6 * ED_F_MS))) s"
 hold="1 s + random part of $renew s"
 [[ -z $ED_HOLD_MS ]] || hold="$(ed_fmt_s "$ED_HOLD_MS") s"
-((stable)) && hold="11 s + random part of $renew s (followers stable)"
+((stable)) && hold="11 s + random part of $spread_name (followers stable)"
 if ((stratified)); then
   hold="1 s + (i - 1/2)/$runs of $renew s in run i"
-  ((stable)) && hold="11 s + (i - 1/2)/$runs of $renew s in run i (followers stable)"
+  ((stable)) && hold="11 s + (i - 1/2)/$runs of $spread_name in run i (followers stable)"
 fi
 echo "failover benchmark: $runs runs, lease $lease s, renewal every $renew s${ED_LEASE_MS:+ (--lease-ms $ED_LEASE_MS)}," \
   "each leader signalled $hold after its election"
@@ -228,8 +243,8 @@ log_line_ms() {
 
 handovers=() failovers=() jobs_gone=() job_gaps=() guardian_times=() loads=()
 for ((run = 1; run <= runs; run++)); do
-  part=$(((RANDOM * 32768 + RANDOM) % ED_F_MS))
-  ((stratified)) && part=$(((2 * run - 1) * ED_F_MS / (2 * runs)))
+  part=$(((RANDOM * 32768 + RANDOM) % spread_ms))
+  ((stratified)) && part=$(((2 * run - 1) * spread_ms / (2 * runs)))
   if ((stable)); then
     ED_HOLD_MS=$((11000 + part))
   elif ((stratified)); then
