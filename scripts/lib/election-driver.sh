@@ -75,8 +75,8 @@ _ed_say() { if [[ ${ED_VERBOSE:-0} == 1 ]]; then printf '%s\n' "$*"; fi; }
 # Is PID $1 alive and our own child running ED_BIN? (A reaped PID may be recycled.)
 _ed_ours() {
   local pid=$1 stat rest state ppid arg args=()
-  [[ -n $pid && -r /proc/$pid/stat ]] || return 1
-  stat=$(<"/proc/$pid/stat") 2>/dev/null || return 1
+  [[ -n $pid ]] || return 1
+  { read -r stat <"/proc/$pid/stat"; } 2>/dev/null || return 1
   rest=${stat##*) }
   read -r state ppid _ <<<"$rest"
   [[ $state != Z && $ppid == "$ED_OWNER" ]] || return 1
@@ -95,7 +95,8 @@ _ed_ours() {
 _ed_running() {
   local pid=$1 stat rest state ppid
   [[ -n $pid ]] || return 1
-  stat=$(<"/proc/$pid/stat") 2>/dev/null || return 1
+  # A failed redirection of a builtin is not fatal; that of `stat=$(<file)` ends the shell.
+  { read -r stat <"/proc/$pid/stat"; } 2>/dev/null || return 1
   rest=${stat##*) }
   read -r state ppid _ <<<"$rest"
   [[ $state != Z && $ppid == "$ED_OWNER" ]]
