@@ -3,9 +3,13 @@
 # prints the event lines scripts/lib/election-driver.sh reads, `<unix ms> ID leader term=N`
 # first thing, a beat a second, and `lost term=N` first thing on SIGTERM.
 #   cli-child.sh ID
+# With ED_JOB_FIFO set (the driver's ED_TRACK_JOBS=1), it opens that FIFO for writing on fd 9
+# before anything else; its `sleep`s inherit it, so the driver's reader sees the end of file
+# only once every process of the job has gone, however it ended (SIGKILL included).
 set -u
 id=$1
 term=${S3LECT_TERM:?S3LECT_TERM is not set: run me under s3lect run}
+if [[ -n ${ED_JOB_FIFO:-} ]]; then exec 9>"$ED_JOB_FIFO"; fi
 now_ms() {
   local t=${EPOCHREALTIME//[!0-9]/}
   REPLY=$((t / 1000))
