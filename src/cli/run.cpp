@@ -274,9 +274,14 @@ void log_isolation(const run_context& run) {
                                                                 : run.isolation.cgroup_problem});
   }
   for (const auto& [processes, directory] : run.isolation.stale) {
-    run.output.log(log_level::warning,
-                   "a job of an earlier run outlived its s3lect and guardian: killed it",
-                   {{"cgroup", directory}, {"processes", std::to_string(processes)}});
+    if (processes == 0) {
+      run.output.log(log_level::info, "removed the empty cgroup of an earlier run's job",
+                     {{"cgroup", directory}});
+    } else {
+      run.output.log(log_level::warning,
+                     "a job of an earlier run outlived its s3lect and guardian: killed it",
+                     {{"cgroup", directory}, {"processes", std::to_string(processes)}});
+    }
   }
   if (missing.empty()) return;
   run.output.log(log_level::info, "job isolation: not in use", std::move(missing));
