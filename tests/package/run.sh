@@ -97,8 +97,10 @@ status=0
 s3lect run --lock s3://bucket/key --endpoint http://127.0.0.1:9 -- true 2>"$work/run.err" ||
   status=$?
 [ "$status" -eq 4 ] || fail "s3lect run exited $status, not 4: $(cat "$work/run.err")"
-/usr/libexec/s3lect/s3lect-guardian --probe | grep -q '^pid-namespace ' ||
-  fail "the installed guardian does not answer --probe"
+# Its whole output first: grep -q would close the pipe early, and pipefail count the SIGPIPE.
+probe=$(/usr/libexec/s3lect/s3lect-guardian --probe) ||
+  fail "the installed guardian's --probe failed"
+grep -q '^pid-namespace ' <<<"$probe" || fail "the installed guardian's --probe said: $probe"
 
 # The consumer, with no prefix given: the installed CMake package and pkg-config file.
 cmake -S tests/install/consumer -B "$work/cmake" -G Ninja -DCMAKE_BUILD_TYPE=Release >/dev/null
