@@ -1,5 +1,7 @@
 #include "cli/child_process.hpp"
 
+#include "guardian/process_table.hpp"
+
 #include <boost/asio/use_awaitable.hpp>
 
 #include <dirent.h>
@@ -24,17 +26,6 @@ namespace asio = boost::asio;
 
 /// The exit status of a child whose exec failed, as shells use it.
 constexpr int exec_failed_status = 127;
-
-/// A pidfd for `pid`, or -1 where the kernel (< 5.3) or libc lacks pidfd_open.
-int open_pidfd(pid_t pid) {
-#ifdef SYS_pidfd_open
-  return static_cast<int>(::syscall(SYS_pidfd_open, pid, 0));
-#else
-  (void)pid;
-  errno = ENOSYS;
-  return -1;
-#endif
-}
 
 /// The environment of the command: ours, with `overrides` replacing or adding variables.
 std::vector<std::string> command_environment(
@@ -281,7 +272,7 @@ std::unique_ptr<child_process> child_process::spawn(asio::any_io_executor execut
     return nullptr;
   }
 
-  const int pidfd = request.use_pidfd ? open_pidfd(pid) : -1;
+  const int pidfd = request.use_pidfd ? guardian::open_pidfd(pid) : -1;
   std::unique_ptr<asio::signal_set> sigchld;
   // Without a pidfd: SIGCHLD. The set exists before the first poll for the exit, so no exit
   // can slip between the two.

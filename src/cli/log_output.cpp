@@ -2,6 +2,8 @@
 
 #include "cli/json_text.hpp"
 
+#include "guardian/log_text.hpp"
+
 #include <unistd.h>
 
 #include <cctype>
@@ -9,6 +11,9 @@
 
 namespace s3lect::cli {
 namespace {
+
+using guardian::is_integer;
+using guardian::needs_quotes;
 
 bool is_key_char(char c) {
   return std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '_';
@@ -34,26 +39,6 @@ std::string_view trim(std::string_view text) {
   while (!text.empty() && text.front() == ' ') text.remove_prefix(1);
   while (!text.empty() && text.back() == ' ') text.remove_suffix(1);
   return text;
-}
-
-/// True when `value` must be quoted in a logfmt line.
-bool needs_quotes(std::string_view value) {
-  if (value.empty()) return true;
-  for (unsigned char c : value) {
-    if (c <= ' ' || c == '"' || c == '=' || c == '\\' || c == 0x7f) return true;
-  }
-  return false;
-}
-
-bool is_integer(std::string_view value) {
-  std::string_view digits = value;
-  if (!digits.empty() && digits.front() == '-') digits.remove_prefix(1);
-  if (digits.empty() || digits.size() > 15) return false;
-  if (digits.size() > 1 && digits.front() == '0') return false;
-  for (char c : digits) {
-    if (c < '0' || c > '9') return false;
-  }
-  return true;
 }
 
 }  // namespace

@@ -1,5 +1,7 @@
 #include "guardian/guardian_log.hpp"
 
+#include "guardian/log_text.hpp"
+
 #include <unistd.h>
 
 #include <chrono>
@@ -32,26 +34,6 @@ std::string escaped(std::string_view text) {
     out.push_back(c);
   }
   return out;
-}
-
-// The same rules as s3lect's own lines (cli/log_output.cpp), so that both read alike.
-bool needs_quotes(std::string_view value) {
-  if (value.empty()) return true;
-  for (const unsigned char c : value) {
-    if (c <= ' ' || c == '"' || c == '=' || c == '\\' || c == 0x7f) return true;
-  }
-  return false;
-}
-
-bool is_integer(std::string_view value) {
-  std::string_view digits = value;
-  if (!digits.empty() && digits.front() == '-') digits.remove_prefix(1);
-  if (digits.empty() || digits.size() > 15) return false;
-  if (digits.size() > 1 && digits.front() == '0') return false;
-  for (const char c : digits) {
-    if (c < '0' || c > '9') return false;
-  }
-  return true;
 }
 
 }  // namespace

@@ -15,17 +15,6 @@
 namespace s3lect::guardian {
 namespace {
 
-/// A pidfd for `pid`, or -1 (errno ENOSYS where the kernel, before 5.3, has none).
-int open_pidfd(pid_t pid) {
-#ifdef SYS_pidfd_open
-  return static_cast<int>(::syscall(SYS_pidfd_open, pid, 0));
-#else
-  (void)pid;
-  errno = ENOSYS;
-  return -1;
-#endif
-}
-
 int send_through_pidfd(int pidfd, int signal) {
 #ifdef SYS_pidfd_send_signal
   return static_cast<int>(::syscall(SYS_pidfd_send_signal, pidfd, signal, nullptr, 0));
@@ -68,6 +57,16 @@ std::optional<Number> field(std::string_view fields, int index) {
 }
 
 }  // namespace
+
+int open_pidfd(pid_t pid) {
+#ifdef SYS_pidfd_open
+  return static_cast<int>(::syscall(SYS_pidfd_open, pid, 0));
+#else
+  (void)pid;
+  errno = ENOSYS;
+  return -1;
+#endif
+}
 
 std::optional<process_info> parse_process_stat(std::string_view text) {
   // "PID (COMM) STATE PPID ..." where COMM may hold spaces and parentheses: it ends at the last

@@ -20,6 +20,10 @@ struct process_info {
   char state = '?';  ///< 'R', 'S', 'Z' (exited, not reaped yet), ...
 };
 
+/// A pidfd for `pid` (close-on-exec), or -1 with errno set: ENOSYS where the kernel (before
+/// 5.3) or libc has no pidfd_open.
+int open_pidfd(pid_t pid);
+
 /// Parses the text of /proc/PID/stat; nullopt when it is not one.
 std::optional<process_info> parse_process_stat(std::string_view text);
 
