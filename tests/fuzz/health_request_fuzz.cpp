@@ -128,7 +128,7 @@ bool same(const watch_params& a, const watch_params& b) {
   return a.duration == b.duration && a.term == b.term && a.serial == b.serial;
 }
 
-/// Found by this target and fixed (tests/unit/fuzz_regressions_test.cpp,
+/// Found by this target and fixed (tests/unit/peer/fuzz_regressions_test.cpp,
 /// bad_request_body_is_json_whatever_the_query_bytes): a 400 quoted the offending query value's
 /// raw bytes, so "?watch=1&term=" followed by a lone 0xC9 byte gave a body that was not UTF-8.
 /// Kept as a switch so that the check can be relaxed to triage a new finding.

@@ -1,7 +1,7 @@
 // `s3lect check` against the local stores: the sequential probe and the races find both safe,
 // each with its own quirks (the RGW: 412 for If-Match on a missing key, 500 for some race losers;
 // moto: 404 NoSuchKey, quoted ETags accepted); bad race options exit 2.
-#include "integration/cli_harness.hpp"
+#include "support/cli_harness.hpp"
 
 #include <string>
 #include <vector>

@@ -1,6 +1,6 @@
 // `s3lect put` and `s3lect get` against the local RGW: the term from --term or $S3LECT_TERM,
 // exit 10 for a fenced-out write, the term on stderr or in --term-file, and one-line errors.
-#include "integration/cli_harness.hpp"
+#include "support/cli_harness.hpp"
 
 #include <gtest/gtest.h>
 

@@ -1,9 +1,9 @@
 // `s3lect run`'s promise is about the job, not the s3lect process: no process of the command's
 // tree (children, setsid daemons) outlives the leadership, whatever happens to s3lect.
-#include "integration/cli_harness.hpp"
+#include "support/cli_harness.hpp"
 
-#include "fake/job_tree.hpp"
-#include "fake/tcp_forwarder.hpp"
+#include "support/job_tree.hpp"
+#include "support/tcp_forwarder.hpp"
 
 #include <gtest/gtest.h>
 

@@ -6,8 +6,8 @@
 //
 // Whether followers actually ask the leader instead of reading S3 is the elector's business and
 // asserted by its own tests: the election here is correct either way.
-#include "fake/test_certificates.hpp"
-#include "integration/cli_harness.hpp"
+#include "support/test_certificates.hpp"
+#include "support/cli_harness.hpp"
 
 #include <s3lect/tls.hpp>
 

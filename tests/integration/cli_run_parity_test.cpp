@@ -1,7 +1,7 @@
 // `s3lect run` as consul-lock users expect it, against the local Ceph RADOS Gateway: --lease
 // alone elects with the timings it derives, --timeout gives up with exit 11 while another node
 // leads, and --slots N runs up to N commands, one per slot, each slot handed over on its own.
-#include "integration/cli_harness.hpp"
+#include "support/cli_harness.hpp"
 
 #include <filesystem>
 #include <sstream>

@@ -2,7 +2,7 @@
 // zero-configuration TLS, against the local Ceph RADOS Gateway: the leader holds the watch's
 // request, a release is reported from its endpoint ("source":"peer") rather than found by the
 // next S3 poll, and when the leader is killed the watch falls back to reading S3.
-#include "integration/cli_harness.hpp"
+#include "support/cli_harness.hpp"
 
 #include <boost/asio/ip/tcp.hpp>
 

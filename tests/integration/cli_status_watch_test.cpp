@@ -1,6 +1,6 @@
 // `s3lect status --watch` against the local Ceph RADOS Gateway: a line when a leader appears and
 // when it releases, exit 0 on SIGTERM, exit 4 when the store refuses us.
-#include "integration/cli_harness.hpp"
+#include "support/cli_harness.hpp"
 
 #include <filesystem>
 

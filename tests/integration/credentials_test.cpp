@@ -6,9 +6,9 @@
 #include <s3lect/error.hpp>
 #include <s3lect/s3_client.hpp>
 
-#include "fake/fake_aws_endpoints.hpp"
-#include "fake/run_until_complete.hpp"
-#include "integration/local_s3.hpp"
+#include "support/fake_aws_endpoints.hpp"
+#include "support/run_until_complete.hpp"
+#include "support/local_s3.hpp"
 
 #include <gtest/gtest.h>
 #include <boost/asio/io_context.hpp>

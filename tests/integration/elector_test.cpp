@@ -2,10 +2,10 @@
 // with short durations (lease 2 s) so the suite stays fast: one leader at a time, graceful
 // handover, failover after a leader vanishes without releasing, and records written by the Go
 // s3lect taken over correctly.
-#include "integration/local_s3.hpp"
+#include "support/local_s3.hpp"
 
-#include "fake/go_timestamp.hpp"
-#include "fake/leadership_timeline.hpp"
+#include "support/go_timestamp.hpp"
+#include "support/leadership_timeline.hpp"
 
 #include <s3lect/elector.hpp>
 #include <s3lect/record.hpp>

@@ -5,8 +5,8 @@
 #include <s3lect/fenced_object.hpp>
 #include <s3lect/s3_client.hpp>
 
-#include "fake/run_until_complete.hpp"
-#include "integration/local_s3.hpp"
+#include "support/run_until_complete.hpp"
+#include "support/local_s3.hpp"
 
 #include <gtest/gtest.h>
 #include <boost/asio/io_context.hpp>

@@ -5,9 +5,9 @@
 #include <s3lect/error.hpp>
 #include <s3lect/s3_client.hpp>
 
-#include "fake/run_until_complete.hpp"
-#include "fake/tcp_forwarder.hpp"
-#include "integration/local_s3.hpp"
+#include "support/run_until_complete.hpp"
+#include "support/tcp_forwarder.hpp"
+#include "support/local_s3.hpp"
 #include "s3_endpoint.hpp"
 
 #include <gtest/gtest.h>

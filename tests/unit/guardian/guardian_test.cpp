@@ -1,0 +1,224 @@
+// The job guardian as a process: it owns the command's whole tree, ends it when s3lect is gone
+// or its deadline passes, and obeys s3lect's stop, kill and signals. Real processes, no store.
+#include "support/guardian_under_test.hpp"
+#include "support/job_tree.hpp"
+
+#include "guardian/job_launch.hpp"
+
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <functional>
+#include <sstream>
+
+namespace {
+
+using namespace std::chrono_literals;
+using s3lect::test::guardian_setup;
+using s3lect::test::guardian_under_test;
+using s3lect::test::job_marker;
+using s3lect::test::job_tree_command;
+using s3lect::test::kill_processes_with;
+using s3lect::test::processes_with;
+namespace guardian = s3lect::guardian;
+
+/// Polls `condition` every 5 ms for up to `limit`.
+bool eventually(const std::function<bool()>& condition, std::chrono::milliseconds limit = 5s) {
+  const auto give_up = std::chrono::steady_clock::now() + limit;
+  while (std::chrono::steady_clock::now() < give_up) {
+    if (condition()) return true;
+    std::this_thread::sleep_for(5ms);
+  }
+  return condition();
+}
+
+std::string slurp(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+/// What this system allows, as the guardian's own probe finds it.
+std::string probe() {
+  const std::string command = s3lect::test::guardian_path() + " --probe";
+  std::string output;
+  if (FILE* pipe = ::popen(command.c_str(), "r")) {
+    char line[256];
+    while (std::fgets(line, sizeof line, pipe)) output += line;
+    ::pclose(pipe);
+  }
+  return output;
+}
+
+bool allowed(const std::string& isolation) {
+  return probe().find(isolation + " ok") != std::string::npos;
+}
+
+class Guardian : public ::testing::Test {
+ protected:
+  void TearDown() override { kill_processes_with(marker); }
+  const std::string marker = job_marker();
+  const std::string scratch = ::testing::TempDir();
+};
+
+TEST_F(Guardian, KillsTheWholeTreeAtOnceWhenS3lectIsGone) {
+  guardian_under_test guard({{"sh", "-c", job_tree_command(marker)}});
+  ASSERT_TRUE(guard.expect<guardian::job_started>());
+  ASSERT_TRUE(eventually([&] { return processes_with(marker) == 3; }));
+  guard.close_control();
+  // The background child and the setsid daemon too, not only the command.
+  EXPECT_TRUE(eventually([&] { return processes_with(marker) == 0; }, 2s));
+  EXPECT_EQ(guard.wait_exit(), std::optional<int>(0));  // No release was asked for.
+}
+
+TEST_F(Guardian, StopsTheTreeAtItsDeadlineOnlyOnceTheLatestHasPassed) {
+  guardian_under_test guard({{"sh", "-c", job_tree_command(marker)}, "guardian", 300ms});
+  ASSERT_TRUE(guard.expect<guardian::job_started>());
+  // A renewal confirmed while the first deadline was still ahead moves the deadline.
+  const std::int64_t later = guardian::boot_now_ns() + 900'000'000;
+  guard.send(guardian::lead_until{later, 7, "fedcba9876543210"});
+  const auto ended = guard.expect<guardian::job_ended>();
+  ASSERT_TRUE(ended);
+  EXPECT_EQ(ended->cause, guardian::end_cause::deadline);
+  EXPECT_GE(guardian::boot_now_ns(), later) << "stopped at the first deadline, not the latest";
+  EXPECT_EQ(processes_with(marker), 0);
+  guard.send(guardian::farewell{});
+  EXPECT_EQ(guard.wait_exit(), std::optional<int>(0));
+}
+
+TEST_F(Guardian, StopSendsTermThenKillsWhatIgnoresItAfterTheGrace) {
+  guardian_under_test guard(
+      {{"sh", "-c", "trap '' TERM; sleep 600." + marker + "1 & exec sleep 600." + marker + "3"},
+       "guardian",
+       30s,
+       200ms});
+  ASSERT_TRUE(guard.expect<guardian::job_started>());
+  ASSERT_TRUE(eventually([&] { return processes_with(marker) == 2; }));
+  const auto asked = std::chrono::steady_clock::now();
+  guard.send(guardian::stop_job{200});
+  const auto ended = guard.expect<guardian::job_ended>();
+  ASSERT_TRUE(ended);
+  EXPECT_EQ(ended->cause, guardian::end_cause::killed);
+  EXPECT_EQ(ended->status, 128 + SIGKILL);
+  EXPECT_GE(std::chrono::steady_clock::now() - asked, 200ms) << "killed before the grace ended";
+  EXPECT_EQ(processes_with(marker), 0);
+}
+
+TEST_F(Guardian, AStopTheCommandHonoursEndsAsStopped) {
+  guardian_under_test guard({{"sh", "-c", job_tree_command(marker)}});
+  ASSERT_TRUE(guard.expect<guardian::job_started>());
+  ASSERT_TRUE(eventually([&] { return processes_with(marker) == 3; }));
+  guard.send(guardian::stop_job{5000});
+  const auto ended = guard.expect<guardian::job_ended>(4s);  // Well within the grace.
+  ASSERT_TRUE(ended);
+  EXPECT_EQ(ended->cause, guardian::end_cause::stopped);
+  EXPECT_EQ(ended->status, 128 + SIGTERM);
+  EXPECT_EQ(processes_with(marker), 0);
+}
+
+TEST_F(Guardian, WhatTheCommandLeavesBehindIsKilledWhenItExits) {
+  guardian_under_test guard(
+      {{"sh", "-c",
+        "sleep 600." + marker + "1 & (setsid sleep 600." + marker + "2 &); sleep 0.2; exit 3"}});
+  ASSERT_TRUE(guard.expect<guardian::job_started>());
+  const auto ended = guard.expect<guardian::job_ended>();
+  ASSERT_TRUE(ended);
+  EXPECT_EQ(ended->cause, guardian::end_cause::exited);
+  EXPECT_EQ(ended->status, 3);
+  EXPECT_EQ(ended->leftovers, 2u);
+  EXPECT_EQ(processes_with(marker), 0);
+}
+
+TEST_F(Guardian, PassesSignalsToTheCommandsGroup) {
+  const std::string ready = scratch + "guardian-ready-" + marker;
+  const std::string got = scratch + "guardian-got-" + marker;
+  guardian_under_test guard({{"sh", "-c",
+                              "trap 'echo usr1 > " + got + "; exit 0' USR1; touch " + ready +
+                                  "; while :; do sleep 0.02; done"}});
+  ASSERT_TRUE(guard.expect<guardian::job_started>());
+  ASSERT_TRUE(eventually([&] { return std::filesystem::exists(ready); }));
+  guard.send(guardian::forward_signal{SIGUSR1});
+  const auto ended = guard.expect<guardian::job_ended>();
+  ASSERT_TRUE(ended);
+  EXPECT_EQ(ended->status, 0);
+  EXPECT_EQ(slurp(got), "usr1\n");
+  std::filesystem::remove(ready);
+  std::filesystem::remove(got);
+}
+
+TEST_F(Guardian, ReportsACommandThatCannotBeExecuted) {
+  guardian_under_test guard({{"/nonexistent/command-" + marker}});
+  const auto failed = guard.expect<guardian::job_failed>();
+  ASSERT_TRUE(failed);
+  EXPECT_EQ(failed->error, ENOENT);
+  EXPECT_EQ(failed->step, "exec");
+  EXPECT_EQ(guard.wait_exit(), std::optional<int>(1));
+}
+
+TEST_F(Guardian, StartsNothingPastItsFirstDeadline) {
+  guardian_under_test guard({{"sh", "-c", job_tree_command(marker)}, "guardian", -1ms});
+  const auto failed = guard.expect<guardian::job_failed>();
+  ASSERT_TRUE(failed);
+  EXPECT_EQ(failed->step, "deadline");
+  EXPECT_EQ(processes_with(marker), 0);
+}
+
+TEST_F(Guardian, IgnoresInterruptsAndStopsMeantForS3lectsProcessGroup) {
+  guardian_under_test guard({{"sh", "-c", job_tree_command(marker)}});
+  ASSERT_TRUE(guard.expect<guardian::job_started>());
+  for (const int signal : {SIGINT, SIGTERM, SIGHUP, SIGTSTP, SIGTTIN, SIGTTOU, SIGQUIT}) {
+    ::kill(guard.pid, signal);
+  }
+  // Still running, not stopped, and still obeying.
+  guard.send(guardian::kill_job{});
+  const auto ended = guard.expect<guardian::job_ended>(2s);
+  ASSERT_TRUE(ended);
+  EXPECT_EQ(ended->cause, guardian::end_cause::killed);
+  EXPECT_EQ(processes_with(marker), 0);
+}
+
+TEST_F(Guardian, InItsOwnPidNamespaceTheJobSeesItsOwnPidsAndDiesWithTheGuardian) {
+  if (!allowed("pid-namespace")) GTEST_SKIP() << "no PID namespace here: " << probe();
+  const std::string pids = scratch + "guardian-pids-" + marker;
+  guardian_under_test guard(
+      {{"sh", "-c",
+        "echo $$ $(ls /proc | grep -c '^[0-9]') > " + pids + "; " + job_tree_command(marker)},
+       "pid-namespace"});
+  const auto started = guard.expect<guardian::job_started>();
+  ASSERT_TRUE(started);
+  EXPECT_EQ(started->isolation, "pid-namespace");
+  ASSERT_TRUE(eventually([&] { return processes_with(marker) == 3; }));
+  int own_pid = 0, visible = 0;
+  std::istringstream(slurp(pids)) >> own_pid >> visible;
+  // The init's first child: PID 2 of the namespace (3 under TSan, whose thread in the init
+  // takes a PID too), not the PID the machine knows it by.
+  EXPECT_GE(own_pid, 2);
+  EXPECT_LE(own_pid, 3);
+  EXPECT_NE(own_pid, started->pid);
+  // init, sh, and the subshell, ls and grep counting: a handful, not the machine's hundreds.
+  EXPECT_LE(visible, 8) << "its /proc shows the namespace, not the machine";
+  // Whatever kills the guardian, the kernel ends the namespace: nothing escapes.
+  ::kill(guard.pid, SIGKILL);
+  EXPECT_TRUE(eventually([&] { return processes_with(marker) == 0; }, 2s));
+  std::filesystem::remove(pids);
+}
+
+TEST_F(Guardian, InItsOwnCgroupTheJobCannotLeaveItAndTheCgroupGoesWithIt) {
+  if (!allowed("cgroup")) GTEST_SKIP() << "no cgroup of its own here: " << probe();
+  guardian_under_test guard({{"sh", "-c", job_tree_command(marker)}, "cgroup"});
+  const auto started = guard.expect<guardian::job_started>();
+  ASSERT_TRUE(started);
+  ASSERT_FALSE(started->cgroup.empty());
+  ASSERT_TRUE(eventually([&] { return processes_with(marker) == 3; }));
+  std::istringstream members(slurp(started->cgroup + "/cgroup.procs"));
+  int count = 0;
+  for (pid_t pid; members >> pid;) ++count;
+  EXPECT_EQ(count, 3) << "the background sleep, the daemon, and sh exec'd as the main sleep";
+  guard.close_control();
+  EXPECT_TRUE(eventually([&] { return processes_with(marker) == 0; }, 2s));
+  EXPECT_EQ(guard.wait_exit(), std::optional<int>(0));
+  EXPECT_FALSE(std::filesystem::exists(started->cgroup));
+}
+
+}  // namespace
