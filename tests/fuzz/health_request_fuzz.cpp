@@ -22,6 +22,7 @@
 #include "health_protocol.hpp"
 
 #include "fuzz/fuzz_check.hpp"
+#include "fuzz/fuzz_input.hpp"
 
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/post.hpp>
@@ -29,7 +30,6 @@
 #include <boost/json/serialize.hpp>
 #include <boost/json/value.hpp>
 
-#include <charconv>
 #include <cstddef>
 #include <cstdint>
 #include <optional>
@@ -43,6 +43,8 @@ namespace asio = boost::asio;
 namespace json = boost::json;
 using namespace s3lect;
 using namespace s3lect::detail;
+using fuzz::next_field;
+using fuzz::next_number;
 
 /// A leadership_source that reports whatever snapshot the input sets. handle() never waits, and
 /// async_handle() on a handler that holds no watches does not either.
@@ -70,24 +72,6 @@ class scripted_source final : public leadership_source {
   asio::any_io_executor executor_;
   leadership_snapshot current_;
 };
-
-/// The next line of `input` (without its '\n'), or all the rest when `last`.
-std::string_view next_field(std::string_view& input, bool last = false) {
-  const auto newline = last ? std::string_view::npos : input.find('\n');
-  const std::string_view field = input.substr(0, newline);
-  input = newline == std::string_view::npos ? std::string_view{} : input.substr(newline + 1);
-  return field;
-}
-
-/// The next space-separated decimal number of `words`, or 0.
-template <class Integer>
-Integer next_number(std::string_view& words) {
-  while (words.starts_with(' ')) words.remove_prefix(1);
-  Integer value{};
-  const auto [end, ec] = std::from_chars(words.data(), words.data() + words.size(), value);
-  words.remove_prefix(static_cast<std::size_t>(end - words.data()));
-  return ec == std::errc{} ? value : Integer{};
-}
 
 /// The snapshot that line 3, 4 and 5 describe.
 leadership_snapshot snapshot_of(std::string_view state, std::string_view leader_id,

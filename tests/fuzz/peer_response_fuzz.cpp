@@ -20,8 +20,8 @@
 #include "peer_response.hpp"
 
 #include "fuzz/fuzz_check.hpp"
+#include "fuzz/fuzz_input.hpp"
 
-#include <charconv>
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
@@ -33,24 +33,10 @@ namespace {
 using namespace std::chrono;
 using namespace s3lect;
 using namespace s3lect::detail;
+using fuzz::next_field;
+using fuzz::next_number;
 
 constexpr std::size_t default_body_limit = 64 * 1024;
-
-std::string_view next_field(std::string_view& input, bool last = false) {
-  const auto newline = last ? std::string_view::npos : input.find('\n');
-  const std::string_view field = input.substr(0, newline);
-  input = newline == std::string_view::npos ? std::string_view{} : input.substr(newline + 1);
-  return field;
-}
-
-template <class Integer>
-Integer next_number(std::string_view& words, Integer fallback) {
-  while (words.starts_with(' ')) words.remove_prefix(1);
-  Integer value{};
-  const auto [end, ec] = std::from_chars(words.data(), words.data() + words.size(), value);
-  words.remove_prefix(static_cast<std::size_t>(end - words.data()));
-  return ec == std::errc{} ? value : fallback;
-}
 
 bool is_printable_ascii(std::string_view text) {
   for (const char c : text) {

@@ -6,8 +6,8 @@
 //
 // Whether followers actually ask the leader instead of reading S3 is the elector's business and
 // asserted by its own tests: the election here is correct either way.
-#include "support/test_certificates.hpp"
 #include "support/cli_harness.hpp"
+#include "support/test_certificates.hpp"
 
 #include <s3lect/tls.hpp>
 
@@ -28,11 +28,11 @@
 namespace s3lect {
 namespace {
 
+using test::cli_process;
 namespace asio = boost::asio;
 namespace ssl = asio::ssl;
 using tcp = asio::ip::tcp;
 using namespace std::chrono_literals;
-using test::cli_process;
 using test::eventually;
 using test::expect_one_line_error;
 using test::json_number;

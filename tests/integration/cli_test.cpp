@@ -4,8 +4,8 @@
 // S3LECT_CLI variable names it, else it is found beside this test's directory (<build>/s3lect
 // for <build>/tests/s3lect_integration_tests). Every wait is bounded; only processes this test
 // started are signalled.
-#include "support/tcp_forwarder.hpp"
 #include "support/cli_harness.hpp"
+#include "support/tcp_forwarder.hpp"
 
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>

@@ -7,8 +7,8 @@
 #include <s3lect/s3_client.hpp>
 
 #include "support/fake_aws_endpoints.hpp"
+#include "support/local_s3_test.hpp"
 #include "support/run_until_complete.hpp"
-#include "support/local_s3.hpp"
 
 #include <gtest/gtest.h>
 #include <boost/asio/io_context.hpp>
@@ -28,15 +28,8 @@ using namespace std::chrono_literals;
 constexpr std::string_view role_arn = "arn:aws:iam::123456789012:role/s3lect-e2e";
 constexpr std::string_view web_token = "e2e-web-identity-token";
 
-class CredentialsIntegration : public ::testing::Test {
+class CredentialsIntegration : public test::local_s3_test {
  protected:
-  void SetUp() override {
-    std::string problem;
-    auto found = test::local_s3::from_environment(problem);
-    ASSERT_TRUE(found) << problem;
-    s3 = std::move(*found);
-  }
-
   /// The radosgw user's keys as a credential endpoint hands them out, with a session token:
   /// the client sends and signs x-amz-security-token, and radosgw (which checks the signature
   /// over every signed header but ignores tokens for a plain user's key) accepts the request.
@@ -81,7 +74,6 @@ class CredentialsIntegration : public ::testing::Test {
     EXPECT_EQ(client.credentials_in_use().access_key_id, s3.access_key);
   }
 
-  test::local_s3 s3;
   test::scoped_aws_environment env;
   asio::io_context io;
 };

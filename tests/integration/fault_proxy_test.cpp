@@ -5,8 +5,8 @@
 #include <s3lect/error.hpp>
 #include <s3lect/s3_client.hpp>
 
+#include "support/local_s3_test.hpp"
 #include "support/run_until_complete.hpp"
-#include "support/local_s3.hpp"
 
 #include <gtest/gtest.h>
 #include <boost/asio/io_context.hpp>
@@ -24,13 +24,11 @@ using boost::system::error_code;
 using namespace std::chrono_literals;
 using steady = std::chrono::steady_clock;
 
-class FaultProxyIntegration : public ::testing::Test {
+class FaultProxyIntegration : public test::local_s3_test {
  protected:
   void SetUp() override {
-    std::string problem;
-    auto found = test::local_s3::from_environment(problem);
-    ASSERT_TRUE(found) << problem;
-    s3 = std::move(*found);
+    local_s3_test::SetUp();
+    if (HasFatalFailure()) return;
     const std::string upstream = s3.http_endpoint.substr(s3.http_endpoint.find("://") + 3);
     const auto colon = upstream.rfind(':');
     const tcp::endpoint upstream_endpoint(
@@ -71,7 +69,6 @@ class FaultProxyIntegration : public ::testing::Test {
     ASSERT_EQ(reply.substr(0, 2), "ok") << line << " -> " << reply;
   }
 
-  test::local_s3 s3;
   asio::io_context io;
   std::unique_ptr<chaos::fault_proxy> proxy;
   std::string key;

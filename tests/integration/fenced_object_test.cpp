@@ -5,8 +5,8 @@
 #include <s3lect/fenced_object.hpp>
 #include <s3lect/s3_client.hpp>
 
+#include "support/local_s3_test.hpp"
 #include "support/run_until_complete.hpp"
-#include "support/local_s3.hpp"
 
 #include <gtest/gtest.h>
 #include <boost/asio/io_context.hpp>
@@ -26,13 +26,11 @@ namespace asio = boost::asio;
 using boost::system::error_code;
 using steady = std::chrono::steady_clock;
 
-class FencedObjectIntegration : public ::testing::Test {
+class FencedObjectIntegration : public test::local_s3_test {
  protected:
   void SetUp() override {
-    std::string problem;
-    auto found = test::local_s3::from_environment(problem);
-    ASSERT_TRUE(found) << problem;
-    s3 = std::move(*found);
+    local_s3_test::SetUp();
+    if (HasFatalFailure()) return;
     key = "fenced/" + test::unique_suffix();
   }
 
@@ -43,7 +41,6 @@ class FencedObjectIntegration : public ::testing::Test {
         io, [&](auto handler) { target.async_write(term, std::move(body), std::move(handler)); });
   }
 
-  test::local_s3 s3;
   std::string key;
   asio::io_context io;
 };

@@ -5,10 +5,10 @@
 #include <s3lect/error.hpp>
 #include <s3lect/s3_client.hpp>
 
+#include "s3_endpoint.hpp"
+#include "support/local_s3_test.hpp"
 #include "support/run_until_complete.hpp"
 #include "support/tcp_forwarder.hpp"
-#include "support/local_s3.hpp"
-#include "s3_endpoint.hpp"
 
 #include <gtest/gtest.h>
 #include <boost/asio/io_context.hpp>
@@ -45,17 +45,8 @@ NBnlZhoys7xccRq8/kVtnd0QEfyLRKBQLWcC
 -----END CERTIFICATE-----
 )";
 
-class S3ClientIntegrationBase : public ::testing::Test {
+class S3ClientIntegrationBase : public test::local_s3_test {
  protected:
-  void SetUp() override { use_store(test::local_store::rgw); }
-
-  void use_store(test::local_store store) {
-    std::string problem;
-    auto found = test::local_s3::from_environment(store, problem);
-    ASSERT_TRUE(found) << problem;
-    s3 = std::move(*found);
-  }
-
   std::pair<error_code, get_result> get(s3_client& client, const std::string& key) {
     return test::run_until_complete<get_result>(
         io, [&](auto handler) { client.async_get(key, std::move(handler)); });
@@ -70,7 +61,6 @@ class S3ClientIntegrationBase : public ::testing::Test {
         io, [&](auto handler) { client.async_delete(key, std::move(handler)); });
   }
 
-  test::local_s3 s3;
   asio::io_context io;
 };
 

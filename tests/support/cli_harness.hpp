@@ -7,8 +7,8 @@
 #include <s3lect/s3_client.hpp>
 
 #include "support/job_tree.hpp"
+#include "support/local_s3_test.hpp"
 #include "support/run_until_complete.hpp"
-#include "support/local_s3.hpp"
 
 #include <gtest/gtest.h>
 
@@ -126,13 +126,11 @@ struct cli_process {
   }
 };
 
-class CliIntegration : public ::testing::Test {
+class CliIntegration : public local_s3_test {
  protected:
   void SetUp() override {
-    std::string problem;
-    auto found = local_s3::from_environment(problem);
-    ASSERT_TRUE(found) << problem;
-    s3 = std::move(*found);
+    local_s3_test::SetUp();
+    if (HasFatalFailure()) return;
     ASSERT_EQ(::access(cli_path().c_str(), X_OK), 0)
         << cli_path() << " is missing: build the s3lect target (or set S3LECT_CLI)";
     for (const char* name : {"AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_REGION",
@@ -249,7 +247,6 @@ class CliIntegration : public ::testing::Test {
     ASSERT_FALSE(ec) << ec.message();
   }
 
-  local_s3 s3;
   std::string key;
   std::string scratch;
 

@@ -94,6 +94,13 @@ inline scripted_reply drop_connection() {
   return reply;
 }
 
+/// Reads the request and never answers: a server that hangs.
+inline scripted_reply never_answer() {
+  scripted_reply reply;
+  reply.after = scripted_reply::then::hang;
+  return reply;
+}
+
 /// Accepts nothing more than it is told: answers each request with `script(request)`.
 class scripted_http_server {
  public:

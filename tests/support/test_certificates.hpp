@@ -145,4 +145,16 @@ inline test_pki make_test_pki(const std::string& name = "s3lect test CA") {
   return pki;
 }
 
+/// The test program's PKI, made once (key generation takes milliseconds).
+inline const test_pki& shared_test_pki() {
+  static const test_pki instance = make_test_pki();
+  return instance;
+}
+
+/// An unrelated PKI: what it issues must be refused wherever shared_test_pki() is trusted.
+inline const test_pki& other_test_pki() {
+  static const test_pki instance = make_test_pki("some other CA");
+  return instance;
+}
+
 }  // namespace s3lect::test

@@ -6,10 +6,10 @@
 #include <s3lect/error.hpp>
 #include <s3lect/s3_client.hpp>
 
+#include "s3_endpoint.hpp"
 #include "support/fake_aws_endpoints.hpp"
 #include "support/run_until_complete.hpp"
 #include "support/scripted_http_server.hpp"
-#include "s3_endpoint.hpp"
 
 #include <gtest/gtest.h>
 #include <boost/asio/io_context.hpp>
@@ -22,13 +22,13 @@
 namespace s3lect {
 namespace {
 
-namespace asio = boost::asio;
-using boost::system::error_code;
-using namespace std::chrono_literals;
 using test::http_reply;
 using test::recorded_request;
 using test::scripted_http_server;
 using test::scripted_reply;
+namespace asio = boost::asio;
+using boost::system::error_code;
+using namespace std::chrono_literals;
 
 /// Hands out AKID1, AKID2, ... each expiring `lifetime` after the fetch; counts fetches.
 class counting_provider final : public credentials_provider {

@@ -227,15 +227,25 @@ TEST(ElectionCoreAcquire, SameServerIdTakesOverItsOldRecordOnlyWhenItExpires) {
 // ---------------------------------------------------------------------------------------------
 // Acquire grace
 
-TEST(ElectionCoreGrace, ExpiredTakeoverHoldsAndRenewsButReportsAfterGrace) {
+// a's configuration with an acquire grace and no store-clock margin.
+elector_config grace_config(std::chrono::seconds grace) {
   elector_config config = core_config("a");
-  config.acquire_grace = 7s;
+  config.acquire_grace = grace;
   config.max_clock_skew.reset();
-  core_driver d(config);
+  return config;
+}
+
+// Starts d, reads b's record and lets a lease pass: d then writes its takeover.
+void take_over_an_expired_record(core_driver& d) {
   d.start();
   d.read(foreign_body("b", 3, d.now.wall), "eb");
   d.advance(15s);
   d.timer();
+}
+
+TEST(ElectionCoreGrace, ExpiredTakeoverHoldsAndRenewsButReportsAfterGrace) {
+  core_driver d(grace_config(7s));
+  take_over_an_expired_record(d);
   ASSERT_TRUE(d.writing());
   const steady_time sent = d.now.steady;
   d.advance(200ms);
@@ -269,14 +279,8 @@ TEST(ElectionCoreGrace, AbsentRecordNeedsNoGrace) {
 }
 
 TEST(ElectionCoreGrace, DemotionDuringGraceReportsNothing) {
-  elector_config config = core_config("a");
-  config.acquire_grace = 9s;
-  config.max_clock_skew.reset();
-  core_driver d(config);
-  d.start();
-  d.read(foreign_body("b", 3, d.now.wall), "eb");
-  d.advance(15s);
-  d.timer();
+  core_driver d(grace_config(9s));
+  take_over_an_expired_record(d);
   d.write_ok("ea1");
   d.wake();
   ASSERT_TRUE(d.writing());

@@ -277,6 +277,14 @@ void read_renewed(core_driver& d, int n, std::uint64_t term = 3, const std::stri
   d.read(foreign_body(id, term, d.now.wall), id + "-e" + std::to_string(n));
 }
 
+// Starts d and reads two renewals of b's record, one frequent interval apart: b is then stable.
+void start_and_read_two_renewals(core_driver& d) {
+  d.start();
+  read_renewed(d, 1);
+  d.wake();
+  read_renewed(d, 2);
+}
+
 TEST(ElectionCoreModes, TwoReadsOfTheSameRenewingLeaderMakeItStable) {
   core_driver d(core_config("a"));
   d.start();
@@ -312,10 +320,7 @@ TEST(ElectionCoreModes, SameEtagInStableModeMeansTheLeaderStoppedAndAllowsTakeov
   elector_config config = core_config("a");
   config.max_clock_skew.reset();  // rule (b) alone decides
   core_driver d(config);
-  d.start();
-  read_renewed(d, 1);
-  d.wake();
-  read_renewed(d, 2);
+  start_and_read_two_renewals(d);
   ASSERT_EQ(d.core.status().mode, poll_mode::stable);
   const std::string body = foreign_body("b", 3, d.now.wall);
   d.wake();  // I = 30 s later
@@ -330,10 +335,7 @@ TEST(ElectionCoreModes, SameEtagInStableModeWithShortIWaitsForTheRestOfTheLease)
   config.infrequent_interval = 8s;
   config.max_clock_skew.reset();
   core_driver d(config);
-  d.start();
-  read_renewed(d, 1);
-  d.wake();
-  read_renewed(d, 2);
+  start_and_read_two_renewals(d);
   const steady_time first_seen = d.now.steady;
   d.wake();
   read_renewed(d, 2);
@@ -347,10 +349,7 @@ TEST(ElectionCoreModes, SameEtagInStableModeWithShortIWaitsForTheRestOfTheLease)
 
 TEST(ElectionCoreModes, LeaderChangeReturnsToFrequent) {
   core_driver d(core_config("a"));
-  d.start();
-  read_renewed(d, 1);
-  d.wake();
-  read_renewed(d, 2);
+  start_and_read_two_renewals(d);
   ASSERT_EQ(d.core.status().mode, poll_mode::stable);
   d.wake();
   read_renewed(d, 3, 4, "c");
@@ -366,10 +365,7 @@ TEST(ElectionCoreModes, LeaderChangeReturnsToFrequent) {
 
 TEST(ElectionCoreModes, TermChangeOfTheSameLeaderReturnsToFrequent) {
   core_driver d(core_config("a"));
-  d.start();
-  read_renewed(d, 1);
-  d.wake();
-  read_renewed(d, 2);
+  start_and_read_two_renewals(d);
   d.wake();
   read_renewed(d, 3, 4);
   EXPECT_EQ(d.core.status().mode, poll_mode::frequent);
@@ -380,10 +376,7 @@ TEST(ElectionCoreModes, ReadErrorReturnsToFrequentAndToTheExpiryMoment) {
   config.infrequent_interval = 12s;
   config.max_clock_skew.reset();
   core_driver d(config);
-  d.start();
-  read_renewed(d, 1);
-  d.wake();
-  read_renewed(d, 2);
+  start_and_read_two_renewals(d);
   const steady_time first_seen = d.now.steady;
   ASSERT_EQ(d.core.status().mode, poll_mode::stable);
   d.wake();
@@ -398,10 +391,7 @@ TEST(ElectionCoreModes, ReadErrorReturnsToFrequentAndToTheExpiryMoment) {
 
 TEST(ElectionCoreModes, ReleasedRecordInStableModeIsTakenOverAtOnce) {
   core_driver d(core_config("a"));
-  d.start();
-  read_renewed(d, 1);
-  d.wake();
-  read_renewed(d, 2);
+  start_and_read_two_renewals(d);
   d.wake();
   d.read(released_body("b", 3), "b-rel");
   ASSERT_TRUE(d.writing());
@@ -411,10 +401,7 @@ TEST(ElectionCoreModes, ReleasedRecordInStableModeIsTakenOverAtOnce) {
 
 TEST(ElectionCoreModes, DatedStaleByRuleCInStableModeIsTrouble) {
   core_driver d(core_config("a"));
-  d.start();
-  read_renewed(d, 1);
-  d.wake();
-  read_renewed(d, 2);
+  start_and_read_two_renewals(d);
   d.wake();
   // A new ETag, but the store dates it 20 s old: the leader wrote it and died.
   d.read_aged(foreign_body("b", 3, d.now.wall), "b-e3", 20s);
@@ -424,10 +411,7 @@ TEST(ElectionCoreModes, DatedStaleByRuleCInStableModeIsTrouble) {
 
 TEST(ElectionCoreModes, AbsentRecordIsTroubleAndTakenAtOnce) {
   core_driver d(core_config("a"));
-  d.start();
-  read_renewed(d, 1);
-  d.wake();
-  read_renewed(d, 2);
+  start_and_read_two_renewals(d);
   d.wake();
   d.read_absent();
   EXPECT_EQ(d.core.status().mode, poll_mode::frequent);
@@ -448,10 +432,7 @@ TEST(ElectionCoreModes, LeaderChangedIsAnnouncedOncePerChange) {
 
 TEST(ElectionCoreModes, StableFollowerSeeingAMissedRenewalByStoreDateReadsAtTheExpiry) {
   core_driver d(core_config("a"));
-  d.start();
-  read_renewed(d, 1);
-  d.wake();
-  read_renewed(d, 2);
+  start_and_read_two_renewals(d);
   ASSERT_EQ(d.core.status().mode, poll_mode::stable);
   d.wake();  // I = 30 s later
   // The leader crashed right after a renewal: a new ETag, but the store dates it 10 s old (at
@@ -464,10 +445,7 @@ TEST(ElectionCoreModes, StableFollowerSeeingAMissedRenewalByStoreDateReadsAtTheE
 
 TEST(ElectionCoreModes, StoreAgeWithinFKeepsAStableFollowerStable) {
   core_driver d(core_config("a"));
-  d.start();
-  read_renewed(d, 1);
-  d.wake();
-  read_renewed(d, 2);
+  start_and_read_two_renewals(d);
   ASSERT_EQ(d.core.status().mode, poll_mode::stable);
   d.wake();
   // Dated 9 s old: at least 9 − 2 − 2 = 5 s, exactly F: still healthy.
@@ -480,10 +458,7 @@ TEST(ElectionCoreModes, WithoutRuleCTheStoreAgeIsNotTrustedForTheModeEither) {
   elector_config config = core_config("a");
   config.max_clock_skew.reset();
   core_driver d(config);
-  d.start();
-  read_renewed(d, 1);
-  d.wake();
-  read_renewed(d, 2);
+  start_and_read_two_renewals(d);
   ASSERT_EQ(d.core.status().mode, poll_mode::stable);
   d.wake();
   d.read_aged(foreign_body("b", 3, d.now.wall), "b-last", 20s);

@@ -173,6 +173,15 @@ void take_over_after_crash(core_driver& d, const std::string& last, steady_time 
   EXPECT_EQ(d.written().term, 4u);
 }
 
+// d follows the watched leader until stable and hears of one renewal; 5 s later the leader
+// writes again. Returns the body of that last write, which d has not yet heard of.
+std::string hear_of_a_renewal_then_write_again(core_driver& d) {
+  const std::string body = follow_until_stable(d);
+  d.peer_leader(body, 7);
+  d.advance(5s);
+  return leader_body(d.now.wall, "aaaaaaaaaaaa0003");
+}
+
 // The crash case: the leader told us of its last renewal at t; its connection then drops. The
 // store still holds exactly that write, so the leader sent it before t: rule (b) may count from
 // t, not from our first read of its ETag.
@@ -180,10 +189,7 @@ TEST(ElectionCorePeer, RuleBCountsFromTheLeadersReportOfItsLastWrite) {
   elector_config config = peer_config(true);
   config.max_clock_skew.reset();  // rule (b) alone
   core_driver d(config);
-  const std::string body = follow_until_stable(d);
-  d.peer_leader(body, 7);
-  d.advance(5s);
-  const std::string last = leader_body(d.now.wall, "aaaaaaaaaaaa0003");
+  const std::string last = hear_of_a_renewal_then_write_again(d);
   d.peer_leader(last, 8, peer_watch_outcome::changed);
   const steady_time told_at = d.now.steady;
   d.advance(3s);
@@ -197,10 +203,7 @@ TEST(ElectionCorePeer, RuleBCountsFromTheWriteAgeTheLeaderReports) {
   elector_config config = peer_config(true);
   config.max_clock_skew.reset();  // rule (b) alone
   core_driver d(config);
-  const std::string body = follow_until_stable(d);
-  d.peer_leader(body, 7);
-  d.advance(5s);
-  const std::string last = leader_body(d.now.wall, "aaaaaaaaaaaa0003");
+  const std::string last = hear_of_a_renewal_then_write_again(d);
   d.peer_leader(last, 8, peer_watch_outcome::changed, 40ms);
   const steady_time sent_at = d.now.steady - 40ms;
   // A later answer about the same write with a smaller age must not move the start later.

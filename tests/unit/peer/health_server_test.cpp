@@ -5,6 +5,7 @@
 #include <s3lect/health.hpp>
 
 #include "support/fake_leadership_source.hpp"
+#include "support/temporary_file.hpp"
 #include "support/test_certificates.hpp"
 
 #include <gtest/gtest.h>
@@ -40,6 +41,7 @@ namespace s3lect {
 namespace {
 
 namespace asio = boost::asio;
+using test::temporary_file;
 namespace beast = boost::beast;
 namespace http = beast::http;
 namespace json = boost::json;
@@ -49,23 +51,15 @@ using boost::system::error_code;
 using namespace std::chrono_literals;
 using clock_type = std::chrono::steady_clock;
 using test::fake_leadership_source;
+using test::other_test_pki;
 using test::pem_pair;
+using test::shared_test_pki;
 using test::test_pki;
 
 constexpr auto use_tuple = asio::as_tuple(asio::use_awaitable);
 const std::string path = "/health/leadership";
 const std::string record =
     R"({"leaderID":"node-a","leaderAddr":"127.0.0.1:8443","lastUpdated":"2026-11-21T10:30:45.123Z","term":42,"leaseMs":15000,"released":false,"nonce":"9f1c2a7e5b3d4c11"})";
-
-const test_pki& pki() {
-  static const test_pki instance = test::make_test_pki("s3lect test CA");
-  return instance;
-}
-
-const test_pki& other_pki() {
-  static const test_pki instance = test::make_test_pki("some other CA");
-  return instance;
-}
 
 using response_type = http::response<http::string_body>;
 
@@ -185,8 +179,8 @@ class HealthServer : public ::testing::Test {
   health_server_config base_config() const {
     health_server_config config;
     config.bind_address = "127.0.0.1:0";
-    config.tls.certificate_pem = pki().server.certificate;
-    config.tls.private_key_pem = pki().server.private_key;
+    config.tls.certificate_pem = shared_test_pki().server.certificate;
+    config.tls.private_key_pem = shared_test_pki().server.private_key;
     config.read_timeout = 2s;
     return config;
   }
@@ -216,7 +210,8 @@ class HealthServer : public ::testing::Test {
   }
 
   std::unique_ptr<tls_client> client(const pem_pair* identity = nullptr) {
-    return std::make_unique<tls_client>(io.get_executor(), pki().ca.certificate, identity);
+    return std::make_unique<tls_client>(io.get_executor(), shared_test_pki().ca.certificate,
+                                        identity);
   }
 
   asio::io_context io;
@@ -435,14 +430,14 @@ TEST_F(HealthServer, ClientWithTheRightCaConnectsAndOneWithAnotherCaFails) {
   start(base_config());
   auto good = client();
   run(expect_leader_record(*good, endpoint));
-  tls_client stranger(io.get_executor(), other_pki().ca.certificate);
+  tls_client stranger(io.get_executor(), other_test_pki().ca.certificate);
   run(expect_handshake_failure(stranger, endpoint));
 }
 
 TEST_F(HealthServer, ExpiredServerCertificateFailsVerification) {
   health_server_config config = base_config();
-  config.tls.certificate_pem = pki().expired_server.certificate;
-  config.tls.private_key_pem = pki().expired_server.private_key;
+  config.tls.certificate_pem = shared_test_pki().expired_server.certificate;
+  config.tls.private_key_pem = shared_test_pki().expired_server.private_key;
   start(config);
   auto c = client();
   run(expect_handshake_failure(*c, endpoint));
@@ -459,37 +454,22 @@ asio::awaitable<void> expect_request_refused(tls_client& client, tcp::endpoint e
 
 TEST_F(HealthServer, MutualTlsRequiresAClientCertificateFromTheCa) {
   health_server_config config = base_config();
-  config.tls.ca_pem = pki().ca.certificate;
+  config.tls.ca_pem = shared_test_pki().ca.certificate;
   config.tls.require_client_cert = true;
   start(config);
   auto anonymous = client();
   run(expect_request_refused(*anonymous, endpoint));
-  auto foreign = client(&other_pki().client);
+  auto foreign = client(&other_test_pki().client);
   run(expect_request_refused(*foreign, endpoint));
-  auto member = client(&pki().client);
+  auto member = client(&shared_test_pki().client);
   run(expect_leader_record(*member, endpoint));
   EXPECT_GE(server->stats().failed_handshakes, 2u);
 }
 
-class temporary_file {
- public:
-  explicit temporary_file(const std::string& contents)
-      : path_(std::filesystem::temp_directory_path() /
-              ("s3lect-health-" + std::to_string(::getpid()) + "-" + std::to_string(next_++))) {
-    std::ofstream(path_) << contents;
-  }
-  ~temporary_file() { std::filesystem::remove(path_); }
-  std::string path() const { return path_.string(); }
-
- private:
-  static inline int next_ = 0;
-  std::filesystem::path path_;
-};
-
 TEST_F(HealthServer, CertificatesAndClientCaFromFiles) {
-  const temporary_file certificate(pki().server.certificate);
-  const temporary_file key(pki().server.private_key);
-  const temporary_file ca(pki().ca.certificate);
+  const temporary_file certificate(shared_test_pki().server.certificate);
+  const temporary_file key(shared_test_pki().server.private_key);
+  const temporary_file ca(shared_test_pki().ca.certificate);
   health_server_config config = base_config();
   config.tls.certificate_pem.clear();
   config.tls.private_key_pem.clear();
@@ -498,7 +478,7 @@ TEST_F(HealthServer, CertificatesAndClientCaFromFiles) {
   config.tls.ca_file = ca.path();
   config.tls.require_client_cert = true;
   start(config);
-  auto member = client(&pki().client);
+  auto member = client(&shared_test_pki().client);
   run(expect_leader_record(*member, endpoint));
 }
 
@@ -519,7 +499,7 @@ TEST_F(HealthServer, UnusableCertificatesAreReportedByTheConstructor) {
   config.tls.certificate_file = "/nonexistent/cert.pem";
   expect_config_error(io, source, config, "health_server_config.tls.certificate_file: cannot load");
   config = base_config();
-  config.tls.private_key_pem = pki().client.private_key;
+  config.tls.private_key_pem = shared_test_pki().client.private_key;
   expect_config_error(io, source, config, "tls.private_key_pem: cannot load");
   config = base_config();
   config.tls.certificate_pem = "not a certificate";

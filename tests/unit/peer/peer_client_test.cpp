@@ -10,6 +10,7 @@
 
 #include "support/fake_leadership_source.hpp"
 #include "support/run_until_complete.hpp"
+#include "support/temporary_file.hpp"
 #include "support/test_certificates.hpp"
 
 #include <gtest/gtest.h>
@@ -50,38 +51,32 @@
 namespace s3lect::detail {
 namespace {
 
+using test::fake_leadership_source;
+using test::other_test_pki;
+using test::pem_pair;
+using test::shared_test_pki;
+using test::temporary_file;
+using test::test_pki;
 namespace asio = boost::asio;
 namespace ssl = asio::ssl;
 using tcp = asio::ip::tcp;
 using boost::system::error_code;
 using namespace std::chrono_literals;
 using clock_type = std::chrono::steady_clock;
-using test::fake_leadership_source;
-using test::pem_pair;
-using test::test_pki;
 
 const std::string path = "/health/leadership";
 const std::string record =
     R"({"leaderID":"node-a","leaderAddr":"127.0.0.1:8443","lastUpdated":"2026-11-21T10:30:45.123Z","term":42,"leaseMs":15000,"released":false,"nonce":"9f1c2a7e5b3d4c11"})";
 
-const test_pki& pki() {
-  static const test_pki instance = test::make_test_pki("s3lect test CA");
-  return instance;
-}
-
-const test_pki& other_pki() {
-  static const test_pki instance = test::make_test_pki("some other CA");
-  return instance;
-}
-
-/// A server certificate from pki()'s CA whose subjectAltName is `san` only.
+/// A server certificate from shared_test_pki()'s CA whose subjectAltName is `san` only.
 pem_pair server_certificate_with_san(const char* san) {
   using namespace test::certificate_detail;
-  const bio_ptr ca_bio(
-      BIO_new_mem_buf(pki().ca.certificate.data(), static_cast<int>(pki().ca.certificate.size())));
+  const bio_ptr ca_bio(BIO_new_mem_buf(shared_test_pki().ca.certificate.data(),
+                                       static_cast<int>(shared_test_pki().ca.certificate.size())));
   const x509_ptr ca(PEM_read_bio_X509(ca_bio.get(), nullptr, nullptr, nullptr));
   const bio_ptr ca_key_bio(
-      BIO_new_mem_buf(pki().ca.private_key.data(), static_cast<int>(pki().ca.private_key.size())));
+      BIO_new_mem_buf(shared_test_pki().ca.private_key.data(),
+                      static_cast<int>(shared_test_pki().ca.private_key.size())));
   const pkey_ptr ca_key(PEM_read_bio_PrivateKey(ca_key_bio.get(), nullptr, nullptr, nullptr));
   check(ca && ca_key, "reading the test CA");
   const pkey_ptr key = make_key();
@@ -104,21 +99,6 @@ pem_pair server_certificate_with_san(const char* san) {
   check(X509_sign(cert.get(), ca_key.get(), EVP_sha256()) > 0, "X509_sign");
   return to_pem(cert.get(), key.get());
 }
-
-class temporary_file {
- public:
-  explicit temporary_file(const std::string& contents)
-      : path_(std::filesystem::temp_directory_path() /
-              ("s3lect-peer-" + std::to_string(::getpid()) + "-" + std::to_string(next_++))) {
-    std::ofstream(path_) << contents;
-  }
-  ~temporary_file() { std::filesystem::remove(path_); }
-  std::string path() const { return path_.string(); }
-
- private:
-  static inline int next_ = 0;
-  std::filesystem::path path_;
-};
 
 // ---------------------------------------------------------------------------------------------
 // A scripted TLS server on the test's io_context
@@ -174,8 +154,8 @@ class scripted_tls_server {
           tls(ssl::context::tls_server),
           respond(std::move(answer)),
           silent(quiet) {
-      tls.use_certificate_chain(asio::buffer(pki().server.certificate));
-      tls.use_private_key(asio::buffer(pki().server.private_key), ssl::context::pem);
+      tls.use_certificate_chain(asio::buffer(shared_test_pki().server.certificate));
+      tls.use_private_key(asio::buffer(shared_test_pki().server.private_key), ssl::context::pem);
     }
     tcp::acceptor acceptor;
     std::uint16_t port;
@@ -287,7 +267,7 @@ class PeerClient : public ::testing::Test {
     return *servers.back();
   }
 
-  health_server& start_server() { return start_server(server_config(pki().server)); }
+  health_server& start_server() { return start_server(server_config(shared_test_pki().server)); }
 
   static std::string address_of(const health_server& server) {
     return "127.0.0.1:" + std::to_string(server.local_endpoint().port());
@@ -295,7 +275,7 @@ class PeerClient : public ::testing::Test {
 
   static peer_client_config client_config() {
     peer_client_config config;
-    config.tls.ca_pem = pki().ca.certificate;
+    config.tls.ca_pem = shared_test_pki().ca.certificate;
     config.timeout = 5s;
     return config;
   }
@@ -568,7 +548,7 @@ TEST_F(PeerClient, ALeaderKilledDuringAWatchIsNoticedAtOnce) {
 TEST_F(PeerClient, ACertificateFromAnotherCaFailsVerification) {
   health_server& server = start_server();
   peer_client_config config = client_config();
-  config.tls.ca_pem = other_pki().ca.certificate;
+  config.tls.ca_pem = other_test_pki().ca.certificate;
   auto client = make_client(config);
   const check_result result = check(*client, address_of(server));
   EXPECT_EQ(result.ec, errc::tls_verification_failed) << result.answer.message;
@@ -580,7 +560,7 @@ TEST_F(PeerClient, ACertificateFromAnotherCaFailsVerification) {
 }
 
 TEST_F(PeerClient, AnExpiredCertificateFailsVerification) {
-  health_server& server = start_server(server_config(pki().expired_server));
+  health_server& server = start_server(server_config(shared_test_pki().expired_server));
   auto client = make_client();
   const check_result result = check(*client, address_of(server));
   EXPECT_EQ(result.ec, errc::tls_verification_failed);
@@ -654,8 +634,8 @@ TEST_F(PeerClient, APinReplacesTheCaAndTheNameCheck) {
 }
 
 TEST_F(PeerClient, MutualTlsNeedsAClientCertificateFromTheCa) {
-  health_server_config config = server_config(pki().server);
-  config.tls.ca_pem = pki().ca.certificate;
+  health_server_config config = server_config(shared_test_pki().server);
+  config.tls.ca_pem = shared_test_pki().ca.certificate;
   config.tls.require_client_cert = true;
   health_server& server = start_server(config);
 
@@ -666,8 +646,8 @@ TEST_F(PeerClient, MutualTlsNeedsAClientCertificateFromTheCa) {
       << refused.ec.message() << ": " << refused.answer.message;
 
   peer_client_config foreign_config = client_config();
-  foreign_config.tls.certificate_pem = other_pki().client.certificate;
-  foreign_config.tls.private_key_pem = other_pki().client.private_key;
+  foreign_config.tls.certificate_pem = other_test_pki().client.certificate;
+  foreign_config.tls.private_key_pem = other_test_pki().client.private_key;
   auto foreign = make_client(foreign_config);
   const check_result stranger = check(*foreign, address_of(server));
   EXPECT_TRUE(stranger.ec == errc::tls_handshake_failed || stranger.ec == errc::connection_lost)
@@ -675,8 +655,8 @@ TEST_F(PeerClient, MutualTlsNeedsAClientCertificateFromTheCa) {
   EXPECT_GE(server.stats().failed_handshakes, 2u);
 
   peer_client_config member_config = client_config();
-  member_config.tls.certificate_pem = pki().client.certificate;
-  member_config.tls.private_key_pem = pki().client.private_key;
+  member_config.tls.certificate_pem = shared_test_pki().client.certificate;
+  member_config.tls.private_key_pem = shared_test_pki().client.private_key;
   auto member = make_client(member_config);
   const check_result accepted = check(*member, address_of(server));
   ASSERT_FALSE(accepted.ec) << accepted.answer.message;
@@ -684,13 +664,13 @@ TEST_F(PeerClient, MutualTlsNeedsAClientCertificateFromTheCa) {
 }
 
 TEST_F(PeerClient, CertificatesAndKeyFromFiles) {
-  health_server_config config = server_config(pki().server);
-  config.tls.ca_pem = pki().ca.certificate;
+  health_server_config config = server_config(shared_test_pki().server);
+  config.tls.ca_pem = shared_test_pki().ca.certificate;
   config.tls.require_client_cert = true;
   health_server& server = start_server(config);
-  const temporary_file ca(pki().ca.certificate);
-  const temporary_file certificate(pki().client.certificate);
-  const temporary_file key(pki().client.private_key);
+  const temporary_file ca(shared_test_pki().ca.certificate);
+  const temporary_file certificate(shared_test_pki().client.certificate);
+  const temporary_file key(shared_test_pki().client.private_key);
   peer_client_config files;
   files.tls.ca_file = ca.path();
   files.tls.certificate_file = certificate.path();
@@ -927,9 +907,9 @@ TEST(PeerClientConfig, UnusableCertificatesAreReportedByTheConstructor) {
   config.tls.ca_file = "/nonexistent/ca.pem";
   expect_config_error(config, "peer_client_config.tls.ca_file: cannot load");
   config = {};
-  config.tls.ca_pem = pki().ca.certificate;
-  config.tls.certificate_pem = pki().client.certificate;
-  config.tls.private_key_pem = other_pki().client.private_key;
+  config.tls.ca_pem = shared_test_pki().ca.certificate;
+  config.tls.certificate_pem = shared_test_pki().client.certificate;
+  config.tls.private_key_pem = other_test_pki().client.private_key;
   expect_config_error(config, "tls.private_key_pem: cannot load 'PEM text': key values mismatch");
   config.tls.private_key_pem = "garbage";
   expect_config_error(config, "tls.private_key_pem: cannot load");

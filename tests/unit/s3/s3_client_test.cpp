@@ -3,10 +3,10 @@
 #include <s3lect/error.hpp>
 #include <s3lect/s3_client.hpp>
 
+#include "sigv4.hpp"
 #include "support/read_cancellation_race.hpp"
 #include "support/run_until_complete.hpp"
 #include "support/scripted_http_server.hpp"
-#include "sigv4.hpp"
 
 #include <gtest/gtest.h>
 #include <boost/asio/bind_cancellation_slot.hpp>
@@ -51,6 +51,17 @@ class S3ClientTest : public ::testing::Test {
     config.creds.secret_access_key = std::string(secret);
     config.request_timeout = 2s;
     return config;
+  }
+
+  /// Constructing a client with `config` throws invalid_config with `field` in its message.
+  void expect_invalid_config_naming(const s3_config& config, const std::string& field) {
+    try {
+      s3_client client(io.get_executor(), config);
+      FAIL() << "no exception";
+    } catch (const boost::system::system_error& e) {
+      EXPECT_EQ(e.code(), errc::invalid_config);
+      EXPECT_NE(std::string(e.what()).find(field), std::string::npos) << e.what();
+    }
   }
 
   template <class Result, class Start>
@@ -325,13 +336,17 @@ TEST_F(S3ClientTest, IdleConnectionClosedByServerIsReplaced) {
   EXPECT_EQ(client.stats().connections, 2u);
 }
 
+// Answers every request with 200 and ETag "e", but closes the first connection instead of
+// answering its second request.
+scripted_reply close_instead_of_answering_the_second_request(const recorded_request& request) {
+  if (request.connection == 0 && request.sequence == 1) return test::drop_connection();
+  return http_reply(200, "x", {"ETag: \"e\""});
+}
+
 TEST_F(S3ClientTest, ConnectionClosedOnReuseIsResentForGet) {
   // The second request on the first connection meets a server that closes instead of answering
   // (the race between the client's idle check and the server's idle timeout).
-  scripted_http_server server([](const recorded_request& request) {
-    if (request.connection == 0 && request.sequence == 1) return test::drop_connection();
-    return http_reply(200, "x", {"ETag: \"e\""});
-  });
+  scripted_http_server server(close_instead_of_answering_the_second_request);
   s3_client client(io.get_executor(), config_for(server.endpoint()));
 
   EXPECT_FALSE(get(client, "a").first);
@@ -344,10 +359,7 @@ TEST_F(S3ClientTest, ConnectionClosedOnReuseIsResentForGet) {
 }
 
 TEST_F(S3ClientTest, ConnectionClosedOnReuseAfterPutWasWrittenIsOutcomeUnknown) {
-  scripted_http_server server([](const recorded_request& request) {
-    if (request.connection == 0 && request.sequence == 1) return test::drop_connection();
-    return http_reply(200, "x", {"ETag: \"e\""});
-  });
+  scripted_http_server server(close_instead_of_answering_the_second_request);
   s3_client client(io.get_executor(), config_for(server.endpoint()));
 
   EXPECT_FALSE(get(client, "a").first);
@@ -441,9 +453,7 @@ TEST_F(S3ClientTest, OversizedHeaderIsProtocolError) {
 // --- timeouts, cancellation, unreachable servers -------------------------------------------
 
 TEST_F(S3ClientTest, SilentServerTimesOut) {
-  scripted_reply silence;
-  silence.after = scripted_reply::then::hang;
-  scripted_http_server server(always(silence));
+  scripted_http_server server(always(test::never_answer()));
   auto config = config_for(server.endpoint());
   config.request_timeout = 300ms;
   s3_client client(io.get_executor(), config);
@@ -459,9 +469,7 @@ TEST_F(S3ClientTest, SilentServerTimesOut) {
 }
 
 TEST_F(S3ClientTest, PutTimingOutAfterItWasSentIsOutcomeUnknown) {
-  scripted_reply silence;
-  silence.after = scripted_reply::then::hang;
-  scripted_http_server server(always(silence));
+  scripted_http_server server(always(test::never_answer()));
   auto config = config_for(server.endpoint());
   config.request_timeout = 300ms;
   s3_client client(io.get_executor(), config);
@@ -475,11 +483,7 @@ TEST_F(S3ClientTest, PutTimingOutAfterItWasSentIsOutcomeUnknown) {
 TEST_F(S3ClientTest, CancelledGetCompletesWithOperationAbortedAndClientStillWorks) {
   std::atomic<int> seen{0};
   scripted_http_server server([&seen](const recorded_request&) {
-    if (seen++ == 0) {
-      scripted_reply silence;
-      silence.after = scripted_reply::then::hang;
-      return silence;
-    }
+    if (seen++ == 0) return test::never_answer();
     return http_reply(200, "ok", {"ETag: \"e\""});
   });
   s3_client client(io.get_executor(), config_for(server.endpoint()));
@@ -516,9 +520,7 @@ asio::awaitable<void> await_get_then_race(s3_client& client, std::string& first_
 TEST_F(S3ClientTest, DefaultTokenAwaitsAndOrOperatorCancelsTheLoser) {
   scripted_http_server server([](const recorded_request& request) {
     if (request.target.ends_with("/first")) return http_reply(200, "one", {"ETag: \"e\""});
-    scripted_reply silence;
-    silence.after = scripted_reply::then::hang;
-    return silence;
+    return test::never_answer();
   });
   s3_client client(io.get_executor(), config_for(server.endpoint()));
   std::string first_body;
@@ -611,25 +613,13 @@ TEST_F(S3ClientTest, ClientWorksWithIoContextOnSeveralThreads) {
 
 TEST_F(S3ClientTest, InvalidConfigThrowsNamingTheField) {
   auto config = config_for("ftp://127.0.0.1");
-  try {
-    s3_client client(io.get_executor(), config);
-    FAIL() << "no exception";
-  } catch (const boost::system::system_error& e) {
-    EXPECT_EQ(e.code(), errc::invalid_config);
-    EXPECT_NE(std::string(e.what()).find("endpoint:"), std::string::npos) << e.what();
-  }
+  expect_invalid_config_naming(config, "endpoint:");
 }
 
 TEST_F(S3ClientTest, UnreadableCaFileThrowsInvalidConfig) {
   auto config = config_for("https://127.0.0.1:1");
   config.tls.ca_file = "/nonexistent/ca.pem";
-  try {
-    s3_client client(io.get_executor(), config);
-    FAIL() << "no exception";
-  } catch (const boost::system::system_error& e) {
-    EXPECT_EQ(e.code(), errc::invalid_config);
-    EXPECT_NE(std::string(e.what()).find("tls.ca_file"), std::string::npos) << e.what();
-  }
+  expect_invalid_config_naming(config, "tls.ca_file");
 }
 
 TEST_F(S3ClientTest, DebugLogNamesRequestsButNeverSecrets) {
