@@ -17,6 +17,8 @@
 #                     --request-timeout 250ms --retry-delays 50ms,100ms --kill-grace 200ms
 set -euo pipefail
 cd "$(dirname "$0")/.."
+source scripts/lib/local-s3.sh
+source scripts/lib/measure.sh
 
 bin="" runs=5 age=20
 while [ $# -gt 0 ]; do
@@ -31,13 +33,7 @@ done
 run_options=("$@")
 s3lect=$bin/s3lect
 [ -x "$s3lect" ] || { echo "no s3lect in '$bin' (--bin DIR)" >&2; exit 2; }
-if [ -z "${S3LECT_TEST_ENDPOINT_HTTP:-}" ] || [ -z "${S3LECT_TEST_BUCKET:-}" ]; then
-  env_file=${S3LECT_S3_DIR:-/tmp/s3lect-local-s3}/env
-  [ -f "$env_file" ] || bash scripts/local-s3/start.sh >&2
-  # shellcheck disable=SC1090
-  source "$env_file"
-fi
-export AWS_ACCESS_KEY_ID=$S3LECT_TEST_ACCESS_KEY AWS_SECRET_ACCESS_KEY=$S3LECT_TEST_SECRET_KEY
+use_local_s3
 unset AWS_SESSION_TOKEN AWS_PROFILE
 
 work=$(mktemp -d)
@@ -76,8 +72,6 @@ wait_for() {
   return 1
 }
 
-# ms_of LINE: milliseconds since the epoch of an s3lect log line's time= field
-ms_of() { date -d "$(sed -E 's/^time=([^ ]+) .*/\1/' <<<"$1")" +%s%3N; }
 
 echo "s3lect: $s3lect; record age at the fresh start: >= $age s; options: ${run_options[*]:-(defaults)}"
 results=()
@@ -102,7 +96,7 @@ for run in $(seq 1 "$runs"); do
   election=$(grep -m1 'msg="election started"' "$work/fresh.log")
   acquiring=$(grep -m1 'msg="acquiring"' "$work/fresh.log")
   reason=$(sed -n 's/.* reason=\([^ ]*\).*/\1/p' <<<"$acquiring")
-  waited=$(($(ms_of "$acquiring") - $(ms_of "$election")))
+  waited=$(($(log_time_ms "$acquiring") - $(log_time_ms "$election")))
   results+=("$total")
   printf 'run %2d  start->command %6d ms  election started->acquiring %6d ms  (reason=%s)\n' \
     "$run" "$total" "$waited" "$reason"

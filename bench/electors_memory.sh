@@ -28,23 +28,17 @@ while (($#)); do
   esac
 done
 cd "$root"
+source scripts/lib/build.sh
+source scripts/lib/local-s3.sh
 if [[ -z $program ]]; then
   program=build/bench/bench/bench_electors_memory
-  if [[ ! -d build/bench ]]; then
-    cmake -S . -B build/bench -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DS3LECT_BENCH=ON \
-      -DS3LECT_BUILD_TESTS=OFF >/dev/null
-  fi
-  cmake --build build/bench -j "$(nproc)" --target bench_electors_memory >/dev/null
+  build_bench bench_electors_memory
 fi
 
 echo "== $memory_electors electors, memory_store"
 "$program" --store memory --electors "$memory_electors" --duration "$duration"
 
-bash scripts/local-s3/start.sh >/dev/null
-# shellcheck disable=SC1091
-source "${S3LECT_S3_DIR:-/tmp/s3lect-local-s3}/env"
-export AWS_ENDPOINT_URL="$S3LECT_TEST_ENDPOINT_HTTPS" AWS_REGION="$S3LECT_TEST_REGION"
-export AWS_ACCESS_KEY_ID="$S3LECT_TEST_ACCESS_KEY" AWS_SECRET_ACCESS_KEY="$S3LECT_TEST_SECRET_KEY"
+use_local_s3_endpoint
 status=0
 for pool in $pools; do
   echo

@@ -4,7 +4,7 @@
 # with SIGTERM and times the graceful handover (the next "leader" line minus the signal time),
 # then crashes the new leader (SIGKILL, see --crash) and times the crash failover. Every run is
 # also checked for two leaders at once (fatal). The same driver as scripts/demo-election.sh.
-# With --cli the candidates are `s3lect run` processes instead (bench/lib/cli-candidate.sh; the
+# With --cli the candidates are `s3lect run` processes instead (scripts/lib/cli-candidate.sh; the
 # leader's command prints the event lines), and with --peer-watch they run in peer mode with
 # watches (`s3lect run --peer --peer-watch`, a throw-away CA and a certificate per node for
 # 127.0.0.1, each node's health endpoint on its own port). Both also check that no command's
@@ -136,61 +136,41 @@ if [[ -n $s3lect_bin ]]; then
   s3lect_bin=$(realpath -e -- "$s3lect_bin") || { echo "error: no program $s3lect_bin" >&2; exit 2; }
 fi
 cd "$root"
+source scripts/lib/build.sh
+source scripts/lib/certs.sh
+source scripts/lib/local-s3.sh
+source scripts/lib/processes.sh
 
 bash scripts/install-deps.sh
 bash scripts/local-s3/install.sh
 
-started_server=0
 on_exit() {
-  local rc=$?
-  ed_cleanup "$rc"
-  if [ "$started_server" -eq 1 ]; then bash scripts/local-s3/stop.sh >/dev/null 2>&1 || true; fi
+  ed_cleanup "$1"
+  local_s3_stop_if_started
   if [[ -n ${cert_dir:-} ]]; then rm -rf -- "$cert_dir"; fi
-  exit "$rc"
 }
-trap on_exit EXIT
-trap 'exit 130' INT
-trap 'exit 143' TERM
+on_exit_run on_exit
 
 # Start the server while the build runs.
-server_log=$(mktemp)
-bash scripts/local-s3/start.sh >"$server_log" 2>&1 &
-server_pid=$!
+local_s3_start_behind
 if ((cli)); then
-  ED_BIN=bench/lib/cli-candidate.sh
+  ED_BIN=scripts/lib/cli-candidate.sh
   ED_TRACK_JOBS=1
-  if [[ -z $s3lect_bin ]]; then
-    s3lect_bin=$root/build/release/s3lect
-    cmake --preset release >/dev/null
-    cmake --build --preset release -j "$(nproc)" --target s3lect_cli >/dev/null
-  fi
+  [[ -n $s3lect_bin ]] || s3lect_bin=$(release_s3lect)
   export BENCH_S3LECT=$s3lect_bin
 elif [[ -z $ED_BIN ]]; then
   ED_BIN=build/release/examples/example_leader_worker
-  cmake --preset release >/dev/null
-  cmake --build --preset release -j "$(nproc)" --target example_leader_worker >/dev/null
+  build_preset release example_leader_worker
 fi
 cert_dir=
 if [[ $mode == peer-watch ]]; then
-  # shellcheck source=bench/lib/certs.sh
-  source "$root/bench/lib/certs.sh"
   cert_dir=$(mktemp -d "${TMPDIR:-/tmp}/s3lect-bench-certs.XXXXXX")
-  bench_make_certs "$cert_dir" node-a node-b node-c
+  make_test_certs "$cert_dir" node-a node-b node-c
   export BENCH_PEER_DIR=$cert_dir BENCH_PEER_PORT_node_a=$((base_port + 1))
   export BENCH_PEER_PORT_node_b=$((base_port + 2)) BENCH_PEER_PORT_node_c=$((base_port + 3))
 fi
-if ! wait "$server_pid"; then
-  cat "$server_log" >&2
-  rm -f -- "$server_log"
-  echo "error: the local S3 server failed to start" >&2
-  exit 1
-fi
-grep -q "already running" "$server_log" || started_server=1
-rm -f -- "$server_log"
-# shellcheck disable=SC1091
-source "${S3LECT_S3_DIR:-/tmp/s3lect-local-s3}/env"
-export AWS_ENDPOINT_URL="$S3LECT_TEST_ENDPOINT_HTTPS" AWS_REGION="$S3LECT_TEST_REGION"
-export AWS_ACCESS_KEY_ID="$S3LECT_TEST_ACCESS_KEY" AWS_SECRET_ACCESS_KEY="$S3LECT_TEST_SECRET_KEY"
+local_s3_wait
+use_local_s3_endpoint
 ED_BUCKET=$S3LECT_TEST_BUCKET
 ED_CA_FILE=$S3LECT_TEST_CA_FILE
 ED_KEY_PREFIX=bench/failover

@@ -36,32 +36,20 @@ while (($#)); do
 done
 [[ $runs =~ ^[1-9][0-9]*$ ]] || usage
 cd "$root"
-if [[ -z $s3lect ]]; then
-  cmake --preset release >/dev/null
-  cmake --build --preset release -j "$(nproc)" --target s3lect_cli >/dev/null
-  s3lect=$root/build/release/s3lect
-fi
-bash scripts/local-s3/start.sh >/dev/null
-# shellcheck disable=SC1091
-source "${S3LECT_S3_DIR:-/tmp/s3lect-local-s3}/env"
-export AWS_REGION="$S3LECT_TEST_REGION"
-export AWS_ACCESS_KEY_ID="$S3LECT_TEST_ACCESS_KEY" AWS_SECRET_ACCESS_KEY="$S3LECT_TEST_SECRET_KEY"
+source scripts/lib/build.sh
+source scripts/lib/local-s3.sh
+source scripts/lib/measure.sh
+source scripts/lib/processes.sh
+[[ -n $s3lect ]] || s3lect=$(release_s3lect)
+use_local_s3
 
 work=$(mktemp -d "${TMPDIR:-/tmp}/s3lect-bench-guardian.XXXXXX")
 node_pid=''
-on_exit() {
-  local rc=$?
-  trap '' INT TERM
+kill_round() {
   if [[ -n $node_pid ]]; then kill -KILL "$node_pid" 2>/dev/null || true; fi
   if [[ -n ${marker:-} ]]; then pkill -KILL -f "sleep 600\\.$marker" 2>/dev/null || true; fi
-  if ((rc == 0)); then rm -rf -- "$work"; else echo "files kept in $work" >&2; fi
-  exit "$rc"
 }
-trap on_exit EXIT
-trap 'exit 130' INT
-trap 'exit 143' TERM
-
-now_ms() { echo $(($(date +%s%N) / 1000000)); }
+on_exit_run kill_round "$work"
 
 # The job: fd 9 (the FIFO's write end) is inherited by every process it starts.
 job_script() {
@@ -148,7 +136,6 @@ guardian_round() {
   echo "$(((end - start) / 1000)) $release_ms $mem $processes"
 }
 
-median() { sort -n | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
 max() { sort -n | tail -1; }
 
 echo "s3lect: $s3lect ($("$s3lect" --version)), isolation $isolation, tree $tree, $runs rounds"

@@ -20,8 +20,6 @@
 # Installs wrk and nginx with apt-get if missing (without starting nginx's system service).
 set -euo pipefail
 root=$(cd -- "$(dirname -- "${BASH_SOURCE[0]}")/.." && pwd)
-# shellcheck source=bench/lib/certs.sh
-source "$root/bench/lib/certs.sh"
 
 usage() {
   echo "usage: $0 [--duration S] [--connections LIST] [--rounds N] [--server PATH] [--base-port N]" \
@@ -41,6 +39,9 @@ while (($#)); do
   esac
 done
 cd "$root"
+source scripts/lib/build.sh
+source scripts/lib/certs.sh
+source scripts/lib/processes.sh
 
 if ! command -v wrk >/dev/null || ! command -v nginx >/dev/null; then
   # RUNLEVEL=1: the package's init script must not start a system nginx on port 80.
@@ -49,33 +50,16 @@ if ! command -v wrk >/dev/null || ! command -v nginx >/dev/null; then
 fi
 if [[ -z $server ]]; then
   server=build/bench/bench/bench_health_server
-  if [[ ! -d build/bench ]]; then
-    cmake -S . -B build/bench -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DS3LECT_BENCH=ON \
-      -DS3LECT_BUILD_TESTS=OFF >/dev/null
-  fi
-  cmake --build build/bench -j "$(nproc)" --target bench_health_server >/dev/null
+  build_bench bench_health_server
 fi
 server=$(realpath -e -- "$server")
 
 work=$(mktemp -d "${TMPDIR:-/tmp}/s3lect-bench-wrk.XXXXXX")
 declare -A pid=()
-on_exit() {
-  local rc=$? name n
-  trap '' INT TERM
-  for name in "${!pid[@]}"; do kill -TERM "${pid[$name]}" 2>/dev/null || true; done
-  for name in "${!pid[@]}"; do
-    for ((n = 0; n < 50; n++)); do kill -0 "${pid[$name]}" 2>/dev/null || break; sleep 0.1; done
-    kill -KILL "${pid[$name]}" 2>/dev/null || true
-    wait "${pid[$name]}" 2>/dev/null || true
-  done
-  if ((rc == 0)); then rm -rf -- "$work"; else echo "files kept in $work" >&2; fi
-  exit "$rc"
-}
-trap on_exit EXIT
-trap 'exit 130' INT
-trap 'exit 143' TERM
+stop_servers() { stop_processes 50 "${pid[@]}"; }
+on_exit_run stop_servers "$work"
 
-bench_make_certs "$work" server
+make_test_certs "$work" server
 path=/health/leadership
 s3lect_port=$((base_port + 1)) nginx1_port=$((base_port + 2)) nginx2_port=$((base_port + 3))
 compare_port=$((base_port + 4))

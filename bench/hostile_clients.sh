@@ -23,22 +23,16 @@ cd "$(dirname "$0")/.."
 
 declare -A option=([s3lect]="" [seconds]=30 [connections]=400 [probes]=50 [attack]=tls
   [tls]=zero-config [base-port]=23100)
-# shellcheck source=bench/lib/options.sh
-source bench/lib/options.sh
-bench_parse_options option "$@"
+source scripts/lib/build.sh
+source scripts/lib/certs.sh
+source scripts/lib/local-s3.sh
+source scripts/lib/options.sh
+parse_options option "$@"
 s3lect=${option[s3lect]} seconds=${option[seconds]} connections=${option[connections]}
 probes=${option[probes]} attack=${option[attack]} base_port=${option[base-port]}
 case ${option[tls]} in zero-config | ca) ;; *) echo "--tls: zero-config or ca" >&2; exit 2 ;; esac
-[ -n "$s3lect" ] || {
-  cmake --preset release >/dev/null && cmake --build --preset release --target s3lect_cli >/dev/null
-  s3lect=build/release/s3lect
-}
-# The local radosgw is started once and shared; start.sh returns at once when it runs.
-[ -f "${S3LECT_S3_DIR:-/tmp/s3lect-local-s3}/env" ] || bash scripts/local-s3/start.sh >/dev/null
-s3_env="${S3LECT_S3_DIR:-/tmp/s3lect-local-s3}/env"
-# shellcheck disable=SC1090
-source "$s3_env"
-export AWS_ACCESS_KEY_ID=$S3LECT_TEST_ACCESS_KEY AWS_SECRET_ACCESS_KEY=$S3LECT_TEST_SECRET_KEY
+[ -n "$s3lect" ] || s3lect=$(release_s3lect)
+use_local_s3
 
 # The nodes are stopped and the scratch directory removed however the script ends.
 work=$(mktemp -d)
@@ -50,9 +44,7 @@ node_options=(--lock "$key" --endpoint "$S3LECT_TEST_ENDPOINT_HTTP" --path-style
 # curl's and the probes' trust: the CA, or none (zero-config; the pin is checked once below).
 trust=(-k) ca_file=""
 if [ "${option[tls]}" = ca ]; then
-  # shellcheck source=bench/lib/certs.sh
-  source bench/lib/certs.sh
-  bench_make_certs "$work" node
+  make_test_certs "$work" node
   node_options+=(--peer-cert "$work/node.pem" --peer-key "$work/node.key" --peer-ca "$work/ca.pem")
   trust=(--cacert "$work/ca.pem") ca_file=$work/ca.pem
 fi

@@ -25,13 +25,10 @@ while (($#)); do
   esac
 done
 cd "$root"
+source scripts/lib/build.sh
 if [[ -z $program ]]; then
   program=build/bench/bench/bench_micro
-  if [[ ! -d build/bench ]]; then
-    cmake -S . -B build/bench -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DS3LECT_BENCH=ON \
-      -DS3LECT_BUILD_TESTS=OFF >/dev/null
-  fi
-  cmake --build build/bench -j "$(nproc)" --target bench_micro >/dev/null
+  build_bench bench_micro
 fi
 
 work=$(mktemp -d "${TMPDIR:-/tmp}/s3lect-bench-micro.XXXXXX")

@@ -27,6 +27,10 @@
 #   --zero-config     no certificate options: zero-configuration TLS (default: a throw-away CA)
 set -euo pipefail
 cd "$(dirname "$0")/.."
+source scripts/lib/build.sh
+source scripts/lib/certs.sh
+source scripts/lib/local-s3.sh
+source scripts/lib/measure.sh
 
 runs=10 settle=9 s3lect="" baseline="" base_port=18540 zero_config=0
 while [ $# -gt 0 ]; do
@@ -40,15 +44,8 @@ while [ $# -gt 0 ]; do
     *) echo "unknown option: $1" >&2; exit 2 ;;
   esac
 done
-if [ -z "$s3lect" ]; then
-  cmake --preset release >/dev/null
-  cmake --build --preset release --target s3lect_cli >/dev/null
-  s3lect=build/release/s3lect
-fi
-bash scripts/local-s3/start.sh >/dev/null
-# shellcheck disable=SC1091
-source "${S3LECT_S3_DIR:-/tmp/s3lect-local-s3}/env"
-export AWS_ACCESS_KEY_ID=$S3LECT_TEST_ACCESS_KEY AWS_SECRET_ACCESS_KEY=$S3LECT_TEST_SECRET_KEY
+[ -n "$s3lect" ] || s3lect=$(release_s3lect)
+use_local_s3
 
 work=$(mktemp -d)
 pids=()
@@ -60,18 +57,8 @@ cleanup() {
 trap cleanup EXIT
 
 # A throw-away CA and one certificate for 127.0.0.1 that every node uses.
-openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -keyout "$work/ca-key.pem" \
-  -out "$work/ca.pem" -days 2 -subj "/CN=s3lect bench CA" 2>/dev/null
-openssl req -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -keyout "$work/node-key.pem" \
-  -out "$work/node.csr" -subj "/CN=127.0.0.1" 2>/dev/null
-printf 'subjectAltName=IP:127.0.0.1\nextendedKeyUsage=serverAuth\n' >"$work/ext.cnf"
-openssl x509 -req -in "$work/node.csr" -CA "$work/ca.pem" -CAkey "$work/ca-key.pem" \
-  -CAcreateserial -out "$work/node.pem" -days 2 -extfile "$work/ext.cnf" 2>/dev/null
-
-# Milliseconds since the epoch of a log line's time= field.
-stamp_ms() { date -d "$(sed -E 's/^time=([^ ]+) .*/\1/' <<<"$1")" +%s%3N; }
-
-tls_options=(--peer-cert "$work/node.pem" --peer-key "$work/node-key.pem" --peer-ca "$work/ca.pem")
+make_test_certs "$work" node
+tls_options=(--peer-cert "$work/node.pem" --peer-key "$work/node.key" --peer-ca "$work/ca.pem")
 [ "$zero_config" = 1 ] && tls_options=()
 
 # One handover with binary $1; appends "released stopped sigterm" to the array named $2.
@@ -107,8 +94,8 @@ one_round() {
   stopped=$(grep -h 'msg="command stopped"' "$leader" | head -1)
   [ -n "$started" ] && [ -n "$acquired" ] && [ -n "$released" ] && [ -n "$stopped" ] ||
     { echo "run $run: handover not seen in the logs ($work)" >&2; trap - EXIT; exit 1; }
-  a=$(stamp_ms "$acquired")
-  line="$(( a - $(stamp_ms "$released") )) $(( a - $(stamp_ms "$stopped") )) $(( started - signalled ))"
+  a=$(log_time_ms "$acquired")
+  line="$(( a - $(log_time_ms "$released") )) $(( a - $(log_time_ms "$stopped") )) $(( started - signalled ))"
   eval "$into+=(\"\$line\")"
   read -r r s t <<<"$line"
   printf 'run %2d %-8s released->acquired %4d ms  stopped->acquired %4d ms  SIGTERM->command %4d ms\n' \
@@ -144,7 +131,6 @@ summary() {  # label, column, values...
           printf "%-30s median %6.1f ms  p90 %6.1f ms  min %6.1f ms  max %6.1f ms  (%d runs)\n",
                  label, m, p90, v[1], v[NR], NR }'
 }
-median_of() { printf '%s\n' "$@" | sort -n | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
 
 echo
 for set in baseline tested; do
@@ -157,9 +143,8 @@ for set in baseline tested; do
   summary "$set released->acquired" 1 "${values[@]}"
   summary "$set stopped->acquired" 2 "${values[@]}"
   summary "$set SIGTERM->command" 3 "${values[@]}"
-  handover=$(printf '%s\n' "${values[@]}" | awk '{print $1}' | sort -n |
-    awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }')
-  two=$(median_of "${puts[@]}")
+  handover=$(printf '%s\n' "${values[@]}" | awk '{print $1}' | median)
+  two=$(printf '%s\n' "${puts[@]}" | median)
   printf '%-30s %.2f x two sequential PUTs (median %.1f ms)\n' "$set released->acquired" \
     "$(awk -v h="$handover" -v p="$two" 'BEGIN { print h / p }')" "$two"
 done

@@ -9,7 +9,7 @@
 #      follower once a new leader runs its command, and the group settles again. Reports the
 #      time from the SIGTERM to the new leader's "command started" log line (median, p90,
 #      min, max); the bar is a median of at most 100 ms.
-#   3. Checks from the commands' own lines (bench/lib/cli-child.sh) that no two terms ever ran
+#   3. Checks from the commands' own lines (scripts/lib/cli-child.sh) that no two terms ever ran
 #      their commands at once.
 # Exits 1 when a bar is missed.
 #
@@ -29,20 +29,15 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 declare -A option=([s3lect]="" [window]=20 [handovers]=7 [settle]=12 [base-port]=22000)
-# shellcheck source=bench/lib/options.sh
-source bench/lib/options.sh
-bench_parse_options option "$@"
+source scripts/lib/build.sh
+source scripts/lib/local-s3.sh
+source scripts/lib/measure.sh
+source scripts/lib/options.sh
+parse_options option "$@"
 s3lect=${option[s3lect]} window=${option[window]} handovers=${option[handovers]}
 settle=${option[settle]} base_port=${option[base-port]}
-[ -n "$s3lect" ] || {
-  cmake --preset release >/dev/null && cmake --build --preset release --target s3lect_cli >/dev/null
-  s3lect=build/release/s3lect
-}
-# The local radosgw is started once and shared; start.sh returns at once when it runs.
-[ -f "${S3LECT_S3_DIR:-/tmp/s3lect-local-s3}/env" ] || bash scripts/local-s3/start.sh >/dev/null
-# shellcheck disable=SC1091
-source "${S3LECT_S3_DIR:-/tmp/s3lect-local-s3}/env"
-export AWS_ACCESS_KEY_ID=$S3LECT_TEST_ACCESS_KEY AWS_SECRET_ACCESS_KEY=$S3LECT_TEST_SECRET_KEY
+[ -n "$s3lect" ] || s3lect=$(release_s3lect)
+use_local_s3
 
 # The nodes are stopped however the script ends; their logs are kept when it fails.
 work=$(mktemp -d)
@@ -56,7 +51,7 @@ start_node() {  # n: appends to node-n.log, so that a restarted node keeps one h
   "$s3lect" run --lock "$key" --endpoint "$S3LECT_TEST_ENDPOINT_HTTP" --path-style \
     --id "node-$n" --peer --peer-listen "127.0.0.1:$((base_port + n))" --peer-watch \
     --metrics-listen "127.0.0.1:$((base_port + 10 + n))" \
-    -- bash bench/lib/cli-child.sh "node-$n" >>"$work/node-$n.log" 2>&1 &
+    -- bash scripts/lib/cli-child.sh "node-$n" >>"$work/node-$n.log" 2>&1 &
   pids[$n]=$!
 }
 
@@ -127,9 +122,6 @@ for n in 1 2 3; do
   printf '  node-%s %-8s %3d GET %3d PUT  %s\n' "$n" "$role" "$gets" "$puts" "$verdict"
 done
 
-# Milliseconds since the epoch of a log line's time= field.
-stamp_ms() { date -d "$(sed -E 's/^time=([^ ]+) .*/\1/' <<<"$1")" +%s%3N; }
-
 times=()
 for round in $(seq 1 "$handovers"); do
   read -r leader term <<<"$(current_leader)"
@@ -137,7 +129,7 @@ for round in $(seq 1 "$handovers"); do
   kill -TERM "${pids[$leader]}"
   wait_for_term $((term + 1))
   started=$(started_line $((term + 1)) | head -1)
-  elapsed=$(($(stamp_ms "$started") - signalled))
+  elapsed=$(($(log_time_ms "$started") - signalled))
   times+=("$elapsed")
   next=$(grep -l "msg=\"command started\" pid=[0-9]* term=$((term + 1)) " "$work"/node-*.log | head -1)
   next=${next##*node-} next=${next%.log}

@@ -30,33 +30,22 @@ while (($#)); do
 done
 [[ $settle =~ ^[0-9]+$ ]] || usage
 cd "$root"
+source scripts/lib/build.sh
+source scripts/lib/local-s3.sh
+source scripts/lib/processes.sh
 
 if ((${#binaries[@]} == 0)); then
   for preset in release compact; do
-    cmake --preset "$preset" >/dev/null
-    cmake --build --preset "$preset" -j "$(nproc)" --target s3lect_cli >/dev/null
+    build_preset "$preset" s3lect_cli
     binaries+=("$root/build/$preset/s3lect")
   done
 fi
-bash scripts/local-s3/start.sh >/dev/null
-# shellcheck disable=SC1091
-source "${S3LECT_S3_DIR:-/tmp/s3lect-local-s3}/env"
-export AWS_REGION="$S3LECT_TEST_REGION"
-export AWS_ACCESS_KEY_ID="$S3LECT_TEST_ACCESS_KEY" AWS_SECRET_ACCESS_KEY="$S3LECT_TEST_SECRET_KEY"
+use_local_s3
 
 work=$(mktemp -d "${TMPDIR:-/tmp}/s3lect-bench-memory.XXXXXX")
 pids=()
-on_exit() {
-  local rc=$? p
-  trap '' INT TERM
-  for p in "${pids[@]}"; do kill -TERM "$p" 2>/dev/null || true; done
-  for p in "${pids[@]}"; do wait "$p" 2>/dev/null || true; done
-  if ((rc == 0)); then rm -rf -- "$work"; else echo "files kept in $work" >&2; fi
-  exit "$rc"
-}
-trap on_exit EXIT
-trap 'exit 130' INT
-trap 'exit 143' TERM
+stop_nodes() { stop_processes 100 "${pids[@]}"; }
+on_exit_run stop_nodes "$work"
 
 labels=()
 start() {

@@ -16,24 +16,15 @@
 #   --base-port N   health endpoints of the handover rounds (default 18560)
 set -euo pipefail
 cd "$(dirname "$0")/.."
+source scripts/lib/local-s3.sh
+source scripts/lib/measure.sh
+source scripts/lib/options.sh
 
-before="" after="" runs=10 base_port=18560
-while [ $# -gt 0 ]; do
-  case $1 in
-    --before) before=$2; shift 2 ;;
-    --after) after=$2; shift 2 ;;
-    --runs) runs=$2; shift 2 ;;
-    --base-port) base_port=$2; shift 2 ;;
-    *) echo "unknown option: $1" >&2; exit 2 ;;
-  esac
-done
+declare -A option=([before]="" [after]="" [runs]=10 [base-port]=18560)
+parse_options option "$@"
+before=${option[before]} after=${option[after]} runs=${option[runs]} base_port=${option[base-port]}
 [ -x "$before" ] && [ -x "$after" ] || { echo "need --before and --after binaries" >&2; exit 2; }
-bash scripts/local-s3/start.sh >/dev/null
-# shellcheck disable=SC1091
-source "${S3LECT_S3_DIR:-/tmp/s3lect-local-s3}/env"
-export AWS_ACCESS_KEY_ID=$S3LECT_TEST_ACCESS_KEY AWS_SECRET_ACCESS_KEY=$S3LECT_TEST_SECRET_KEY
-
-median() { sort -n | awk '{ v[NR] = $1 } END { printf "%.1f", (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
+use_local_s3
 
 check_rtt() {  # binary -> the check's round-trip median in ms
   "$1" check --lock "s3://$S3LECT_TEST_BUCKET/bench/quickack/lock.json" \

@@ -18,8 +18,6 @@
 # a month is 730 hours. Override with PRICE_PUT_PER_1000 and PRICE_GET_PER_1000.
 set -euo pipefail
 root=$(cd -- "$(dirname -- "${BASH_SOURCE[0]}")/.." && pwd)
-# shellcheck source=bench/lib/certs.sh
-source "$root/bench/lib/certs.sh"
 
 usage() {
   echo "usage: $0 [--minutes M] [--settle S] [--modes LIST] [--s3lect PATH] [--base-port N]" >&2
@@ -40,39 +38,22 @@ done
 for mode in $modes; do [[ $mode =~ ^(s3|peer|peer-watch)$ ]] || usage; done
 price_put=${PRICE_PUT_PER_1000:-0.005} price_get=${PRICE_GET_PER_1000:-0.0004}
 cd "$root"
+source scripts/lib/build.sh
+source scripts/lib/certs.sh
+source scripts/lib/local-s3.sh
+source scripts/lib/processes.sh
 
-if [[ -z $s3lect_bin ]]; then
-  s3lect_bin=$root/build/release/s3lect
-  cmake --preset release >/dev/null
-  cmake --build --preset release -j "$(nproc)" --target s3lect_cli >/dev/null
-fi
+[[ -n $s3lect_bin ]] || s3lect_bin=$(release_s3lect)
 s3lect_bin=$(realpath -e -- "$s3lect_bin")
-bash scripts/local-s3/start.sh >/dev/null
-# shellcheck disable=SC1091
-source "${S3LECT_S3_DIR:-/tmp/s3lect-local-s3}/env"
-export AWS_ENDPOINT_URL="$S3LECT_TEST_ENDPOINT_HTTPS" AWS_REGION="$S3LECT_TEST_REGION"
-export AWS_ACCESS_KEY_ID="$S3LECT_TEST_ACCESS_KEY" AWS_SECRET_ACCESS_KEY="$S3LECT_TEST_SECRET_KEY"
+use_local_s3_endpoint
 
 work=$(mktemp -d "${TMPDIR:-/tmp}/s3lect-bench-cost.XXXXXX")
 declare -A pid=() port=()
 nodes=()
-on_exit() {
-  local rc=$? node n
-  trap '' INT TERM
-  for node in "${nodes[@]}"; do kill -TERM "${pid[$node]}" 2>/dev/null || true; done
-  for node in "${nodes[@]}"; do
-    for ((n = 0; n < 100; n++)); do kill -0 "${pid[$node]}" 2>/dev/null || break; sleep 0.1; done
-    kill -KILL "${pid[$node]}" 2>/dev/null || true
-    wait "${pid[$node]}" 2>/dev/null || true
-  done
-  if ((rc == 0)); then rm -rf -- "$work"; else echo "logs kept in $work" >&2; fi
-  exit "$rc"
-}
-trap on_exit EXIT
-trap 'exit 130' INT
-trap 'exit 143' TERM
+stop_nodes() { stop_processes 100 "${pid[@]}"; }
+on_exit_run stop_nodes "$work"
 
-bench_make_certs "$work/certs" n1 n2 n3
+make_test_certs "$work/certs" n1 n2 n3
 stamp=$(date +%s)
 offset=0
 for mode in $modes; do

@@ -20,6 +20,8 @@ set -euo pipefail
 here=$(cd -- "$(dirname -- "${BASH_SOURCE[0]}")" && pwd)
 # shellcheck source=scripts/lib/election-driver.sh
 source "$here/lib/election-driver.sh"
+# shellcheck source=scripts/lib/processes.sh
+source "$here/lib/processes.sh"
 
 usage() {
   echo "usage: $0 PROGRAM [--lease-ms N] [--keep-logs]" >&2
@@ -51,9 +53,7 @@ ED_VERBOSE=1
 # Long enough to see the leader's heartbeats (one a second).
 ED_HOLD_MS=${ED_HOLD_MS:-3000}
 
-trap 'ed_cleanup $?' EXIT
-trap 'exit 130' INT
-trap 'exit 143' TERM
+on_exit_run ed_cleanup
 ed_init
 
 lease=$(ed_fmt_s "$ED_L_MS") renew=$(ed_fmt_s "$ED_F_MS") low=$(ed_fmt_s $((ED_L_MS - ED_F_MS)))

@@ -5,31 +5,19 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
+source scripts/lib/build.sh
+source scripts/lib/local-s3.sh
+
 bash scripts/install-deps.sh
 bash scripts/local-s3/install.sh
 
-started_server=0
-cleanup() {
-  if [ "$started_server" -eq 1 ]; then bash scripts/local-s3/stop.sh >/dev/null || true; fi
-}
-trap cleanup EXIT
-
-server_log=$(mktemp)
-bash scripts/local-s3/start.sh >"$server_log" 2>&1 &
-server_pid=$!
-cmake --preset release >/dev/null
+trap local_s3_stop_if_started EXIT
+local_s3_start_behind
 # Only what the demo runs: the tests would double the build time.
 echo "building s3lect (release)..."
-cmake --build --preset release -j "$(nproc)" --target s3lect_cli example_leader_worker >/dev/null
-if ! wait "$server_pid"; then
-  cat "$server_log"
-  exit 1
-fi
-grep -q "already running" "$server_log" || started_server=1
-# shellcheck disable=SC1091
-source "${S3LECT_S3_DIR:-/tmp/s3lect-local-s3}/env"
-export AWS_ENDPOINT_URL="$S3LECT_TEST_ENDPOINT_HTTPS" AWS_REGION="$S3LECT_TEST_REGION"
-export AWS_ACCESS_KEY_ID="$S3LECT_TEST_ACCESS_KEY" AWS_SECRET_ACCESS_KEY="$S3LECT_TEST_SECRET_KEY"
+build_preset release s3lect_cli example_leader_worker
+local_s3_wait || exit 1
+use_local_s3_endpoint
 
 echo "== is the store safe for s3lect? =="
 build/release/s3lect check --lock "s3://$S3LECT_TEST_BUCKET/demo/leader.json" \

@@ -44,19 +44,9 @@ fi
 # (libclang-rt-14-dev holds libFuzzer and the sanitizer runtimes) and llvm-symbolizer (llvm-14)
 # for readable stack traces.
 bash scripts/install-deps.sh
-fuzz_packages=(clang-14 libclang-rt-14-dev llvm-14)
-missing=()
-for p in "${fuzz_packages[@]}"; do
-  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
-done
-if [ ${#missing[@]} -gt 0 ]; then
-  echo "installing: ${missing[*]}"
-  sudo_cmd=()
-  [ "$(id -u)" -eq 0 ] || sudo_cmd=(sudo)
-  "${sudo_cmd[@]}" apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive "${sudo_cmd[@]}" apt-get install -y -qq --no-install-recommends \
-    "${missing[@]}" >/dev/null
-fi
+# shellcheck source=scripts/lib/packages.sh
+source scripts/lib/packages.sh
+install_missing_packages clang-14 libclang-rt-14-dev llvm-14
 
 build_dir=build/fuzz
 CC=clang-14 CXX=clang++-14 cmake -S . -B "$build_dir" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \

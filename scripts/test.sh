@@ -6,7 +6,7 @@
 #   2b. builds the library and the unit tests with clang and runs those;
 #   2c. builds the release packages, installs them with apt and builds a consumer against them
 #       (tests/package/run.sh: this machine is meant to be thrown away; it removes them again);
-#   3. fuzzes (scripts/fuzz.sh) and runs the chaos test (scripts/chaos.sh), when present;
+#   3. fuzzes (scripts/fuzz.sh) and runs the chaos test (tests/chaos/chaos.sh), when present;
 #   4. runs an election of three `s3lect run` nodes (chaos.sh) on moto, the second store, whose
 #      S3 client and elector integration tests run in step 1 beside the radosgw's.
 # There is no separate plain debug build: step 1 runs every test a plain build would, with the
@@ -213,7 +213,7 @@ if [ -x scripts/fuzz.sh ]; then
   bash scripts/fuzz.sh --seconds 60
 fi
 
-# chaos_sanitizers ARGS...: scripts/chaos.sh ARGS on the ASan+UBSan build, failing on any
+# chaos_sanitizers ARGS...: tests/chaos/chaos.sh ARGS on the ASan+UBSan build, failing on any
 # sanitizer report. chaos.sh restarts a node that exits by itself, so a node aborted by a report
 # would not fail the run: the nodes' and the proxy's output (kept in the --out directory) is
 # searched for reports instead. (log_path would not do: GCC 12's UBSan, linked with ASan, writes
@@ -221,7 +221,7 @@ fi
 chaos_sanitizers() {
   local out reports
   out=$(mktemp -d /tmp/s3lect-chaos-XXXXXX)
-  bash scripts/chaos.sh --bin "$main_build" --bin "$main_build/tools" --out "$out" "$@"
+  bash tests/chaos/chaos.sh --bin "$main_build" --out "$out" "$@"
   reports=$(grep -rlE 'runtime error:|ERROR: (Address|Leak)Sanitizer|SUMMARY: [A-Za-z]+Sanitizer' \
     "$out" || true)
   if [ -n "$reports" ]; then
@@ -234,7 +234,7 @@ chaos_sanitizers() {
   fi
 }
 
-if [ -f scripts/chaos.sh ]; then
+if [ -f tests/chaos/chaos.sh ]; then
   # Every stage's leaders run jobs with process trees (grandchildren, setsid daemons), each node
   # in a cgroup of its own, and the faults include SIGKILL and SIGSTOP of s3lect alone: the
   # whole tree must be gone before another node's job starts (docs/chaos.md).
@@ -267,7 +267,7 @@ if [ -f scripts/chaos.sh ]; then
   chaos_sanitizers --duration 60 --min-transitions 15 --no-cgroup
 fi
 
-if [ -f scripts/chaos.sh ]; then
+if [ -f tests/chaos/chaos.sh ]; then
   # The same election driver on the second store: chaos.sh reads the store from S3LECT_TEST_*.
   stage "second store: three s3lect run nodes on moto (chaos.sh)"
   (

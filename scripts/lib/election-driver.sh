@@ -10,7 +10,7 @@
 # it and time the graceful handover (next "leader" line minus the signal time); let the new
 # leader work; crash it (ED_CRASH) and time the crash failover (next "leader" line minus the
 # signal time); stop the rest with SIGTERM. The crash is one of:
-#   kill      SIGKILL to the candidate's PID (with bench/lib/cli-candidate.sh: s3lect alone,
+#   kill      SIGKILL to the candidate's PID (with scripts/lib/cli-candidate.sh: s3lect alone,
 #             not its job guardian nor its job)
 #   kill-all  SIGKILL to the candidate's PID and to its s3lect-guardian child at once: what a
 #             leader without a guardian left behind (no release; the job dies with the guardian)
@@ -21,7 +21,7 @@
 # candidate has printed "leader" and since then neither "lost" nor "stopped" and was not
 # SIGKILLed; and for terms (fencing tokens) that fail to increase. Either is fatal.
 # With ED_TRACK_JOBS=1 (candidates whose leader work is a job that opens $ED_JOB_FIFO, like
-# bench/lib/cli-child.sh) it also checks that no leader's job started while an earlier leader's
+# scripts/lib/cli-child.sh) it also checks that no leader's job started while an earlier leader's
 # job still had a process: every process of a job holds the FIFO's write end, and the driver's
 # reader stamps the end of file (the kernel closes it when the last holder dies) as "jobend".
 #
@@ -32,13 +32,16 @@
 #   ED_KEEP_LOGS 1: keep the log directory even after success
 #   ED_CRASH     kill (default), kill-all or stop
 #   ED_TRACK_JOBS 1: give each candidate ED_JOB_FIFO and check its jobs as above
-# and installs `trap 'ed_cleanup $?' EXIT` (plus INT/TERM traps that exit), so that the
-# candidates it started are stopped however the script ends. Only those PIDs are ever signalled.
+# and runs ed_cleanup with the exit status however the script ends (`on_exit_run ed_cleanup`,
+# processes.sh), so that the candidates it started are stopped. Only those PIDs are ever signalled.
 # ed_round N then sets ED_HANDOVER_MS, ED_FAILOVER_MS, ED_LEADERS ("a t1 → b t2 → c t3") and
 # ED_CRASHED_ID (b), ED_CRASH_MS (the crash signal's time), and with ED_TRACK_JOBS=1
 # ED_JOB_GONE_MS (the crashed leader's job gone, from the signal) and ED_JOB_GAP_MS (from then
 # to the next leader's line; never negative: that is a violation).
 # Functions fail by calling ed_fail, which exits 1 after printing the candidates' log tails.
+
+# shellcheck source=scripts/lib/measure.sh
+source "$(dirname -- "${BASH_SOURCE[0]}")/measure.sh"
 
 ED_IDS=(node-a node-b node-c)
 declare -A ED_PID=() ED_SIGNALLED=() ED_READER_PID=()
@@ -47,12 +50,6 @@ ED_ROUND_DIR=
 ED_OWNER=
 
 # --------------------------------------------------------------------------------- helpers
-
-# Wall clock in ms into REPLY (no fork; CLOCK_REALTIME like the candidates' timestamps).
-_ed_now_ms() {
-  local t=${EPOCHREALTIME//[!0-9]/}  # "seconds.micros", decimal point per locale
-  REPLY=$((t / 1000))
-}
 
 # Milliseconds as seconds with three decimals: 12843 -> 12.843, -5 -> -0.005.
 ed_fmt_ms() {
@@ -177,7 +174,7 @@ _ed_job_reader() {
   for (( ; ; )); do
     exec 3<"$fifo"
     while read -r -u 3 _; do :; done
-    _ed_now_ms
+    now_ms
     printf '%s %s jobend\n' "$REPLY" "$id" >>"$events"
     exec 3<&-
   done
@@ -328,7 +325,7 @@ _ed_event_ms() {
 # most $3 ms and returns 1 when none came by then, instead of failing.
 _ed_wait_leader() {
   local min_term=$1 what=$2 soft_ms=${3:-} deadline kind ms id term
-  _ed_now_ms
+  now_ms
   deadline=$((REPLY + ${soft_ms:-$ED_BOUND_MS}))
   for (( ; ; )); do
     _ed_poll
@@ -338,7 +335,7 @@ _ed_wait_leader() {
         return 0
       fi
     done <"$ED_ROUND_DIR/analysis"
-    _ed_now_ms
+    now_ms
     if ((REPLY >= deadline)); then
       [[ -z $soft_ms ]] || return 1
       ed_fail "no $what within $(ed_fmt_s "$ED_BOUND_MS") s (3 × lease + 10 s)"
@@ -350,10 +347,10 @@ _ed_wait_leader() {
 # Waits, bounded, for candidate $1 (signalled) to exit; SIGKILLs it after the bound.
 _ed_wait_exit() {
   local id=$1 pid=${ED_PID[$1]} deadline st=0
-  _ed_now_ms
+  now_ms
   deadline=$((REPLY + ED_L_MS + 10000))
   while _ed_running "$pid"; do
-    _ed_now_ms
+    now_ms
     if ((REPLY >= deadline)); then
       echo "warning: $id (pid $pid) still running $(ed_fmt_s $((ED_L_MS + 10000))) s after SIGTERM; killing it" >&2
       kill -KILL "$pid" 2>/dev/null || true
@@ -372,9 +369,9 @@ _ed_wait_exit() {
 _ed_hold() {
   local hold=${ED_HOLD_MS:-} until
   [[ -n $hold ]] || hold=$((1000 + (RANDOM * 32768 + RANDOM) % ED_F_MS))
-  _ed_now_ms
+  now_ms
   until=$((REPLY + hold))
-  while _ed_now_ms && ((REPLY < until)); do
+  while now_ms && ((REPLY < until)); do
     _ed_poll
     sleep 0.1
   done
@@ -408,7 +405,7 @@ _ed_signal() {
     targets="$pid $REPLY" sig=KILL ev=sigkill
   fi
   ED_SIGNALLED[$id]=$sig
-  _ed_now_ms
+  now_ms
   # shellcheck disable=SC2086  # one or two PIDs
   kill "-$sig" $targets
   printf '%s %s %s\n' "$REPLY" "$id" "$ev" >>"$ED_ROUND_DIR/driver.events"
@@ -427,7 +424,7 @@ _ed_signal() {
 _ed_resume() {
   local id=$1 pid=${ED_PID[$1]:-}
   _ed_ours "$pid" || ed_fail "$id (pid $pid) is not running"
-  _ed_now_ms
+  now_ms
   kill -CONT "$pid"
   printf '%s %s sigcont\n' "$REPLY" "$id" >>"$ED_ROUND_DIR/driver.events"
   ED_SIGNALLED[$id]=
@@ -449,14 +446,14 @@ ed_round() {
   mkdir -p -- "$ED_ROUND_DIR"
   : >"$ED_ROUND_DIR/driver.events"
   _ed_start_readers
-  _ed_now_ms
+  now_ms
   # A fresh key per run, so no record left from an earlier run is in the way.
   ED_KEY=${ED_KEY_PREFIX:-s3lect-election}/run-$REPLY-$$-$round.json
   [[ -n ${ED_CA_FILE:-} ]] && args+=("$ED_CA_FILE")
   [[ -n ${ED_LEASE_MS:-} ]] && args+=(--lease-ms "$ED_LEASE_MS")
 
   _ed_say "three candidates campaign for s3://$ED_BUCKET/$ED_KEY"
-  _ed_now_ms
+  now_ms
   start_ms=$REPLY
   for id in "${ED_IDS[@]}"; do
     # Created here, not by the background job's redirections: the analysis may read the logs
@@ -542,7 +539,7 @@ ed_round() {
   for id in "${ED_IDS[@]}"; do
     [[ -n ${ED_PID[$id]:-} ]] || continue
     ED_SIGNALLED[$id]=TERM
-    _ed_now_ms
+    now_ms
     kill -TERM "${ED_PID[$id]}" 2>/dev/null || true
     printf '%s %s sigterm\n' "$REPLY" "$id" >>"$ED_ROUND_DIR/driver.events"
   done

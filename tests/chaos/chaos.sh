@@ -7,19 +7,20 @@
 # trees ever ran at once, that terms only grew, and that a leader came back within the
 # documented bound after every fault.
 #
-#   scripts/chaos.sh [--duration SECONDS] [--nodes N] [--seed S] [--min-transitions M]
-#                    [--bin DIR]... [--out DIR] [--no-cgroup]
-#                    [--peer-watch [--peer-base-port P] [--peer-tls ca|zero-config]]
-#                    [--clock-fault ahead|behind [--clock-offset DUR]] [--slots K] [--fencing]
+#   tests/chaos/chaos.sh [--duration SECONDS] [--nodes N] [--seed S] [--min-transitions M]
+#                        [--bin DIR]... [--out DIR] [--no-cgroup]
+#                        [--peer-watch [--peer-base-port P] [--peer-tls ca|zero-config]]
+#                        [--clock-fault ahead|behind [--clock-offset DUR]] [--slots K] [--fencing]
 #
 # --bin DIR (repeatable): where to find s3lect, s3lect_fault_proxy, s3lect_tree_watch and
-# s3lect_chaos_checker (DIR and DIR/tools are searched; default build/chaos). --no-cgroup: find
-# a node's processes through /proc even where a writable cgroup v2 exists (by default each node
-# runs in a cgroup of its own, which a stop freezes and a crash kills). --peer-watch: the nodes
-# run in peer mode with watches, node i's health endpoint on 127.0.0.1:P+i (default P 19740;
-# peer traffic goes straight between the nodes, not through the proxy); --peer-tls: a throw-away
-# CA and one certificate for 127.0.0.1 (ca, the default), or no certificate options at all: each
-# node start makes its own key, followers trust it by the pin in the record (zero-config).
+# s3lect_chaos_checker (DIR and DIR/tests/chaos are searched; default build/chaos).
+# --no-cgroup: find a node's processes through /proc even where a writable cgroup v2 exists (by
+# default each node runs in a cgroup of its own, which a stop freezes and a crash kills).
+# --peer-watch: the nodes run in peer mode with watches, node i's health endpoint on
+# 127.0.0.1:P+i (default P 19740; peer traffic goes straight between the nodes, not through the
+# proxy); --peer-tls: a throw-away CA and one certificate for 127.0.0.1 (ca, the default), or no
+# certificate options at all: each node start makes its own key, followers trust it by the pin
+# in the record (zero-config).
 # --clock-fault: node 1's s3lect runs with its wall clock DUR ahead or behind (libfaketime; its
 # monotonic clocks and its command's clock stay right); DUR is Ns or Nm, default 5m, at most 14m
 # (S3 signatures allow 15).
@@ -27,7 +28,7 @@
 # checks each slot's commands on their own (at most one at a time, terms growing, a leader back
 # within the bound), so at most K commands run at once; M is then per slot.
 # --fencing: each leader's command writes one object with `s3lect put` every 200 ms
-# (chaos/fenced_writer.sh), and the driver also freezes a leader's s3lect alone so that its
+# (fenced_writer.sh), and the driver also freezes a leader's s3lect alone so that its
 # command writes on as a zombie; the checker then checks the writes (docs/chaos.md).
 # Exit status: the checker's (0 pass, 1 violations or too few transitions), 2 for bad usage or
 # a harness failure.
@@ -36,7 +37,7 @@ set -u
 # long run is going does not change that run.
 {
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-root=$(cd "$here/.." && pwd)
+root=$(cd "$here/../.." && pwd)
 
 duration=120
 node_count=3
@@ -133,7 +134,7 @@ fi
 find_binary() {
   local name=$1 dir
   for dir in "${bin_dirs[@]}"; do
-    for candidate in "$dir/$name" "$dir/tools/$name"; do
+    for candidate in "$dir/$name" "$dir/tests/chaos/$name"; do
       if [[ -x $candidate ]]; then
         echo "$candidate"
         return 0
@@ -147,21 +148,14 @@ s3lect=$(find_binary s3lect) || exit 2
 proxy_bin=$(find_binary s3lect_fault_proxy) || exit 2
 checker=$(find_binary s3lect_chaos_checker) || exit 2
 tree_watch_bin=$(find_binary s3lect_tree_watch) || exit 2
-child_script=$here/chaos/child.sh
+child_script=$here/child.sh
 
-# The local store: from the environment when the caller sourced its env file (scripts/test.sh
-# does), else from the env file, starting the server if there is none.
-if [[ -z ${S3LECT_TEST_ENDPOINT_HTTP:-} || -z ${S3LECT_TEST_BUCKET:-} ]]; then
-  env_file=${S3LECT_S3_DIR:-/tmp/s3lect-local-s3}/env
-  if [[ ! -f $env_file ]]; then
-    bash "$root/scripts/local-s3/start.sh" >&2 || exit 2
-  fi
-  # shellcheck disable=SC1090
-  source "$env_file"
-fi
+# The store: from the environment when the caller sourced an env file (scripts/test.sh does, for
+# the radosgw and for moto), else the local radosgw, started if it does not run.
+# shellcheck source=scripts/lib/local-s3.sh
+source "$root/scripts/lib/local-s3.sh"
+use_local_s3 || exit 2
 upstream=${S3LECT_TEST_ENDPOINT_HTTP#http://}
-export AWS_ACCESS_KEY_ID=$S3LECT_TEST_ACCESS_KEY
-export AWS_SECRET_ACCESS_KEY=$S3LECT_TEST_SECRET_KEY
 unset AWS_SESSION_TOKEN AWS_PROFILE
 
 run_id=chaos-$(date -u +%Y%m%dT%H%M%SZ)-seed$seed-$$
@@ -178,7 +172,7 @@ export FENCE_ENDPOINT=$S3LECT_TEST_ENDPOINT_HTTP
 
 # Clock fault: node 1's s3lect runs with libfaketime, its wall clock off by the offset and its
 # monotonic clocks left alone (FAKETIME_DONT_FAKE_MONOTONIC), as on a machine whose NTP is broken.
-# The timer-fd shim goes before libfaketime (scripts/chaos/real_timerfd.c says why). An ASan
+# The timer-fd shim goes before libfaketime (real_timerfd.c says why). An ASan
 # s3lect (CI's build) is told not to insist on coming first: preloading libasan ahead of them
 # instead hangs every uninstrumented program started with the preload, such as the `env` that
 # starts s3lect's command. Its command runs without any of it (start_node), so that the event
@@ -195,7 +189,7 @@ if [[ -n $clock_fault ]]; then
     echo "chaos.sh: --clock-fault needs an --out without spaces or colons (LD_PRELOAD)" >&2
     exit 2
   fi
-  "${CC:-cc}" -O2 -shared -fPIC -o "$out_dir/real_timerfd.so" "$here/chaos/real_timerfd.c" || exit 2
+  "${CC:-cc}" -O2 -shared -fPIC -o "$out_dir/real_timerfd.so" "$here/real_timerfd.c" || exit 2
   fake_env=(env "LD_PRELOAD=$out_dir/real_timerfd.so $libfaketime"
     "FAKETIME=$(printf '%+d' "$clock_offset_s")" FAKETIME_DONT_FAKE_MONOTONIC=1
     "ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}verify_asan_link_order=0")
@@ -203,13 +197,13 @@ fi
 
 # Peer mode: one certificate for 127.0.0.1 that every node serves and verifies the leader's by.
 if ((peer_watch)) && [[ $peer_tls == ca ]]; then
-  # shellcheck source=bench/lib/certs.sh
-  source "$root/bench/lib/certs.sh"
+  # shellcheck source=scripts/lib/certs.sh
+  source "$root/scripts/lib/certs.sh"
   if [[ -n $clock_fault ]]; then
     # Dated a day back, so that they are valid on node 1's clock too, however far behind it is.
-    LD_PRELOAD=$libfaketime FAKETIME=-1d bench_make_certs "$out_dir/certs" node || exit 2
+    LD_PRELOAD=$libfaketime FAKETIME=-1d make_test_certs "$out_dir/certs" node || exit 2
   else
-    bench_make_certs "$out_dir/certs" node || exit 2
+    make_test_certs "$out_dir/certs" node || exit 2
   fi
 fi
 
@@ -240,8 +234,8 @@ retiring=()  # "I:K:DUE" for each ended incarnation of a node whose leftovers ma
 leftover_procs=0
 leftover_incarnations=0
 
-# shellcheck source=scripts/chaos/node_processes.sh
-source "$here/chaos/node_processes.sh"
+# shellcheck source=tests/chaos/node_processes.sh
+source "$here/node_processes.sh"
 cgroup_setup "$use_cgroup"
 
 cleanup() {
@@ -305,7 +299,7 @@ start_node() {
   local slots=() tags
   ((slot_count)) && slots=(--slots "$slot_count")
   if ((fencing)); then
-    command=("$here/chaos/fenced_writer.sh")
+    command=("$here/fenced_writer.sh")
     log_file=$writes
   fi
   if ((peer_watch)); then
@@ -976,7 +970,7 @@ mode_args=""
 [[ -n $clock_fault ]] && mode_args+=" --clock-fault $clock_fault --clock-offset $clock_offset"
 ((slot_count)) && mode_args+=" --slots $slot_count"
 ((fencing)) && mode_args+=" --fencing"
-echo "command: scripts/chaos.sh --duration $duration --nodes $node_count --seed $seed" \
+echo "command: tests/chaos/chaos.sh --duration $duration --nodes $node_count --seed $seed" \
   "--min-transitions $min_transitions$mode_args" | tee -a "$out_dir/report.txt"
 echo "logs: $out_dir" | tee -a "$out_dir/report.txt"
 exit "$status"

@@ -1,8 +1,8 @@
 # shellcheck shell=bash
 # A throw-away CA and per-node certificates for 127.0.0.1 (EC P-256), made as docs/peer-mode.md
-# shows. Sourced by the benchmark scripts.
-#   bench_make_certs DIR NAME...   writes DIR/ca.pem, DIR/ca.key and DIR/NAME.pem, DIR/NAME.key
-bench_make_certs() {
+# shows. Sourced by the benchmark scripts and the chaos harness.
+#   make_test_certs DIR NAME...   writes DIR/ca.pem, DIR/ca.key and DIR/NAME.pem, DIR/NAME.key
+make_test_certs() {
   local dir=$1 name
   shift
   mkdir -p -- "$dir"

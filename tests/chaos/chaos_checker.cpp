@@ -1,4 +1,4 @@
-// s3lect_chaos_checker: checks a chaos run's event log (scripts/chaos.sh) for overlapping
+// s3lect_chaos_checker: checks a chaos run's event log (tests/chaos/chaos.sh) for overlapping
 // leaders, terms out of order or reused, and leaderless stretches longer than the documented
 // bound. Exit 0: no violation and enough transitions; 1: violations or too few transitions;
 // 2: bad usage or unreadable log. docs/chaos.md explains the rules.

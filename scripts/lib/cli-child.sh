@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The command each `s3lect run` candidate runs while it leads (bench/lib/cli-candidate.sh):
+# The command each `s3lect run` candidate runs while it leads (scripts/lib/cli-candidate.sh):
 # prints the event lines scripts/lib/election-driver.sh reads, `<unix ms> ID leader term=N`
 # first thing, a beat a second, and `lost term=N` first thing on SIGTERM.
 #   cli-child.sh ID
@@ -10,10 +10,8 @@ set -u
 id=$1
 term=${S3LECT_TERM:?S3LECT_TERM is not set: run me under s3lect run}
 if [[ -n ${ED_JOB_FIFO:-} ]]; then exec 9>"$ED_JOB_FIFO"; fi
-now_ms() {
-  local t=${EPOCHREALTIME//[!0-9]/}
-  REPLY=$((t / 1000))
-}
+# shellcheck source=scripts/lib/measure.sh
+source "${BASH_SOURCE[0]%/*}/measure.sh"  # no fork: the leader line goes out at once
 on_stop() {
   now_ms
   echo "$REPLY $id lost term=$term"

@@ -1,5 +1,5 @@
-// The chaos fault proxy (tools/fault_proxy_server.hpp) in front of the local radosgw: each fault
-// has its effect on a real S3 request made by s3_client, and `heal` undoes it.
+// The chaos fault proxy (tests/chaos/fault_proxy_server.hpp) in front of the local radosgw: each
+// fault has its effect on a real S3 request made by s3_client, and `heal` undoes it.
 #include "fault_proxy_server.hpp"
 
 #include <s3lect/error.hpp>

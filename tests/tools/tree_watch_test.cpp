@@ -1,5 +1,5 @@
-// The tree watcher's label and record (tools/tree_watch_core.hpp): a job's label is one printable
-// line, and the time of a tree's end is never written earlier than it was read.
+// The tree watcher's label and record (tests/chaos/tree_watch_core.hpp): a job's label is one
+// printable line, and the time of a tree's end is never written earlier than it was read.
 #include "tree_watch_core.hpp"
 
 #include <gtest/gtest.h>

@@ -1,4 +1,4 @@
-// The chaos checker's logic without I/O: parses the event log that scripts/chaos.sh and its
+// The chaos checker's logic without I/O: parses the event log that tests/chaos/chaos.sh and its
 // child command write, and checks safety and liveness rules on it (docs/chaos.md, "The
 // checker's rules").
 #pragma once

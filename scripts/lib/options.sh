@@ -2,8 +2,8 @@
 # `--name VALUE` options into an associative array that holds their defaults (so that it also
 # names the options there are); an unknown name or a missing value exits 2. Sourced by the
 # benchmark scripts.
-#   bench_parse_options ARRAY "$@"
-bench_parse_options() {
+#   parse_options ARRAY "$@"
+parse_options() {
   local -n into=$1
   local name
   shift

@@ -1,4 +1,4 @@
-// Preloaded ahead of libfaketime for the clock-fault node of scripts/chaos.sh (docs/chaos.md):
+// Preloaded ahead of libfaketime for the clock-fault node of tests/chaos/chaos.sh (docs/chaos.md):
 // timer file descriptors go straight to the kernel.
 //
 // libfaketime 0.9.10 (Debian 12) shifts every TFD_TIMER_ABSTIME expiry by the faked wall-clock

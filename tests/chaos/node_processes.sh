@@ -2,7 +2,7 @@
 # A chaos node's processes, as a machine's (docs/chaos.md, "A node is a machine"): its s3lect,
 # whatever s3lect starts of its own (a guardian) and its job's whole tree, grandchildren and
 # setsid daemons included, which are in neither s3lect's process group nor the command's, and
-# may have been re-parented away from s3lect. Sourced by scripts/chaos.sh (whole, before the run
+# may have been re-parented away from s3lect. Sourced by chaos.sh (whole, before the run
 # starts, like chaos.sh itself); not meant to be run. No function forks in the driver's loop.
 #
 # Where a writable cgroup v2 exists, node I runs in CGROUP_ROOT/nodeI, each incarnation of its

@@ -4,10 +4,10 @@
 #   cli-candidate.sh BUCKET KEY ID [CA_FILE] [--lease-ms N]
 # It becomes `s3lect run` itself (exec, same PID, so the driver's SIGTERM and SIGKILL reach
 # s3lect), keeping this script's path as argv[0] so that the driver recognises its child.
-# The leader's command is bench/lib/cli-child.sh, which prints the event lines.
+# The leader's command is scripts/lib/cli-child.sh, which prints the event lines.
 # Environment:
 #   BENCH_S3LECT     the s3lect binary (required)
-#   BENCH_PEER_DIR   peer-watch mode: directory with ca.pem and ID.pem/ID.key (bench/lib/certs.sh);
+#   BENCH_PEER_DIR   peer-watch mode: directory with ca.pem and ID.pem/ID.key (certs.sh);
 #                    empty: S3 mode
 #   BENCH_PEER_PORT_node_a, ...  the health endpoint's port of each node (peer-watch mode)
 #   AWS_ENDPOINT_URL, AWS_REGION, AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY: the store
