@@ -25,6 +25,7 @@ using std::chrono::milliseconds;
 
 std::string configuration_page() {
   std::ifstream file(S3LECT_DOCS_DIR "/configuration.md");
+  EXPECT_TRUE(file.is_open()) << S3LECT_DOCS_DIR "/configuration.md";
   std::ostringstream text;
   text << file.rdbuf();
   return text.str();
@@ -33,7 +34,7 @@ std::string configuration_page() {
 /// The lines under the heading `heading` (a whole line, e.g. "## `s3_config`"), up to the next
 /// heading of the same or a higher level.
 std::vector<std::string> section(const std::string& page, const std::string& heading) {
-  const std::string level = heading.substr(0, heading.find(' ') + 1);
+  const std::size_t depth = heading.find(' ');  // the number of '#'
   std::istringstream lines(page);
   std::vector<std::string> found;
   bool inside = false;
@@ -42,8 +43,8 @@ std::vector<std::string> section(const std::string& page, const std::string& hea
       inside = true;
       continue;
     }
-    const bool higher_heading = line.starts_with("#") && line.find(' ') <= level.size() - 1;
-    if (inside && higher_heading) break;
+    const bool ends_section = line.starts_with("#") && line.find(' ') <= depth;
+    if (inside && ends_section) break;
     if (inside) found.push_back(line);
   }
   EXPECT_FALSE(found.empty()) << "no section " << heading;
@@ -162,9 +163,9 @@ TEST(ConfigurationDoc, S3ConfigDefaults) {
   EXPECT_EQ(size_of(default_of(lines, "max_idle_connections")), defaults.max_idle_connections);
 }
 
-TEST(ConfigurationDoc, HealthServerConfigDefaults) {
-  const auto lines = section(configuration_page(), "## `health_server_config`");
-  const health_server_config defaults;
+/// The limits the health and metrics servers share, each in its own table.
+template <class ServerConfig>
+void expect_server_limits(const std::vector<std::string>& lines, const ServerConfig& defaults) {
   EXPECT_EQ(size_of(default_of(lines, "max_header_bytes")), defaults.max_header_bytes);
   EXPECT_EQ(duration_of(lines, "read_timeout"), defaults.read_timeout);
   EXPECT_EQ(duration_of(lines, "first_request_timeout"), defaults.first_request_timeout);
@@ -172,6 +173,12 @@ TEST(ConfigurationDoc, HealthServerConfigDefaults) {
   EXPECT_EQ(size_of(default_of(lines, "max_connections")), defaults.max_connections);
   EXPECT_EQ(size_of(default_of(lines, "max_connections_per_source")),
             defaults.max_connections_per_source);
+}
+
+TEST(ConfigurationDoc, HealthServerConfigDefaults) {
+  const auto lines = section(configuration_page(), "## `health_server_config`");
+  const health_server_config defaults;
+  expect_server_limits(lines, defaults);
   EXPECT_EQ(default_of(lines, "handler.path"), "`" + defaults.handler.path + "`");
   EXPECT_EQ(size_of(default_of(lines, "handler.max_watchers")), defaults.handler.max_watchers);
   EXPECT_EQ(duration_of(lines, "handler.max_watch"), defaults.handler.max_watch);
@@ -181,13 +188,7 @@ TEST(ConfigurationDoc, MetricsServerConfigDefaults) {
   const auto lines = section(configuration_page(), "## `metrics_server_config`");
   const metrics_server_config defaults;
   EXPECT_EQ(default_of(lines, "path"), "`" + defaults.path + "`");
-  EXPECT_EQ(size_of(default_of(lines, "max_header_bytes")), defaults.max_header_bytes);
-  EXPECT_EQ(duration_of(lines, "read_timeout"), defaults.read_timeout);
-  EXPECT_EQ(duration_of(lines, "first_request_timeout"), defaults.first_request_timeout);
-  EXPECT_EQ(duration_of(lines, "idle_timeout"), defaults.idle_timeout);
-  EXPECT_EQ(size_of(default_of(lines, "max_connections")), defaults.max_connections);
-  EXPECT_EQ(size_of(default_of(lines, "max_connections_per_source")),
-            defaults.max_connections_per_source);
+  expect_server_limits(lines, defaults);
 }
 
 TEST(ConfigurationDoc, LivenessLimitsDefaults) {
