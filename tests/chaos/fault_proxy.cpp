@@ -9,6 +9,7 @@
 // and takes commands on the control port, one per line, answering one line each (`ok ...` or
 // `error ...`); see fault_proxy_control.hpp or docs/chaos.md for the commands. SIGINT or SIGTERM
 // ends it.
+#include "command_line.hpp"
 #include "fault_proxy_server.hpp"
 
 #include <boost/asio/io_context.hpp>
@@ -65,14 +66,7 @@ int main(int argc, char** argv) {
     tcp::endpoint upstream = parse_endpoint("127.0.0.1:7480");
     std::vector<s3lect::chaos::fault_proxy::listen_spec> listeners;
     std::optional<tcp::endpoint> control;
-    for (int i = 1; i < argc; ++i) {
-      const std::string arg = argv[i];
-      if (arg == "--help" || arg == "-h") {
-        std::cout << usage;
-        return 0;
-      }
-      if (i + 1 >= argc) throw std::invalid_argument(arg + " needs a value");
-      const std::string value = argv[++i];
+    const auto take = [&](const std::string& arg, const std::string& value) {
       if (arg == "--upstream") {
         upstream = parse_endpoint(value);
       } else if (arg == "--listen") {
@@ -84,7 +78,8 @@ int main(int argc, char** argv) {
       } else {
         throw std::invalid_argument("unknown option " + arg);
       }
-    }
+    };
+    if (!s3lect::chaos::read_option_pairs(argc, argv, usage, take)) return 0;
     if (listeners.empty()) throw std::invalid_argument("at least one --listen is needed");
 
     asio::io_context io;

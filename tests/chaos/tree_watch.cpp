@@ -12,6 +12,7 @@
 //
 // One thread and poll(2), no Asio: it only accepts, reads a line and sees end of file, and
 // should wake at once when a tree ends (chaos.sh runs it at a real-time priority when it can).
+#include "command_line.hpp"
 #include "tree_watch_core.hpp"
 
 #include <arpa/inet.h>
@@ -190,14 +191,7 @@ int main(int argc, char** argv) {
   try {
     std::string log_path;
     unsigned short port = 0;
-    for (int i = 1; i < argc; ++i) {
-      const std::string arg = argv[i];
-      if (arg == "--help" || arg == "-h") {
-        std::cout << usage;
-        return 0;
-      }
-      if (i + 1 >= argc) throw std::invalid_argument(arg + " needs a value");
-      const std::string value = argv[++i];
+    const auto take = [&](const std::string& arg, const std::string& value) {
       if (arg == "--log") {
         log_path = value;
       } else if (arg == "--listen") {
@@ -205,7 +199,8 @@ int main(int argc, char** argv) {
       } else {
         throw std::invalid_argument("unknown option " + arg);
       }
-    }
+    };
+    if (!s3lect::chaos::read_option_pairs(argc, argv, usage, take)) return 0;
     if (log_path.empty()) throw std::invalid_argument("--log is required");
     const int log = open(log_path.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
     if (log < 0) fail("open " + log_path);

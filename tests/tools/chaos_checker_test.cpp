@@ -21,6 +21,15 @@ chaos_report check(const std::string& text, chaos_log* parsed = nullptr) {
   return report;
 }
 
+// A job's two log lines: `node` started its command (process `pid`) for `term` at time `start`,
+// and the command ended at time `end`.
+std::string job(const std::string& node, int term, const std::string& start, const std::string& end,
+                int pid) {
+  const std::string node_and_term = node + " " + std::to_string(term) + " ";
+  const std::string process = " " + std::to_string(pid) + "\n";
+  return "start " + node_and_term + start + process + "end " + node_and_term + end + process;
+}
+
 std::vector<std::string> rules(const chaos_report& report) {
   std::vector<std::string> out;
   for (const auto& v : report.violations) out.push_back(v.rule);
@@ -35,14 +44,11 @@ TEST(ChaosChecker, BoundsFollowFromTheTimings) {
 }
 
 TEST(ChaosChecker, CleanHandoversPass) {
-  const auto report = check(
-      "begin 100.4\n"
-      "start node1 1 100.5 11\n"
-      "end node1 1 103.0 11\n"
-      "start node2 2 103.2 22\n"
-      "fault term node1 102.9 104.0\n"
-      "end node2 2 110.0 22\n"
-      "finish 110.1\n");
+  const auto report = check("begin 100.4\n" + job("node1", 1, "100.5", "103.0", 11) +
+                            "start node2 2 103.2 22\n"
+                            "fault term node1 102.9 104.0\n"
+                            "end node2 2 110.0 22\n"
+                            "finish 110.1\n");
   EXPECT_TRUE(report.violations.empty()) << format_report(report, {});
   EXPECT_EQ(report.leaderships, 2u);
   EXPECT_EQ(report.transitions(), 1u);
@@ -71,13 +77,8 @@ TEST(ChaosChecker, CatchesOverlappingLeaders) {
 }
 
 TEST(ChaosChecker, EvenAMicrosecondOfOverlapIsAViolation) {
-  const auto report = check(
-      "begin 100.0\n"
-      "start node1 1 100.5 11\n"
-      "end node1 1 103.000001 11\n"
-      "start node2 2 103.000000 22\n"
-      "end node2 2 104.0 22\n"
-      "finish 104.0\n");
+  const auto report = check("begin 100.0\n" + job("node1", 1, "100.5", "103.000001", 11) +
+                            job("node2", 2, "103.000000", "104.0", 22) + "finish 104.0\n");
   EXPECT_EQ(rules(report), std::vector<std::string>{"overlap"});
 }
 
@@ -86,9 +87,8 @@ TEST(ChaosChecker, AStoppedLeaderDoesNotRunWhileStopped) {
   const auto report = check(
       "begin 100.0\n"
       "start node1 1 100.5 11\n"
-      "stop node1 101.0 105.0\n"
-      "start node2 2 103.5 22\n"
-      "end node2 2 104.5 22\n"
+      "stop node1 101.0 105.0\n" +
+      job("node2", 2, "103.5", "104.5", 22) +
       "end node1 1 105.1 11\n"
       "finish 110.0\n");
   EXPECT_TRUE(report.violations.empty()) << format_report(report, {});
@@ -141,13 +141,8 @@ TEST(ChaosChecker, TheWindowExcusesOnlyTheOlderTerm) {
 }
 
 TEST(ChaosChecker, CatchesTermsOutOfOrder) {
-  const auto report = check(
-      "begin 100.0\n"
-      "start node1 5 100.5 11\n"
-      "end node1 5 101.0 11\n"
-      "start node2 4 101.5 22\n"
-      "end node2 4 102.0 22\n"
-      "finish 102.0\n");
+  const auto report = check("begin 100.0\n" + job("node1", 5, "100.5", "101.0", 11) +
+                            job("node2", 4, "101.5", "102.0", 22) + "finish 102.0\n");
   EXPECT_EQ(rules(report), std::vector<std::string>{"term_order"});
 }
 
@@ -157,9 +152,8 @@ TEST(ChaosChecker, ToleratesAStaleStartInsideTheResumeWindow) {
   const auto report = check(
       "begin 100.0\n"
       "stop node1 100.2 104.0\n"
-      "start node2 2 103.0 22\n"
-      "start node1 1 104.01 11\n"
-      "end node1 1 104.2 11\n"
+      "start node2 2 103.0 22\n" +
+      job("node1", 1, "104.01", "104.2", 11) +
       "end node2 2 106.0 22\n"
       "finish 106.0\n");
   EXPECT_TRUE(report.violations.empty()) << format_report(report, {});
@@ -169,13 +163,8 @@ TEST(ChaosChecker, ToleratesAStaleStartInsideTheResumeWindow) {
 
 TEST(ChaosChecker, ANodeMayRunItsOwnTermAgainAfterItsCommandStopped) {
   // node1 demoted, then its late renewal landed and it led again under the same term.
-  const auto report = check(
-      "begin 100.0\n"
-      "start node1 3 100.5 11\n"
-      "end node1 3 101.0 11\n"
-      "start node1 3 101.5 12\n"
-      "end node1 3 102.0 12\n"
-      "finish 102.0\n");
+  const auto report = check("begin 100.0\n" + job("node1", 3, "100.5", "101.0", 11) +
+                            job("node1", 3, "101.5", "102.0", 12) + "finish 102.0\n");
   EXPECT_TRUE(report.violations.empty()) << format_report(report, {});
   EXPECT_EQ(report.resumed_terms, 1u);
 
@@ -194,16 +183,10 @@ TEST(ChaosChecker, ATermNeverComesBackOnceAnotherNodeLedAfterIt) {
   // node1 leads term 5, node2 term 6, then node1 term 5 again: its term went backwards, however
   // far apart the commands ran.
   chaos_log log;
-  const auto report = check(
-      "begin 100.0\n"
-      "start node1 5 100.5 11\n"
-      "end node1 5 101.0 11\n"
-      "start node2 6 101.5 22\n"
-      "end node2 6 102.0 22\n"
-      "start node1 5 102.5 12\n"
-      "end node1 5 103.0 12\n"
-      "finish 103.0\n",
-      &log);
+  const auto report = check("begin 100.0\n" + job("node1", 5, "100.5", "101.0", 11) +
+                                job("node2", 6, "101.5", "102.0", 22) +
+                                job("node1", 5, "102.5", "103.0", 12) + "finish 103.0\n",
+                            &log);
   ASSERT_EQ(rules(report), std::vector<std::string>{"term_order"}) << format_report(report, log);
   EXPECT_EQ(report.violations[0].message, "term 5 (node1) started after term 6 (node2)");
   EXPECT_EQ(report.resumed_terms, 0u);
@@ -213,16 +196,10 @@ TEST(ChaosChecker, ATermComesBackOnlyRightAfterItsNodesPreviousCommand) {
   // node1's term 3 again after node2's command started, even with node2 under a lower term (a
   // violation of its own): the term was used up.
   chaos_log log;
-  const auto report = check(
-      "begin 100.0\n"
-      "start node1 3 100.5 11\n"
-      "end node1 3 101.0 11\n"
-      "start node2 2 101.2 22\n"
-      "end node2 2 101.4 22\n"
-      "start node1 3 101.5 12\n"
-      "end node1 3 102.0 12\n"
-      "finish 102.0\n",
-      &log);
+  const auto report = check("begin 100.0\n" + job("node1", 3, "100.5", "101.0", 11) +
+                                job("node2", 2, "101.2", "101.4", 22) +
+                                job("node1", 3, "101.5", "102.0", 12) + "finish 102.0\n",
+                            &log);
   ASSERT_EQ(rules(report), (std::vector<std::string>{"term_order", "term_order"}))
       << format_report(report, log);
   EXPECT_EQ(report.violations[1].message,
@@ -234,27 +211,17 @@ TEST(ChaosChecker, ATermComesBackOnlyRightAfterItsNodesPreviousCommand) {
   // lock was node1's all along.
   const auto stale_between = check(
       "begin 100.0\n"
-      "stop node2 100.2 101.1\n"
-      "start node1 3 100.5 11\n"
-      "end node1 3 101.0 11\n"
-      "start node2 2 101.2 22\n"
-      "end node2 2 101.3 22\n"
-      "start node1 3 101.5 12\n"
-      "end node1 3 102.0 12\n"
-      "finish 102.0\n");
+      "stop node2 100.2 101.1\n" +
+      job("node1", 3, "100.5", "101.0", 11) + job("node2", 2, "101.2", "101.3", 22) +
+      job("node1", 3, "101.5", "102.0", 12) + "finish 102.0\n");
   EXPECT_TRUE(stale_between.violations.empty()) << format_report(stale_between, {});
   EXPECT_EQ(stale_between.stale_starts, 1u);
   EXPECT_EQ(stale_between.resumed_terms, 1u);
 }
 
 TEST(ChaosChecker, CatchesATermUsedByTwoNodes) {
-  const auto report = check(
-      "begin 100.0\n"
-      "start node1 3 100.5 11\n"
-      "end node1 3 101.0 11\n"
-      "start node2 3 101.5 22\n"
-      "end node2 3 102.0 22\n"
-      "finish 102.0\n");
+  const auto report = check("begin 100.0\n" + job("node1", 3, "100.5", "101.0", 11) +
+                            job("node2", 3, "101.5", "102.0", 22) + "finish 102.0\n");
   const auto found = rules(report);
   EXPECT_NE(std::find(found.begin(), found.end(), "term_reuse"), found.end());
 }
@@ -284,10 +251,8 @@ TEST(ChaosChecker, CatchesALeaderMissingLongerThanTheBound) {
       "begin 100.0\n"
       "start node1 1 100.5 11\n"
       "kill node1 101.0\n"
-      "fault kill node1 101.0 101.5 crash\n"
-      "start node2 2 108.4 22\n"
-      "end node2 2 110.0 22\n"
-      "finish 110.0\n",
+      "fault kill node1 101.0 101.5 crash\n" +
+          job("node2", 2, "108.4", "110.0", 22) + "finish 110.0\n",
       &log);
   ASSERT_EQ(rules(report), std::vector<std::string>{"liveness"}) << format_report(report, log);
   EXPECT_EQ(report.max_gap, 7'400'000);
@@ -297,10 +262,8 @@ TEST(ChaosChecker, CatchesALeaderMissingLongerThanTheBound) {
       "begin 100.0\n"
       "start node1 1 100.5 11\n"
       "kill node1 101.0\n"
-      "fault kill node1 101.0 101.5 crash\n"
-      "start node2 2 107.3 22\n"
-      "end node2 2 110.0 22\n"
-      "finish 110.0\n");
+      "fault kill node1 101.0 101.5 crash\n" +
+      job("node2", 2, "107.3", "110.0", 22) + "finish 110.0\n");
   EXPECT_TRUE(in_time.violations.empty()) << format_report(in_time, {});
 }
 
@@ -310,18 +273,15 @@ TEST(ChaosChecker, AKilledCommandEndsAtTheKill) {
       "begin 100.0\n"
       "start node1 1 100.5 11\n"
       "kill node1 101.0\n"
-      "fault kill node1 101.0 101.5 crash\n"
-      "start node2 2 103.0 22\n"
-      "end node2 2 104.0 22\n"
-      "finish 104.0\n");
+      "fault kill node1 101.0 101.5 crash\n" +
+      job("node2", 2, "103.0", "104.0", 22) + "finish 104.0\n");
   EXPECT_TRUE(report.violations.empty()) << format_report(report, {});
 
   // Reaped by s3lect after the kill grace: ends when s3lect logged it.
   const auto reaped = check(
       "begin 100.0\n"
-      "start node1 1 100.5 11\n"
-      "start node2 2 103.0 22\n"
-      "end node2 2 104.0 22\n"
+      "start node1 1 100.5 11\n" +
+      job("node2", 2, "103.0", "104.0", 22) +
       "reaped node1 11 102.9\n"
       "finish 104.0\n");
   EXPECT_TRUE(reaped.violations.empty()) << format_report(reaped, {});
@@ -348,15 +308,11 @@ TEST(ChaosChecker, ATimeOutsideTheRunIsFromAnotherClock) {
   // node1's command ran on a clock five minutes ahead (libfaketime leaked into it): its records
   // say nothing about when it ran.
   chaos_log log;
-  const auto report = check(
-      "begin 100.0\n"
-      "start node1 1 400.5 11\n"
-      "end node1 1 401.0 11\n"
-      "start node2 2 101.5 22\n"
-      "end node2 2 102.0 22\n"
-      "reaped node3 33 102.9\n"
-      "finish 103.0\n",
-      &log);
+  const auto report = check("begin 100.0\n" + job("node1", 1, "400.5", "401.0", 11) +
+                                job("node2", 2, "101.5", "102.0", 22) +
+                                "reaped node3 33 102.9\n"
+                                "finish 103.0\n",
+                            &log);
   ASSERT_EQ(rules(report), (std::vector<std::string>{"log", "log", "term_order"}))
       << format_report(report, log);
   EXPECT_NE(report.violations[0].message.find("line 2: time after finish"), std::string::npos)
@@ -377,14 +333,13 @@ TEST(ChaosChecker, AGrandchildOutlivingItsCommandOverlapsTheNextJob) {
   chaos_log log;
   const auto report = check(
       "begin 100.0\n"
-      "treewatch 127.0.0.1:4000\n"
-      "start node1 1 100.5 11\n"
-      "end node1 1 103.0 11\n"
-      "start node2 2 103.2 22\n"
-      "treeend node1 1 11 104.0\n"
-      "end node2 2 106.0 22\n"
-      "treeend node2 2 22 106.001\n"
-      "finish 106.1\n",
+      "treewatch 127.0.0.1:4000\n" +
+          job("node1", 1, "100.5", "103.0", 11) +
+          "start node2 2 103.2 22\n"
+          "treeend node1 1 11 104.0\n"
+          "end node2 2 106.0 22\n"
+          "treeend node2 2 22 106.001\n"
+          "finish 106.1\n",
       &log);
   ASSERT_EQ(rules(report), std::vector<std::string>{"overlap"}) << format_report(report, log);
   const auto& v = report.violations[0];
@@ -397,12 +352,9 @@ TEST(ChaosChecker, AGrandchildOutlivingItsCommandOverlapsTheNextJob) {
   // The same with the daemon gone before node2 started: a clean handover.
   const auto clean = check(
       "begin 100.0\n"
-      "treewatch 127.0.0.1:4000\n"
-      "start node1 1 100.5 11\n"
-      "end node1 1 103.0 11\n"
-      "treeend node1 1 11 103.1\n"
-      "start node2 2 103.2 22\n"
-      "end node2 2 106.0 22\n"
+      "treewatch 127.0.0.1:4000\n" +
+      job("node1", 1, "100.5", "103.0", 11) + "treeend node1 1 11 103.1\n" +
+      job("node2", 2, "103.2", "106.0", 22) +
       "treeend node2 2 22 106.001\n"
       "finish 106.1\n");
   EXPECT_TRUE(clean.violations.empty()) << format_report(clean, {});
@@ -437,11 +389,10 @@ TEST(ChaosChecker, ATreeOutlivingALoneKillOfS3lectOverlapsTheNextJob) {
       "treewatch 127.0.0.1:4000\n"
       "start node1 1 100.5 11\n"
       "fault kill node1 101.0 101.8 s3lect-only\n"
-      "treeend node1 1 11 101.004\n"
-      "start node2 2 103.5 22\n"
-      "end node2 2 106.0 22\n"
-      "treeend node2 2 22 106.0\n"
-      "finish 106.0\n",
+      "treeend node1 1 11 101.004\n" +
+          job("node2", 2, "103.5", "106.0", 22) +
+          "treeend node2 2 22 106.0\n"
+          "finish 106.0\n",
       &log);
   EXPECT_TRUE(guarded.violations.empty()) << format_report(guarded, log);
   ASSERT_EQ(guarded.lone_faults.size(), 1u);
@@ -499,11 +450,10 @@ TEST(ChaosChecker, AFreezeIsAFaultForTheLivenessBound) {
       "treewatch 127.0.0.1:4000\n"
       "start node1 1 100.5 11\n"
       "freeze node1 101.0 107.0\n"
-      "treeend node1 1 11 102.4\n"
-      "start node2 2 110.0 22\n"
-      "end node2 2 111.0 22\n"
-      "treeend node2 2 22 111.0\n"
-      "finish 111.0\n",
+      "treeend node1 1 11 102.4\n" +
+          job("node2", 2, "110.0", "111.0", 22) +
+          "treeend node2 2 22 111.0\n"
+          "finish 111.0\n",
       &log);
   EXPECT_TRUE(report.violations.empty()) << format_report(report, log);
   ASSERT_EQ(report.lone_faults.size(), 1u);
@@ -517,14 +467,13 @@ TEST(ChaosChecker, ALoneFaultConcernsTheJobOfTheS3lectItHit) {
   chaos_log log;
   const auto report = check(
       "begin 100.0\n"
-      "treewatch 127.0.0.1:4000\n"
-      "start node1 1 100.5 11\n"
-      "end node1 1 101.0 11\n"
-      "start node1 2 101.5 12\n"
-      "fault kill node1 102.0 102.5 s3lect-only\n"
-      "treeend node1 2 12 102.01\n"
-      "treeend node1 1 11 103.0\n"
-      "finish 103.0\n",
+      "treewatch 127.0.0.1:4000\n" +
+          job("node1", 1, "100.5", "101.0", 11) +
+          "start node1 2 101.5 12\n"
+          "fault kill node1 102.0 102.5 s3lect-only\n"
+          "treeend node1 2 12 102.01\n"
+          "treeend node1 1 11 103.0\n"
+          "finish 103.0\n",
       &log);
   ASSERT_EQ(report.lone_faults.size(), 1u) << format_report(report, log);
   EXPECT_EQ(report.lone_faults[0].tree_gone_after, 10'000);
@@ -552,14 +501,11 @@ TEST(ChaosChecker, WithATreeWatcherEveryJobNeedsItsTreesEnd) {
   chaos_log log;
   const auto report = check(
       "begin 100.0\n"
-      "treewatch 127.0.0.1:4000\n"
-      "start node1 1 100.5 11\n"
-      "end node1 1 101.0 11\n"
-      "treeend node1 1 11 101.0\n"
-      "start node2 2 101.5 22\n"
-      "end node2 2 102.0 22\n"
-      "treeend node3 3 33 102.5\n"
-      "finish 103.0\n",
+      "treewatch 127.0.0.1:4000\n" +
+          job("node1", 1, "100.5", "101.0", 11) + "treeend node1 1 11 101.0\n" +
+          job("node2", 2, "101.5", "102.0", 22) +
+          "treeend node3 3 33 102.5\n"
+          "finish 103.0\n",
       &log);
   ASSERT_EQ(rules(report), std::vector<std::string>{"log"}) << format_report(report, log);
   EXPECT_NE(report.violations[0].message.find("line 6: no treeend"), std::string::npos)
@@ -571,10 +517,8 @@ TEST(ChaosChecker, AnEndWithoutStartIsACommandThatNeverWorked) {
   chaos_log log;
   const auto report = check(
       "begin 100.0\n"
-      "end node1 1 100.5 11\n"
-      "start node2 2 100.6 22\n"
-      "end node2 2 101.0 22\n"
-      "finish 101.0\n",
+      "end node1 1 100.5 11\n" +
+          job("node2", 2, "100.6", "101.0", 22) + "finish 101.0\n",
       &log);
   EXPECT_TRUE(report.violations.empty()) << format_report(report, log);
   EXPECT_EQ(log.aborted_starts, 1u);
