@@ -12,6 +12,7 @@
 #include <functional>
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace s3lect {
 
@@ -42,6 +43,18 @@ struct peer_config {
   /// A follower always uses the pin of the record it read when there is one, whatever `tls`
   /// says, and `tls`'s CAs otherwise.
   std::string key_pin;
+};
+
+/// The timing of an elector with every setting optional, for elector_config::apply_timing(): the
+/// settings given are kept, and each one not given follows those given.
+struct elector_timing {
+  std::optional<std::chrono::milliseconds> lease;                ///< L
+  std::optional<std::chrono::milliseconds> renew_deadline;       ///< D
+  std::optional<std::chrono::milliseconds> frequent_interval;    ///< F
+  std::optional<std::chrono::milliseconds> infrequent_interval;  ///< I
+  std::optional<std::chrono::milliseconds> request_timeout;
+  std::optional<std::vector<std::chrono::milliseconds>> retry_delays;
+  std::optional<std::chrono::milliseconds> peer_timeout;
 };
 
 /// Settings of one elector. Set the fields you need, then validate(); the elector validates
@@ -129,7 +142,26 @@ struct elector_config {
   /// validate() says so). max_clock_skew and acquire_grace keep
   /// their defaults: they bound the store's clocks and a policy, not the lease. Set lock_key and
   /// server_id, then change what you need. docs/configuration.md tables the result.
+  /// Same as apply_timing() with only the lease given, on a default configuration.
   static elector_config for_lease(std::chrono::milliseconds lease);
+
+  /// Sets the timing fields (lease, renew_deadline, frequent_interval, infrequent_interval,
+  /// request_timeout, retry.delays, peer.timeout) to those of `given`, and each one not given
+  /// to follow those given, in the default proportions: the lease as set (default 15 s); the renew
+  /// deadline and the peer timeout from the lease (as for_lease); the frequent interval from a
+  /// given renew deadline (D / 2, else as for_lease); the infrequent interval from a given renew
+  /// deadline or frequent interval (6 F, else as for_lease); the request timeout and the retry
+  /// delays from a given renew deadline or frequent interval through the renewal's budget D - F
+  /// (1/5; 1/50 and 1/5, else as for_lease). With only the lease given, that is for_lease(L);
+  /// with nothing given, the defaults. When a given L, D or F is not in (0, 24 h], nothing is
+  /// derived (the defaults stand) and validate() names it. The other fields are left alone.
+  /// `s3lect run` derives its timing options with this function.
+  void apply_timing(const elector_timing& given);
+
+  /// How long leader work may take to stop once leadership is lost (`s3lect run`'s default
+  /// --kill-grace, SIGTERM to SIGKILL): 3/5 of lease - renew_deadline, 3 s at the defaults, so
+  /// that it has stopped before another node may take over.
+  std::chrono::milliseconds stop_grace() const;
 
   /// Returns nullopt when valid, else "field: what is wrong" for the first offending field,
   /// e.g. "renew_deadline: must be less than lease (15000 ms), is 15000 ms".

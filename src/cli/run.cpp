@@ -524,7 +524,7 @@ std::optional<run_options> parse_run_options(const std::vector<std::string>& arg
   if (!settings) return std::nullopt;
   options.elector = std::move(*settings);
   if (!parsed->has("kill-grace")) {
-    options.kill_grace = default_kill_grace(*parsed, options.elector.config);
+    options.kill_grace = options.elector.config.stop_grace();
     if (parsed->has("lease") || parsed->has("renew-deadline")) {
       options.elector.derived.push_back("kill-grace");
     }
