@@ -16,6 +16,8 @@
 
 namespace s3lect {
 
+struct s3_config;
+
 /// Peer mode (docs/peer-mode.md): followers in stable mode ask the leader's health endpoint whether
 /// it still leads instead of reading S3. Nested in elector_config as `peer`.
 struct peer_config {
@@ -115,7 +117,12 @@ struct elector_config {
   /// After taking over an expired (not released) record, hold and renew it for this long
   /// before reporting leadership: a margin against an old leader that does not know it lost.
   std::chrono::milliseconds acquire_grace{0};
-  /// Timeout of one attempt of a storage request; the retry policy makes several attempts.
+  /// Timeout of one attempt of a storage request; the retry policy makes several attempts. The
+  /// elector enforces it around each attempt, on any storage. It is not s3_config's
+  /// request_timeout (5 s), which bounds every request of an s3_client, with or without an
+  /// elector: this one is part of the elector's timing (W <= D - F) and follows the lease, that
+  /// one does not. Whichever is shorter ends an attempt; match_request_timeout() makes a client
+  /// that serves this elector use this one.
   std::chrono::milliseconds request_timeout{std::chrono::seconds{1}};
   /// Retry schedule of every storage request (and peer check).
   retry_policy retry;
@@ -162,6 +169,12 @@ struct elector_config {
   /// --kill-grace, SIGTERM to SIGKILL): 3/5 of lease - renew_deadline, 3 s at the defaults, so
   /// that it has stopped before another node may take over.
   std::chrono::milliseconds stop_grace() const;
+
+  /// Sets client.request_timeout to request_timeout, for an s3_client that serves this elector:
+  /// its requests beside the elector under `retry` (a first read of the lock, a release on the
+  /// elector's behalf) are then bounded alike, and a lease above 75 s is not cut short by the
+  /// client's default 5 s.
+  void match_request_timeout(s3_config& client) const;
 
   /// Returns nullopt when valid, else "field: what is wrong" for the first offending field,
   /// e.g. "renew_deadline: must be less than lease (15000 ms), is 15000 ms".

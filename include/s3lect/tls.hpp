@@ -27,6 +27,8 @@ struct tls_config {
   std::string private_key_pem;
   /// Servers only: refuse clients without a certificate that chains to the CAs above.
   bool require_client_cert = false;
+
+  friend bool operator==(const tls_config&, const tls_config&) = default;
 };
 
 /// A key pair and a self-signed certificate made in memory, for zero-configuration peer TLS

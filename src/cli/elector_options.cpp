@@ -250,7 +250,7 @@ std::optional<elector_settings> make_elector_settings(const parsed_args& args, s
   }
   config.apply_timing(timing);
   settings.derived = derived_timing_options(args);
-  target.config.request_timeout = config.request_timeout;
+  config.match_request_timeout(target.config);
   auto serve = make_serve_settings(args, config, error);
   if (!serve) return std::nullopt;
   settings.serve = std::move(*serve);

@@ -1,6 +1,7 @@
 #include "s3lect/config.hpp"
 
 #include "s3lect/record.hpp"
+#include "s3lect/s3_client.hpp"
 
 #include <cstddef>
 #include <string>
@@ -231,6 +232,10 @@ milliseconds elector_config::stop_grace() const {
   constexpr milliseconds grace_at_defaults{std::chrono::seconds{3}};
   return (lease - renew_deadline) * grace_at_defaults.count() /
          (defaults.lease - defaults.renew_deadline).count();
+}
+
+void elector_config::match_request_timeout(s3_config& client) const {
+  client.request_timeout = request_timeout;
 }
 
 std::optional<std::string> elector_config::validate() const {

@@ -93,7 +93,8 @@ struct peer_client_state {
     http_client_settings settings;
     settings.host = endpoint.host;
     settings.port = endpoint.port;
-    settings.tls_settings = config.tls;
+    // The contexts are built: of the TLS settings the client reads only verify_peer, off when
+    // the pin, not the host name, says whom to trust.
     settings.tls_context = tls;
     if (!key_pin.empty()) {
       settings.tls_settings.verify_peer = false;
