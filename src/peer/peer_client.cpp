@@ -99,7 +99,7 @@ struct peer_client_state {
     if (!key_pin.empty()) {
       settings.tls_settings.verify_peer = false;
       settings.tls_context = pinned_tls;
-      settings.public_key_pin = key_pin;
+      settings.key_pin = key_pin;
     }
     settings.max_body_bytes = config.max_body_bytes;
     settings.max_header_bytes = max_header_bytes;
