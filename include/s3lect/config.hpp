@@ -12,8 +12,11 @@
 #include <functional>
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace s3lect {
+
+struct s3_config;
 
 /// Peer mode (docs/peer-mode.md): followers in stable mode ask the leader's health endpoint whether
 /// it still leads instead of reading S3. Nested in elector_config as `peer`.
@@ -44,6 +47,18 @@ struct peer_config {
   std::string key_pin;
 };
 
+/// The timing of an elector with every setting optional, for elector_config::apply_timing(): the
+/// settings given are kept, and each one not given follows those given.
+struct elector_timing {
+  std::optional<std::chrono::milliseconds> lease;                ///< L
+  std::optional<std::chrono::milliseconds> renew_deadline;       ///< D
+  std::optional<std::chrono::milliseconds> frequent_interval;    ///< F
+  std::optional<std::chrono::milliseconds> infrequent_interval;  ///< I
+  std::optional<std::chrono::milliseconds> request_timeout;
+  std::optional<std::vector<std::chrono::milliseconds>> retry_delays;
+  std::optional<std::chrono::milliseconds> peer_timeout;
+};
+
 /// Settings of one elector. Set the fields you need, then validate(); the elector validates
 /// again and refuses an invalid configuration. Durations are whole milliseconds.
 ///
@@ -56,9 +71,9 @@ struct peer_config {
 /// - server_id: non-empty, at most 1024 bytes, valid UTF-8 (it is written into the JSON record,
 ///   and a record we could not parse back would be "held by an unknown writer").
 /// - server_address: at most 1024 bytes, valid UTF-8. With peer.enabled, followers reach the
-///   leader's health endpoint there; empty, a health_server in zero-configuration TLS fills it
-///   in (elector::publish_peer_endpoint), and records written while it is empty send followers
-///   to S3.
+///   leader's health endpoint there; empty, a health_server in zero-configuration TLS (or with
+///   publish_endpoint) fills it in (elector::publish_peer_endpoint), and records written while
+///   it is empty send followers to S3.
 /// - 0 < lease ≤ 24 h (readers reject a record whose leaseMs exceeds a day as malformed).
 /// - frequent_interval < renew_deadline < lease (L > D > F), then frequent_interval > 0.
 /// - infrequent_interval ≥ frequent_interval.
@@ -102,7 +117,12 @@ struct elector_config {
   /// After taking over an expired (not released) record, hold and renew it for this long
   /// before reporting leadership: a margin against an old leader that does not know it lost.
   std::chrono::milliseconds acquire_grace{0};
-  /// Timeout of one attempt of a storage request; the retry policy makes several attempts.
+  /// Timeout of one attempt of a storage request; the retry policy makes several attempts. The
+  /// elector enforces it around each attempt, on any storage. It is not s3_config's
+  /// request_timeout (5 s), which bounds every request of an s3_client, with or without an
+  /// elector: this one is part of the elector's timing (W <= D - F) and follows the lease, that
+  /// one does not. Whichever is shorter ends an attempt; match_request_timeout() makes a client
+  /// that serves this elector use this one.
   std::chrono::milliseconds request_timeout{std::chrono::seconds{1}};
   /// Retry schedule of every storage request (and peer check).
   retry_policy retry;
@@ -129,7 +149,32 @@ struct elector_config {
   /// validate() says so). max_clock_skew and acquire_grace keep
   /// their defaults: they bound the store's clocks and a policy, not the lease. Set lock_key and
   /// server_id, then change what you need. docs/configuration.md tables the result.
+  /// Same as apply_timing() with only the lease given, on a default configuration.
   static elector_config for_lease(std::chrono::milliseconds lease);
+
+  /// Sets the timing fields (lease, renew_deadline, frequent_interval, infrequent_interval,
+  /// request_timeout, retry.delays, peer.timeout) to those of `given`, and each one not given
+  /// to follow those given, in the default proportions: the lease as set (default 15 s); the renew
+  /// deadline and the peer timeout from the lease (as for_lease); the frequent interval from a
+  /// given renew deadline (D / 2, else as for_lease); the infrequent interval from a given renew
+  /// deadline or frequent interval (6 F, else as for_lease); the request timeout and the retry
+  /// delays from a given renew deadline or frequent interval through the renewal's budget D - F
+  /// (1/5; 1/50 and 1/5, else as for_lease). With only the lease given, that is for_lease(L);
+  /// with nothing given, the defaults. When a given L, D or F is not in (0, 24 h], nothing is
+  /// derived (the defaults stand) and validate() names it. The other fields are left alone.
+  /// `s3lect run` derives its timing options with this function.
+  void apply_timing(const elector_timing& given);
+
+  /// How long leader work may take to stop once leadership is lost (`s3lect run`'s default
+  /// --kill-grace, SIGTERM to SIGKILL): 3/5 of lease - renew_deadline, 3 s at the defaults, so
+  /// that it has stopped before another node may take over.
+  std::chrono::milliseconds stop_grace() const;
+
+  /// Sets client.request_timeout to request_timeout, for an s3_client that serves this elector:
+  /// its requests beside the elector under `retry` (a first read of the lock, a release on the
+  /// elector's behalf) are then bounded alike, and a lease above 75 s is not cut short by the
+  /// client's default 5 s.
+  void match_request_timeout(s3_config& client) const;
 
   /// Returns nullopt when valid, else "field: what is wrong" for the first offending field,
   /// e.g. "renew_deadline: must be less than lease (15000 ms), is 15000 ms".

@@ -203,9 +203,9 @@ class elector : public leadership_source {
   std::optional<std::string> update_config(elector_config config);
 
   /// The library's zero-configuration default, called by a health_server given no certificate
-  /// once it listens: sets peer.key_pin to `key_pin` and, when server_address is empty,
-  /// server_address to reachable_address(bound), through update_config(). Records written
-  /// from then on carry the pin.
+  /// (or with publish_endpoint) once it listens: sets peer.key_pin to `key_pin` when it is not
+  /// empty and, when server_address is empty, server_address to reachable_address(bound),
+  /// through update_config(). Records written from then on carry the pin and the address.
   std::optional<std::string> publish_peer_endpoint(
       std::string_view key_pin, const boost::asio::ip::tcp::endpoint& bound) override;
 

@@ -76,9 +76,10 @@ class leadership_source {
   /// A consistent snapshot of the current state. Must not block.
   virtual leadership_snapshot snapshot() const = 0;
 
-  /// Called by a health_server in zero-configuration TLS (no certificate configured) once it
-  /// listens: `key_pin` is the public_key_pin() of the self-signed certificate it made, `bound`
-  /// its local_endpoint(). The elector publishes both (elector::publish_peer_endpoint); the
+  /// Called by a health_server in zero-configuration TLS (no certificate configured), or with
+  /// health_server_config::publish_endpoint, once it listens: `key_pin` is the public_key_pin()
+  /// of the self-signed certificate it made (empty with a certificate of its own), `bound` its
+  /// local_endpoint(). The elector publishes both (elector::publish_peer_endpoint); the
   /// default does nothing. Returns nullopt, or why they could not be published.
   virtual std::optional<std::string> publish_peer_endpoint(
       std::string_view key_pin, const boost::asio::ip::tcp::endpoint& bound) {
@@ -217,6 +218,11 @@ struct health_server_config {
   /// refused even without require_client_cert. require_client_cert (mutual TLS) needs a CA.
   /// verify_peer is for clients and ignored here.
   tls_config tls;
+  /// With a certificate of its own too, start() hands the source where it listens
+  /// (leadership_source::publish_peer_endpoint, with no pin): an elector whose server_address
+  /// is empty then advertises reachable_address() of it, which the certificate must name. Off:
+  /// only zero-configuration TLS publishes.
+  bool publish_endpoint = false;
 
   /// Larger request headers are answered with 431 and the connection closed.
   std::size_t max_header_bytes = 8 * 1024;

@@ -43,7 +43,7 @@ struct lock_record {
   /// JSON "peerKeyPin", written only when set: the public_key_pin() of the certificate the
   /// leader's health endpoint presents in zero-configuration TLS (docs/peer-mode.md). Followers
   /// trust that certificate by this pin. Absent in Go records and in CA mode.
-  std::string peer_key_pin;
+  std::string key_pin;
 
   friend bool operator==(const lock_record&, const lock_record&) = default;
 };

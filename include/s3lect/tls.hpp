@@ -27,6 +27,8 @@ struct tls_config {
   std::string private_key_pem;
   /// Servers only: refuse clients without a certificate that chains to the CAs above.
   bool require_client_cert = false;
+
+  friend bool operator==(const tls_config&, const tls_config&) = default;
 };
 
 /// A key pair and a self-signed certificate made in memory, for zero-configuration peer TLS
@@ -35,12 +37,19 @@ struct tls_config {
 struct self_signed_identity {
   std::string certificate_pem;
   std::string private_key_pem;  ///< Unencrypted; only ever in memory.
-  std::string public_key_pin;   ///< public_key_pin() of the certificate.
+  std::string key_pin;          ///< public_key_pin() of the certificate.
 };
 
 /// A fresh EC P-256 key and a certificate for it, signed by itself. Never writes a file.
 /// Throws boost::system::system_error(errc::invalid_config) when OpenSSL cannot make them.
 self_signed_identity make_self_signed_identity();
+
+/// Zero-configuration TLS for a server (docs/peer-mode.md#zero-configuration-tls): when `tls`
+/// names no certificate and no key, makes a fresh make_self_signed_identity() into
+/// tls.certificate_pem and tls.private_key_pem and returns its key pin, for the elector's
+/// peer_config::key_pin; else changes nothing and returns "". health_server does this to its
+/// settings. Throws boost::system::system_error(errc::invalid_config) when OpenSSL cannot.
+std::string adopt_self_signed_identity(tls_config& tls);
 
 /// The pin of a PEM certificate's public key: "sha256:" and the 64 lowercase hex digits of the
 /// SHA-256 of its DER SubjectPublicKeyInfo. Empty when `certificate_pem` holds no certificate.

@@ -102,9 +102,9 @@ record_decoding decode_value(const json::value& value) {
   const auto nonce = string_field(*obj, "nonce", error);
   if (!nonce) return malformed(error);
   record.nonce = *nonce;
-  const auto peer_key_pin = string_field(*obj, "peerKeyPin", error);
-  if (!peer_key_pin) return malformed(error);
-  record.peer_key_pin = *peer_key_pin;
+  const auto key_pin = string_field(*obj, "peerKeyPin", error);
+  if (!key_pin) return malformed(error);
+  record.key_pin = *key_pin;
 
   const auto term = integer_field(*obj, "term", max_record_term, error);
   if (!term) return malformed(error);
@@ -146,7 +146,7 @@ std::string encode_record(const lock_record& record) {
   if (record.lease) obj["leaseMs"] = record.lease->count();
   obj["released"] = record.released;
   obj["nonce"] = record.nonce;
-  if (!record.peer_key_pin.empty()) obj["peerKeyPin"] = record.peer_key_pin;
+  if (!record.key_pin.empty()) obj["peerKeyPin"] = record.key_pin;
   return json::serialize(obj);
 }
 

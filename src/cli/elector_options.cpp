@@ -17,17 +17,13 @@ std::string duration_error(const std::string& option, const std::string& value) 
 }
 
 /// Reads an optional duration option into `target`; false (with `error`) when malformed.
-bool read_duration(const parsed_args& args, const std::string& option, milliseconds& target,
-                   std::string& error) {
+bool read_duration(const parsed_args& args, const std::string& option,
+                   std::optional<milliseconds>& target, std::string& error) {
   const auto value = args.get(option);
   if (!value) return true;
-  const auto parsed = parse_duration(*value);
-  if (!parsed) {
-    error = duration_error(option, *value);
-    return false;
-  }
-  target = *parsed;
-  return true;
+  target = parse_duration(*value);
+  if (!target) error = duration_error(option, *value);
+  return target.has_value();
 }
 
 /// Checks HOST:PORT with a port of 1-65535 (IPv6 hosts in brackets: [::1]:8443).
@@ -44,10 +40,11 @@ bool is_host_port(std::string_view text) {
   return ec == std::errc{} && end == digits.data() + digits.size() && port >= 1 && port <= 65535;
 }
 
-bool read_retry_delays(const parsed_args& args, retry_policy& retry, std::string& error) {
+bool read_retry_delays(const parsed_args& args,
+                       std::optional<std::vector<milliseconds>>& retry_delays, std::string& error) {
   const auto value = args.get("retry-delays");
   if (!value) return true;
-  retry.delays.clear();
+  std::vector<milliseconds>& delays = retry_delays.emplace();
   if (*value == "none") return true;
   std::string_view rest = *value;
   while (true) {
@@ -61,7 +58,7 @@ bool read_retry_delays(const parsed_args& args, retry_policy& retry, std::string
           *value + "'";
       return false;
     }
-    retry.delays.push_back(*delay);
+    delays.push_back(*delay);
     if (comma == std::string_view::npos) break;
     rest.remove_prefix(comma + 1);
   }
@@ -170,54 +167,31 @@ bool read_identity(const parsed_args& args, elector_config& config, std::string&
   return true;
 }
 
-/// Sets each timing option not given from those it depends on, in the default proportions:
-/// the renew deadline and the peer timeout from the lease (elector_config::for_lease), the
-/// frequent interval from the renew deadline (1/2), the infrequent from the frequent (6x), and
-/// the request timeout and retry delays from the renewal's budget D - F (1/5; 1/50 and 1/5).
-/// With only --lease given, that is for_lease's configuration. Each one set is noted in
-/// `derived`. Nothing is derived when no timing option is given (the defaults are the
-/// library's) or a given one is out of range (validate() names it).
-void derive_timing(const parsed_args& args, elector_config& config,
-                   std::vector<std::string>& derived) {
-  const bool lease_given = args.has("lease");
-  const bool deadline_given = args.has("renew-deadline");
-  const bool frequent_given = args.has("frequent");
-  if (!lease_given && !deadline_given && !frequent_given) return;
-  for (const milliseconds value : {config.lease, config.renew_deadline, config.frequent_interval}) {
-    if (value <= milliseconds::zero() || value > max_record_lease) return;
+/// The timing options not given that follow those given (elector_config::apply_timing), for
+/// --print-config: none when no option they follow is given.
+std::vector<std::string> derived_timing_options(const parsed_args& args) {
+  if (!args.has("lease") && !args.has("renew-deadline") && !args.has("frequent")) return {};
+  std::vector<std::string> derived;
+  for (const char* option : {"renew-deadline", "frequent", "infrequent", "request-timeout",
+                             "retry-delays", "peer-timeout"}) {
+    if (!args.has(option)) derived.push_back(option);
   }
-  const elector_config scaled = elector_config::for_lease(config.lease);
-  const auto derive = [&args, &derived](const char* option, auto& field, auto value) {
-    if (args.has(option)) return;
-    field = value;
-    derived.push_back(option);
-  };
-  derive("renew-deadline", config.renew_deadline, scaled.renew_deadline);
-  derive("frequent", config.frequent_interval,
-         deadline_given ? config.renew_deadline / 2 : scaled.frequent_interval);
-  derive(
-      "infrequent", config.infrequent_interval,
-      deadline_given || frequent_given ? config.frequent_interval * 6 : scaled.infrequent_interval);
-  const milliseconds budget = config.renew_deadline - config.frequent_interval;
-  const bool budget_given = (deadline_given || frequent_given) && budget > milliseconds::zero();
-  derive("request-timeout", config.request_timeout,
-         budget_given ? budget / 5 : scaled.request_timeout);
-  derive("retry-delays", config.retry.delays,
-         budget_given ? std::vector<milliseconds>{budget / 50, budget / 5} : scaled.retry.delays);
-  derive("peer-timeout", config.peer.timeout, scaled.peer.timeout);
+  return derived;
 }
 
-/// The durations, --max-clock-skew, --request-timeout and --retry-delays; the timing options
-/// not given follow those given (derive_timing).
-bool read_timing(const parsed_args& args, store_target& target, elector_config& config,
-                 std::vector<std::string>& derived, std::string& error) {
-  if (!read_duration(args, "lease", config.lease, error) ||
-      !read_duration(args, "renew-deadline", config.renew_deadline, error) ||
-      !read_duration(args, "frequent", config.frequent_interval, error) ||
-      !read_duration(args, "infrequent", config.infrequent_interval, error) ||
-      !read_duration(args, "acquire-grace", config.acquire_grace, error)) {
+/// The timing options as given into `timing` (--request-timeout as make_store_target read it),
+/// --acquire-grace and --max-clock-skew into `config`.
+bool read_timing(const parsed_args& args, const store_target& target, elector_timing& timing,
+                 elector_config& config, std::string& error) {
+  std::optional<milliseconds> grace;
+  if (!read_duration(args, "lease", timing.lease, error) ||
+      !read_duration(args, "renew-deadline", timing.renew_deadline, error) ||
+      !read_duration(args, "frequent", timing.frequent_interval, error) ||
+      !read_duration(args, "infrequent", timing.infrequent_interval, error) ||
+      !read_duration(args, "acquire-grace", grace, error)) {
     return false;
   }
+  if (grace) config.acquire_grace = *grace;
   if (auto skew = args.get("max-clock-skew")) {
     if (*skew == "off") {
       config.max_clock_skew.reset();
@@ -228,14 +202,8 @@ bool read_timing(const parsed_args& args, store_target& target, elector_config& 
       return false;
     }
   }
-  // make_store_target already checked --request-timeout; the elector's default (or the one
-  // derived from --lease) is shorter than the client's, because the whole retry schedule must
-  // fit before the renew deadline.
-  if (args.has("request-timeout")) config.request_timeout = target.config.request_timeout;
-  if (!read_retry_delays(args, config.retry, error)) return false;
-  derive_timing(args, config, derived);
-  target.config.request_timeout = config.request_timeout;
-  return true;
+  if (args.has("request-timeout")) timing.request_timeout = target.config.request_timeout;
+  return read_retry_delays(args, timing.retry_delays, error);
 }
 
 /// --log-level and --log-format.
@@ -275,11 +243,14 @@ std::optional<elector_settings> make_elector_settings(const parsed_args& args, s
   elector_settings settings;
   elector_config& config = settings.config;
   config.lock_key = target.key;
-  if (!read_identity(args, config, error) ||
-      !read_timing(args, target, config, settings.derived, error) ||
+  elector_timing timing;
+  if (!read_identity(args, config, error) || !read_timing(args, target, timing, config, error) ||
       !read_log_settings(args, settings, error)) {
     return std::nullopt;
   }
+  config.apply_timing(timing);
+  settings.derived = derived_timing_options(args);
+  config.match_request_timeout(target.config);
   auto serve = make_serve_settings(args, config, error);
   if (!serve) return std::nullopt;
   settings.serve = std::move(*serve);

@@ -36,9 +36,9 @@ struct elector_settings {
 };
 
 /// Builds and validates the elector settings for the lock `target.key`, the peer options
-/// (make_serve_settings) included. Sets
-/// `target.config.request_timeout` to the elector's per-attempt timeout, so the client and the
-/// elector agree. Returns nullopt and sets `error` to one line naming the option at fault.
+/// (make_serve_settings) included. The client of `target` serves the elector: its request
+/// timeout becomes the elector's (elector_config::match_request_timeout). Returns nullopt and sets
+/// `error` to one line naming the option at fault.
 std::optional<elector_settings> make_elector_settings(const parsed_args& args, store_target& target,
                                                       std::string& error);
 

@@ -21,16 +21,16 @@ constexpr std::chrono::milliseconds watch_time{std::chrono::seconds{30}};
 
 bool can_follow(const lock_record& record, bool have_ca) {
   if (record.released || record.leader_addr.empty()) return false;
-  return !record.peer_key_pin.empty() || have_ca;
+  return !record.key_pin.empty() || have_ca;
 }
 
 asio::awaitable<follow_end> follow_leader(leader_endpoint_client& client, const lock_record& record,
                                           signal_inbox& signals, std::string& problem) {
   const auto token = asio::as_tuple(asio::use_awaitable);
   for (;;) {
-    auto woken = co_await (client.async_watch(record.leader_addr, record.peer_key_pin, record.term,
-                                              watch_time, token) ||
-                           signals.wait());
+    auto woken = co_await (
+        client.async_watch(record.leader_addr, record.key_pin, record.term, watch_time, token) ||
+        signals.wait());
     // Only stop signals are caught; one that came as the answer did still counts.
     if (woken.index() == 1 || signals.take()) co_return follow_end::stopped;
     const auto& [error, answer] = std::get<0>(woken);

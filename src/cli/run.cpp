@@ -192,16 +192,6 @@ struct run_servers {
   std::unique_ptr<metrics_server> metrics;
 };
 
-/// leaderAddr from where the peer server listens, before the first write (zero-configuration
-/// peer mode: no --addr, --peer-advertise, or a free port).
-void advertise_where_listening(run_context& run, elector& election, const health_server& server) {
-  elector_config config = election.config();
-  config.server_address = reachable_address(server.local_endpoint());
-  if (auto problem = election.update_config(std::move(config))) {
-    run.output.log(log_level::warning, "cannot advertise the peer address", {{"error", *problem}});
-  }
-}
-
 /// Starts the peer health server and the metrics server, as configured. Listening before
 /// campaigning: a node never advertises an address nobody answers at. Returns s3lect's exit
 /// code when one cannot start.
@@ -223,7 +213,6 @@ std::optional<int> start_servers(run_context& run, elector& election,
                 ec.message() + "\n");
       return exit_cannot_listen;
     }
-    if (serve.advertise_bound_address) advertise_where_listening(run, election, *servers.peer);
   }
   if (serve.metrics_listen) {
     metrics_server_config metrics_config;
@@ -524,7 +513,7 @@ std::optional<run_options> parse_run_options(const std::vector<std::string>& arg
   if (!settings) return std::nullopt;
   options.elector = std::move(*settings);
   if (!parsed->has("kill-grace")) {
-    options.kill_grace = default_kill_grace(*parsed, options.elector.config);
+    options.kill_grace = options.elector.config.stop_grace();
     if (parsed->has("lease") || parsed->has("renew-deadline")) {
       options.elector.derived.push_back("kill-grace");
     }

@@ -74,14 +74,6 @@ std::optional<run_extras> read_run_extras(const parsed_args& args, std::string& 
   return extras;
 }
 
-milliseconds default_kill_grace(const parsed_args& args, const elector_config& config) {
-  constexpr milliseconds default_grace{std::chrono::seconds{3}};
-  if (!args.has("lease") && !args.has("renew-deadline")) return default_grace;
-  const elector_config defaults;
-  return (config.lease - config.renew_deadline) * default_grace.count() /
-         (defaults.lease - defaults.renew_deadline).count();
-}
-
 std::string slot_key(const std::string& key, unsigned slot) {
   return key + ".slot-" + std::to_string(slot);
 }

@@ -1,12 +1,10 @@
 // The options of `s3lect run` beyond the elector's and the store's: --print-config, the
-// consul-lock ones (--timeout, --pass-stdin, --slots), and the timing they derive from --lease.
+// consul-lock ones (--timeout, --pass-stdin, --slots) and --isolation.
 #pragma once
 
 #include "cli/options.hpp"
 
 #include "guardian/job_launch.hpp"
-
-#include <s3lect/config.hpp>
 
 #include <chrono>
 #include <optional>
@@ -42,10 +40,6 @@ const char* run_extra_options_help();
 
 /// Reads these options. Returns nullopt and sets `error` to one line naming the option.
 std::optional<run_extras> read_run_extras(const parsed_args& args, std::string& error);
-
-/// The kill grace when --kill-grace is not given: 3 s, or with --lease or --renew-deadline the
-/// same share of lease - renew deadline (3/5), so that it stays below it. `config` is valid.
-std::chrono::milliseconds default_kill_grace(const parsed_args& args, const elector_config& config);
 
 /// The lock key of slot `slot`: "KEY.slot-N".
 std::string slot_key(const std::string& key, unsigned slot);

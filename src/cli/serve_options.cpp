@@ -278,21 +278,15 @@ std::optional<std::string> peer_bind_address(const parsed_args& args, elector_co
   return std::string("0.0.0.0:0");
 }
 
-/// The server's identity: the files, or without them a fresh key and self-signed certificate
-/// whose pin the elector writes into its records (zero-configuration TLS). False with `error`
-/// when OpenSSL cannot make one.
+/// The server's identity: the files, or without them the library's zero-configuration TLS
+/// (adopt_self_signed_identity), whose pin the elector writes into its records. False with
+/// `error` when OpenSSL cannot make one.
 bool apply_server_identity(const peer_files& files, health_server_config& server,
                            elector_config& config, std::string& error) {
-  if (!files.cert.empty()) {
-    server.tls.certificate_file = files.cert;
-    server.tls.private_key_file = files.key;
-    return true;
-  }
+  server.tls.certificate_file = files.cert;
+  server.tls.private_key_file = files.key;
   try {
-    self_signed_identity identity = make_self_signed_identity();
-    server.tls.certificate_pem = std::move(identity.certificate_pem);
-    server.tls.private_key_pem = std::move(identity.private_key_pem);
-    config.peer.key_pin = std::move(identity.public_key_pin);
+    config.peer.key_pin = adopt_self_signed_identity(server.tls);
     return true;
   } catch (const std::exception& e) {
     error = std::string("--peer: ") + e.what();
@@ -361,10 +355,11 @@ std::optional<serve_settings> make_serve_settings(const parsed_args& args, elect
   if (config.server_address.empty()) {
     const auto parts = split_host_port(server.bind_address);
     const auto ip = parts ? ip_literal(parts->host) : std::nullopt;
-    // A wildcard address or a free port is known only once the server listens (run sets it
-    // before campaigning); until then validate() gets the bind address.
+    // A wildcard address or a free port is known only once the server listens: the server
+    // then publishes it to the elector (health_server_config::publish_endpoint).
     settings.advertise_bound_address = !ip || ip->is_unspecified() || parts->port == "0";
-    config.server_address = server.bind_address;
+    server.publish_endpoint = settings.advertise_bound_address;
+    if (!settings.advertise_bound_address) config.server_address = server.bind_address;
   }
   if (!apply_server_identity(*files, server, config, error)) return std::nullopt;
   apply_peer_files(*files, server, config);

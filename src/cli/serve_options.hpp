@@ -20,8 +20,10 @@ namespace s3lect::cli {
 struct serve_settings {
   /// Peer mode: the health server every node runs (a follower answers "not leader").
   std::optional<health_server_config> peer_server;
-  /// Neither --addr nor --peer-advertise: leaderAddr is reachable_address() of where the peer
-  /// server ends up listening, set once it listens and before campaigning.
+  /// Neither --addr nor --peer-advertise, and a wildcard or free port to listen on: leaderAddr
+  /// is reachable_address() of where the peer server ends up listening, which the server
+  /// publishes to the elector once it listens and before campaigning
+  /// (health_server_config::publish_endpoint).
   bool advertise_bound_address = false;
   /// --metrics-listen: where the plain-HTTP /metrics endpoint listens.
   std::optional<std::string> metrics_listen;
@@ -43,7 +45,7 @@ const char* serve_options_help();
 /// The rules:
 /// - every --peer-* option needs --peer; --peer-cert and --peer-key go together; without them
 ///   the node makes an in-memory key and self-signed certificate and config.peer.key_pin is
-///   its pin (zero-configuration TLS);
+///   its pin (zero-configuration TLS, adopt_self_signed_identity);
 /// - --peer-listen is IP:PORT with an IP literal (port 0: a free one); without it the server
 ///   listens on all interfaces (0.0.0.0, or [::] for an IPv6 --addr) on the port of --addr or
 ///   --peer-advertise, else on a free port;

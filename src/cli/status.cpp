@@ -92,7 +92,7 @@ std::string status_json(const std::string& lock_url, const std::string& etag,
   }
   out.add_bool("released", record.released).add_string("nonce", record.nonce);
   // Only zero-configuration leaders publish a pin; CA-mode and Go records keep their old shape.
-  if (!record.peer_key_pin.empty()) out.add_string("peerKeyPin", record.peer_key_pin);
+  if (!record.key_pin.empty()) out.add_string("peerKeyPin", record.key_pin);
   std::optional<std::int64_t> age_ms;
   if (!zero_time) {
     age_ms =

@@ -1,6 +1,7 @@
 #include "s3lect/config.hpp"
 
 #include "s3lect/record.hpp"
+#include "s3lect/s3_client.hpp"
 
 #include <cstddef>
 #include <string>
@@ -161,14 +162,12 @@ std::optional<std::string> validate_peer(const peer_config& peer) {
   return validate_peer_tls(peer.tls);
 }
 
-}  // namespace
-
-elector_config elector_config::for_lease(milliseconds lease) {
+// The defaults scaled to `lease` (0 < lease <= 24 h): every interval, deadline, timeout and
+// retry delay in the default proportions to the lease.
+elector_config scaled_to_lease(milliseconds lease) {
   const elector_config defaults;
   elector_config config;
   config.lease = lease;
-  // Out of range: nothing to scale, and validate() names the lease.
-  if (lease <= milliseconds::zero() || lease > max_record_lease) return config;
   // Multiplying first keeps short leases precise; a day times 30 s stays far from overflow.
   const auto scaled = [lease, &defaults](milliseconds at_default) {
     return lease * at_default.count() / defaults.lease.count();
@@ -182,6 +181,61 @@ elector_config elector_config::for_lease(milliseconds lease) {
     config.retry.delays.push_back(scaled(delay));
   config.peer.timeout = scaled(defaults.peer.timeout);
   return config;
+}
+
+}  // namespace
+
+elector_config elector_config::for_lease(milliseconds lease) {
+  elector_timing given;
+  given.lease = lease;
+  elector_config config;
+  config.apply_timing(given);
+  return config;
+}
+
+void elector_config::apply_timing(const elector_timing& given) {
+  const elector_config defaults;
+  lease = given.lease.value_or(defaults.lease);
+  renew_deadline = given.renew_deadline.value_or(defaults.renew_deadline);
+  frequent_interval = given.frequent_interval.value_or(defaults.frequent_interval);
+  infrequent_interval = given.infrequent_interval.value_or(defaults.infrequent_interval);
+  request_timeout = given.request_timeout.value_or(defaults.request_timeout);
+  retry.delays = given.retry_delays.value_or(defaults.retry.delays);
+  peer.timeout = given.peer_timeout.value_or(defaults.peer.timeout);
+  // Out of range: nothing to scale, and validate() names the setting.
+  for (const milliseconds value : {lease, renew_deadline, frequent_interval}) {
+    if (value <= milliseconds::zero() || value > max_record_lease) return;
+  }
+  const elector_config scaled = scaled_to_lease(lease);
+  const bool deadline_given = given.renew_deadline.has_value();
+  const bool frequent_given = given.frequent_interval.has_value();
+  if (!deadline_given) renew_deadline = scaled.renew_deadline;
+  if (!frequent_given) {
+    frequent_interval = deadline_given ? renew_deadline / 2 : scaled.frequent_interval;
+  }
+  if (!given.infrequent_interval) {
+    infrequent_interval =
+        deadline_given || frequent_given ? frequent_interval * 6 : scaled.infrequent_interval;
+  }
+  const milliseconds budget = renew_deadline - frequent_interval;
+  const bool budget_given = (deadline_given || frequent_given) && budget > milliseconds::zero();
+  if (!given.request_timeout) request_timeout = budget_given ? budget / 5 : scaled.request_timeout;
+  if (!given.retry_delays) {
+    retry.delays =
+        budget_given ? std::vector<milliseconds>{budget / 50, budget / 5} : scaled.retry.delays;
+  }
+  if (!given.peer_timeout) peer.timeout = scaled.peer.timeout;
+}
+
+milliseconds elector_config::stop_grace() const {
+  const elector_config defaults;
+  constexpr milliseconds grace_at_defaults{std::chrono::seconds{3}};
+  return (lease - renew_deadline) * grace_at_defaults.count() /
+         (defaults.lease - defaults.renew_deadline).count();
+}
+
+void elector_config::match_request_timeout(s3_config& client) const {
+  client.request_timeout = request_timeout;
 }
 
 std::optional<std::string> elector_config::validate() const {

@@ -200,7 +200,7 @@ void election_core::start_write(const instant& now, purpose what, put_condition 
   record.lease = config_.lease;
   record.released = what == purpose::release;
   record.nonce = make_nonce();
-  if (config_.peer.enabled) record.peer_key_pin = config_.peer.key_pin;
+  if (config_.peer.enabled) record.key_pin = config_.peer.key_pin;
 
   storage_request request;
   request.type = storage_request::kind::write;

@@ -104,7 +104,7 @@ void election_core::start_peer_check(const instant& now, step& out) {
   storage_request request;
   request.type = storage_request::kind::peer_check;
   request.peer.address = leader.leader_addr;
-  request.peer.key_pin = leader.peer_key_pin;
+  request.peer.key_pin = leader.key_pin;
   request.peer.term = leader.term;
   // With watches on: first a plain check, which answers at once with the leader's write serial,
   // then watches. With a serial the leader answers on each renewal, so silence for D means

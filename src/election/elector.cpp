@@ -193,7 +193,8 @@ void latency_histogram::observe(std::chrono::microseconds latency) noexcept {
 std::optional<std::string> elector::publish_peer_endpoint(std::string_view key_pin,
                                                           const asio::ip::tcp::endpoint& bound) {
   elector_config next = config();
-  next.peer.key_pin = std::string(key_pin);
+  // A server with a certificate of its own has no pin: the one configured, if any, stays.
+  if (!key_pin.empty()) next.peer.key_pin = std::string(key_pin);
   // An address the user set wins: behind NAT no interface carries the one the others use.
   if (next.server_address.empty()) next.server_address = reachable_address(bound);
   return update_config(std::move(next));

@@ -38,12 +38,8 @@ struct peer_retry_predicate {
 }  // namespace
 
 bool same_peer_settings(const elector_config& a, const elector_config& b) {
-  const tls_config& x = a.peer.tls;
-  const tls_config& y = b.peer.tls;
   return a.peer.enabled == b.peer.enabled && a.peer.health_path == b.peer.health_path &&
-         a.peer.timeout == b.peer.timeout && x.ca_file == y.ca_file && x.ca_pem == y.ca_pem &&
-         x.certificate_file == y.certificate_file && x.certificate_pem == y.certificate_pem &&
-         x.private_key_file == y.private_key_file && x.private_key_pem == y.private_key_pem;
+         a.peer.timeout == b.peer.timeout && a.peer.tls == b.peer.tls;
 }
 
 std::shared_ptr<peer_client> make_peer_client(const asio::any_io_executor& executor,

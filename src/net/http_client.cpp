@@ -189,11 +189,11 @@ struct http_client::impl {
   /// With a pin: the handshake proved that the server holds the private key of the certificate
   /// it sent; this checks that it is the key the pin names.
   bool pin_matches(tls_stream& tls, exchange_result& failure) const {
-    if (settings.public_key_pin.empty()) return true;
+    if (settings.key_pin.empty()) return true;
     X509* certificate = SSL_get0_peer_certificate(tls.native_handle());
-    if (public_key_pin(certificate) == settings.public_key_pin) return true;
+    if (public_key_pin(certificate) == settings.key_pin) return true;
     failure.error = errc::tls_verification_failed;
-    failure.detail = "the server's key does not have the pin " + settings.public_key_pin;
+    failure.detail = "the server's key does not have the pin " + settings.key_pin;
     return false;
   }
 

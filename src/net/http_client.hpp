@@ -122,7 +122,7 @@ struct http_client_settings {
   /// Set: the server's certificate is trusted when its public key has this pin
   /// (tls_identity.hpp), whatever signed it and whatever names it; the context must not verify
   /// (tls_settings.verify_peer off). Empty: verified by the context's CAs and `host`.
-  std::string public_key_pin;
+  std::string key_pin;
   /// A context built already (make_shared_tls_context), shared with other clients; null: one
   /// is built from tls_settings.
   std::shared_ptr<boost::asio::ssl::context> tls_context;

@@ -108,6 +108,17 @@ self_signed_identity make_self_signed_identity() {
           detail::public_key_pin(certificate.get())};
 }
 
+std::string adopt_self_signed_identity(tls_config& tls) {
+  if (!tls.certificate_file.empty() || !tls.certificate_pem.empty() ||
+      !tls.private_key_file.empty() || !tls.private_key_pem.empty()) {
+    return {};
+  }
+  self_signed_identity identity = make_self_signed_identity();
+  tls.certificate_pem = std::move(identity.certificate_pem);
+  tls.private_key_pem = std::move(identity.private_key_pem);
+  return std::move(identity.key_pin);
+}
+
 std::string public_key_pin(std::string_view certificate_pem) {
   detail::bio_ptr bio(
       BIO_new_mem_buf(certificate_pem.data(), static_cast<int>(certificate_pem.size())));

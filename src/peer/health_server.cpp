@@ -136,12 +136,13 @@ class health_responder final : public http_responder {
 
 struct health_server_state {
   health_server_state(asio::any_io_executor ex, leadership_source& source,
-                      health_server_config config, std::string self_signed_pin)
+                      health_server_config config, std::string key_pin)
       : executor(std::move(ex)),
         responder(std::make_shared<health_responder>(executor, source, config)),
         server(executor, server_settings(config), responder),
         source(source),
-        self_signed_pin(std::move(self_signed_pin)),
+        key_pin(std::move(key_pin)),
+        publish_endpoint(config.publish_endpoint),
         log(std::move(config.log)) {}
 
   asio::any_io_executor executor;
@@ -149,28 +150,13 @@ struct health_server_state {
   http_server server;
   leadership_source& source;
   /// Zero-configuration TLS: the pin of the certificate made at construction; else empty.
-  std::string self_signed_pin;
+  std::string key_pin;
+  /// health_server_config::publish_endpoint.
+  bool publish_endpoint;
   logger log;
 };
 
 }  // namespace detail
-
-namespace {
-
-/// Zero-configuration TLS: with no certificate and no key configured, a fresh self-signed
-/// identity in memory. Returns its pin; empty when the configuration brings its own.
-std::string adopt_self_signed_identity(tls_config& tls) {
-  if (!tls.certificate_file.empty() || !tls.certificate_pem.empty() ||
-      !tls.private_key_file.empty() || !tls.private_key_pem.empty()) {
-    return {};
-  }
-  self_signed_identity identity = make_self_signed_identity();
-  tls.certificate_pem = std::move(identity.certificate_pem);
-  tls.private_key_pem = std::move(identity.private_key_pem);
-  return std::move(identity.public_key_pin);
-}
-
-}  // namespace
 
 health_server::health_server(executor_type executor, leadership_source& source,
                              health_server_config config) {
@@ -192,9 +178,8 @@ health_server::executor_type health_server::get_executor() const {
 
 error_code health_server::start() {
   if (const error_code ec = state_->server.start()) return ec;
-  if (state_->self_signed_pin.empty()) return {};
-  if (auto problem =
-          state_->source.publish_peer_endpoint(state_->self_signed_pin, local_endpoint())) {
+  if (state_->key_pin.empty() && !state_->publish_endpoint) return {};
+  if (auto problem = state_->source.publish_peer_endpoint(state_->key_pin, local_endpoint())) {
     // The server still answers; followers without the pin fall back to S3.
     state_->log.log(log_level::warning, "cannot publish the peer endpoint error=" + *problem);
   }

@@ -93,12 +93,13 @@ struct peer_client_state {
     http_client_settings settings;
     settings.host = endpoint.host;
     settings.port = endpoint.port;
-    settings.tls_settings = config.tls;
+    // The contexts are built: of the TLS settings the client reads only verify_peer, off when
+    // the pin, not the host name, says whom to trust.
     settings.tls_context = tls;
     if (!key_pin.empty()) {
       settings.tls_settings.verify_peer = false;
       settings.tls_context = pinned_tls;
-      settings.public_key_pin = key_pin;
+      settings.key_pin = key_pin;
     }
     settings.max_body_bytes = config.max_body_bytes;
     settings.max_header_bytes = max_header_bytes;

@@ -94,7 +94,7 @@ TEST(RecordEncode, ReleasedRecordCarriesGoZeroTime) {
 TEST(RecordEncode, PeerKeyPinOnlyWhenSetSoCaModeRecordsStayAsTheyWere) {
   EXPECT_EQ(encode_record(example()).find("peerKeyPin"), std::string::npos);
   lock_record pinned = example();
-  pinned.peer_key_pin = "sha256:" + std::string(64, 'a');
+  pinned.key_pin = "sha256:" + std::string(64, 'a');
   const std::string body = encode_record(pinned);
   EXPECT_NE(body.find(R"("peerKeyPin":"sha256:aaaa)"), std::string::npos) << body;
   EXPECT_EQ(decoded(body), pinned);
@@ -102,14 +102,14 @@ TEST(RecordEncode, PeerKeyPinOnlyWhenSetSoCaModeRecordsStayAsTheyWere) {
 
 TEST(RecordDecode, RecordsWithoutAPinHaveAnEmptyOne) {
   // Records of Go writers, of earlier s3lect versions and of CA-mode leaders.
-  EXPECT_EQ(decoded(encode_record(example())).peer_key_pin, "");
-  EXPECT_EQ(decoded(R"({"leaderID":"a","lastUpdated":"2026-01-01T00:00:00Z"})").peer_key_pin, "");
+  EXPECT_EQ(decoded(encode_record(example())).key_pin, "");
+  EXPECT_EQ(decoded(R"({"leaderID":"a","lastUpdated":"2026-01-01T00:00:00Z"})").key_pin, "");
 }
 
 TEST(RecordDecode, PinNextToUnknownFieldsIsRead) {
   const lock_record r = decoded(
       R"({"leaderID":"a","lastUpdated":"2026-01-01T00:00:00Z","peerKeyPin":"sha256:0f","later":[1]})");
-  EXPECT_EQ(r.peer_key_pin, "sha256:0f");
+  EXPECT_EQ(r.key_pin, "sha256:0f");
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -98,7 +98,7 @@ TEST(StatusJson, LeavesTheLeaseOfGoRecordsNull) {
 TEST(StatusJson, ShowsThePeerKeyPinOnlyWhenTheRecordHasOne) {
   lock_record record = held_record();
   EXPECT_EQ(status_json("s3://b/k", "abc", record, written).find("peerKeyPin"), std::string::npos);
-  record.peer_key_pin = "sha256:" + std::string(64, 'a');
+  record.key_pin = "sha256:" + std::string(64, 'a');
   const std::string json = status_json("s3://b/k", "abc", record, written);
   EXPECT_NE(json.find("\"nonce\":\"9f1c2a7e5b3d4c11\",\"peerKeyPin\":\"sha256:" +
                       std::string(64, 'a') + "\",\"ageMs\":0"),

@@ -383,14 +383,14 @@ TEST(ElectionCorePeer, ALeaderWritesItsKeyPinIntoEveryRecordIncludingTheRelease)
   core_driver d(config);
   d.start();
   d.read_absent();
-  EXPECT_EQ(d.written().peer_key_pin, pin_a);
+  EXPECT_EQ(d.written().key_pin, pin_a);
   d.write_ok("e1");
   d.wake();
-  EXPECT_EQ(d.written().peer_key_pin, pin_a) << "renewal";
+  EXPECT_EQ(d.written().key_pin, pin_a) << "renewal";
   d.write_ok("e2");
   d.stop();
   EXPECT_TRUE(d.written().released);
-  EXPECT_EQ(d.written().peer_key_pin, pin_a);
+  EXPECT_EQ(d.written().key_pin, pin_a);
 }
 
 TEST(ElectionCorePeer, WithoutPeerModeOrAPinRecordsCarryNoPin) {
@@ -399,11 +399,11 @@ TEST(ElectionCorePeer, WithoutPeerModeOrAPinRecordsCarryNoPin) {
   core_driver d(config);
   d.start();
   d.read_absent();
-  EXPECT_EQ(d.written().peer_key_pin, "");
+  EXPECT_EQ(d.written().key_pin, "");
   core_driver ca_mode(peer_config(true));
   ca_mode.start();
   ca_mode.read_absent();
-  EXPECT_EQ(ca_mode.written().peer_key_pin, "");
+  EXPECT_EQ(ca_mode.written().key_pin, "");
 }
 
 TEST(ElectionCorePeer, TheCheckTrustsThePinOfTheRecordReadFromTheStore) {
@@ -411,7 +411,7 @@ TEST(ElectionCorePeer, TheCheckTrustsThePinOfTheRecordReadFromTheStore) {
   d.start();
   for (const char* nonce : {"aaaaaaaaaaaa0001", "aaaaaaaaaaaa0002"}) {
     lock_record record = *decode_record(leader_body(d.now.wall, nonce)).record;
-    record.peer_key_pin = pin_a;
+    record.key_pin = pin_a;
     d.read(encode_record(record), nonce);
     d.wake();
   }

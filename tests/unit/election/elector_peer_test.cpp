@@ -9,6 +9,7 @@
 #include <s3lect/health.hpp>
 #include <s3lect/memory_storage.hpp>
 #include <s3lect/record.hpp>
+#include <s3lect/tls.hpp>
 
 #include "support/leadership_timeline.hpp"
 #include "support/test_certificates.hpp"
@@ -264,6 +265,25 @@ TEST(ElectorPeer, ACertificateLeavesTheElectorsPinAndAddressAlone) {
   ASSERT_FALSE(ca_mode.start());
   EXPECT_EQ(election.config().peer.key_pin, "");
   EXPECT_EQ(election.config().server_address, "");
+}
+
+TEST(ElectorPeer, ACertificateWithPublishEndpointFillsTheAddressAndKeepsThePin) {
+  asio::io_context io;
+  memory_storage view(io.get_executor(), std::make_shared<memory_store>());
+  elector_config config = peer_config("node-0");
+  config.server_address.clear();
+  config.peer.key_pin = s3lect::public_key_pin(pki().server.certificate);
+  elector election(io.get_executor(), view, config);
+  health_server_config server;
+  server.bind_address = "127.0.0.1:0";
+  server.tls.certificate_pem = pki().server.certificate;
+  server.tls.private_key_pem = pki().server.private_key;
+  server.publish_endpoint = true;
+  health_server endpoint(io.get_executor(), election, server);
+  ASSERT_FALSE(endpoint.start());
+  EXPECT_EQ(election.config().peer.key_pin, config.peer.key_pin);
+  EXPECT_EQ(election.config().server_address,
+            "127.0.0.1:" + std::to_string(endpoint.local_endpoint().port()));
 }
 
 TEST(ElectorPeer, AGracefulReleaseReachesWatchersAtOnce) {

@@ -57,7 +57,7 @@ class LeaderEndpoint : public ::testing::Test {
 
 TEST_F(LeaderEndpoint, AWatchEndsWhenTheLeaderStepsDown) {
   asio::post(io, [this] { source.set_follower("node-b", 43); });
-  const auto [error, answer] = watch(identity.public_key_pin, 30s);
+  const auto [error, answer] = watch(identity.key_pin, 30s);
   ASSERT_FALSE(error) << error.message();
   EXPECT_FALSE(answer.leads);
   EXPECT_EQ(answer.end, leader_watch_end::changed);
@@ -66,7 +66,7 @@ TEST_F(LeaderEndpoint, AWatchEndsWhenTheLeaderStepsDown) {
 }
 
 TEST_F(LeaderEndpoint, AWatchOfAStableLeaderEndsWhenItsTimePasses) {
-  const auto [error, answer] = watch(identity.public_key_pin, 50ms);
+  const auto [error, answer] = watch(identity.key_pin, 50ms);
   ASSERT_FALSE(error) << error.message();
   EXPECT_TRUE(answer.leads);
   EXPECT_EQ(answer.end, leader_watch_end::timeout);
@@ -75,8 +75,7 @@ TEST_F(LeaderEndpoint, AWatchOfAStableLeaderEndsWhenItsTimePasses) {
 }
 
 TEST_F(LeaderEndpoint, OnlyTheCertificateWithThePinIsTrusted) {
-  EXPECT_EQ(watch(make_self_signed_identity().public_key_pin, 50ms).first,
-            errc::tls_verification_failed);
+  EXPECT_EQ(watch(make_self_signed_identity().key_pin, 50ms).first, errc::tls_verification_failed);
   // No pin: the configured CAs (here the system's), which know no self-signed certificate.
   EXPECT_EQ(watch("", 50ms).first, errc::tls_verification_failed);
 }
@@ -84,12 +83,12 @@ TEST_F(LeaderEndpoint, OnlyTheCertificateWithThePinIsTrusted) {
 TEST_F(LeaderEndpoint, ACancelledWatchLeavesTheClientUsable) {
   asio::cancellation_signal cancel;
   const auto cancelled = test::run_until_complete<leader_endpoint_answer>(io, [&](auto handler) {
-    client.async_watch(address, identity.public_key_pin, 42, 30s,
+    client.async_watch(address, identity.key_pin, 42, 30s,
                        asio::bind_cancellation_slot(cancel.slot(), handler));
     asio::post(io, [&] { cancel.emit(asio::cancellation_type::terminal); });
   });
   EXPECT_EQ(cancelled.first, asio::error::operation_aborted);
-  const auto [error, answer] = watch(identity.public_key_pin, 50ms);
+  const auto [error, answer] = watch(identity.key_pin, 50ms);
   EXPECT_FALSE(error) << error.message();
   EXPECT_EQ(answer.end, leader_watch_end::timeout);
 }

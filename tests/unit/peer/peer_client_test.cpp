@@ -594,18 +594,18 @@ health_server_config self_signed_config(const self_signed_identity& identity) {
 
 TEST_F(PeerClient, ASelfSignedLeaderIsTrustedByThePinOfItsKeyAndOnlyByIt) {
   const self_signed_identity identity = make_self_signed_identity();
-  EXPECT_EQ(identity.public_key_pin, public_key_pin(identity.certificate_pem));
-  EXPECT_EQ(identity.public_key_pin.size(), 71u) << identity.public_key_pin;
+  EXPECT_EQ(identity.key_pin, public_key_pin(identity.certificate_pem));
+  EXPECT_EQ(identity.key_pin.size(), 71u) << identity.key_pin;
   health_server& server = start_server(self_signed_config(identity));
   auto client = make_client(peer_client_config{});  // no CA: the system's, which know no pin
-  const check_result pinned = check_pinned(*client, address_of(server), identity.public_key_pin);
+  const check_result pinned = check_pinned(*client, address_of(server), identity.key_pin);
   EXPECT_FALSE(pinned.ec) << pinned.answer.message;
   EXPECT_TRUE(pinned.answer.leader);
   EXPECT_EQ(pinned.answer.term, 42u);
 
   const check_result unpinned = check(*client, address_of(server));
   EXPECT_EQ(unpinned.ec, errc::tls_verification_failed) << unpinned.answer.message;
-  const std::string other_pin = make_self_signed_identity().public_key_pin;
+  const std::string other_pin = make_self_signed_identity().key_pin;
   const check_result wrong = check_pinned(*client, address_of(server), other_pin);
   EXPECT_EQ(wrong.ec, errc::tls_verification_failed) << wrong.answer.message;
   EXPECT_NE(wrong.answer.message.find(other_pin), std::string::npos) << wrong.answer.message;
@@ -617,8 +617,8 @@ TEST_F(PeerClient, ANewPinForTheSameAddressIsNeverServedByTheOldConnection) {
   const self_signed_identity identity = make_self_signed_identity();
   health_server& server = start_server(self_signed_config(identity));
   auto client = make_client(client_config());
-  ASSERT_FALSE(check_pinned(*client, address_of(server), identity.public_key_pin).ec);
-  const std::string stranger = make_self_signed_identity().public_key_pin;
+  ASSERT_FALSE(check_pinned(*client, address_of(server), identity.key_pin).ec);
+  const std::string stranger = make_self_signed_identity().key_pin;
   EXPECT_EQ(check_pinned(*client, address_of(server), stranger).ec, errc::tls_verification_failed);
   EXPECT_EQ(client->stats().connections_opened, 2u);
 }
