@@ -4,8 +4,10 @@
 
 #include "manual_clock.hpp"
 
-#include <boost/asio/any_completion_handler.hpp>
-#include <boost/asio/async_result.hpp>
+#include <boost/asio/append.hpp>
+#include <boost/asio/compose.hpp>
+#include <boost/asio/error.hpp>
+#include <boost/asio/post.hpp>
 #include <boost/system/error_code.hpp>
 
 #include <memory>
@@ -37,18 +39,36 @@ class manual_timer {
   /// operation_aborted after cancel(), expires_at(), destruction or a cancellation.
   template <class WaitToken>
   auto async_wait(WaitToken&& token) {
-    return boost::asio::async_initiate<WaitToken, wait_signature>(initiate_wait{this}, token);
+    return boost::asio::async_compose<WaitToken, wait_signature>(
+        wait_op{state_, clock_, generation_}, token, state_->parked);
   }
 
  private:
-  void wait_impl(boost::asio::any_completion_handler<wait_signature> handler);
+  /// One wait: parked on the real timer until the clock fires it (or it is due already).
+  struct wait_op {
+    std::shared_ptr<manual_timer_state> state;
+    manual_clock* clock;
+    std::uint64_t generation;
 
-  struct initiate_wait {
-    manual_timer* self;
-    template <class Handler>
-    void operator()(Handler&& handler) const {
-      self->wait_impl(
-          boost::asio::any_completion_handler<wait_signature>(std::forward<Handler>(handler)));
+    template <class Self>
+    void operator()(Self& self) {
+      self.reset_cancellation_state(boost::asio::enable_total_cancellation());
+      // Already due: completes through the executor, never inside async_wait.
+      if (clock->due(*state)) {
+        const boost::asio::any_io_executor executor = state->parked.get_executor();
+        boost::asio::post(executor,
+                          boost::asio::append(std::move(self), boost::system::error_code{}));
+        return;
+      }
+      const std::shared_ptr<manual_timer_state> timer = state;  // `self` owns this object.
+      timer->parked.async_wait(std::move(self));
+    }
+
+    template <class Self>
+    void operator()(Self& self, boost::system::error_code ec) {
+      const bool fired =
+          ec == boost::asio::error::operation_aborted && clock->fired(*state, generation);
+      self.complete(fired ? boost::system::error_code{} : ec);
     }
   };
 

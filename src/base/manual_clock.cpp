@@ -3,9 +3,6 @@
 
 #include "clock_timer.hpp"
 
-#include <boost/asio/cancellation_type.hpp>
-#include <boost/asio/compose.hpp>
-#include <boost/asio/error.hpp>
 #include <boost/asio/post.hpp>
 
 #include <algorithm>
@@ -15,7 +12,6 @@
 namespace s3lect::detail {
 
 namespace asio = boost::asio;
-using boost::system::error_code;
 
 manual_clock::manual_clock(asio::execution_context& context)
     : asio::execution_context::service(context),
@@ -119,32 +115,6 @@ bool manual_clock::fired(const manual_timer_state& timer, std::uint64_t generati
   return timer.fired_generation == generation;
 }
 
-namespace {
-
-/// One wait on a manual timer: parked on the real timer until the clock fires it.
-struct manual_wait_op {
-  std::shared_ptr<manual_timer_state> state;
-  manual_clock* clock;
-  std::uint64_t generation;
-  bool started = false;
-
-  template <class Self>
-  void operator()(Self& self, error_code ec = {}) {
-    if (!started) {
-      started = true;
-      self.reset_cancellation_state(asio::enable_total_cancellation());
-      // Already due: completes through the executor, never inside async_wait.
-      if (clock->due(*state)) return asio::post(state->parked.get_executor(), std::move(self));
-      const std::shared_ptr<manual_timer_state> timer = state;
-      return timer->parked.async_wait(std::move(self));
-    }
-    if (ec == asio::error::operation_aborted && clock->fired(*state, generation)) ec = {};
-    self.complete(ec);
-  }
-};
-
-}  // namespace
-
 manual_timer::manual_timer(const asio::any_io_executor& executor, manual_clock& clock)
     : clock_(&clock), state_(std::make_shared<manual_timer_state>(executor)) {
   clock_->add(state_.get());
@@ -172,11 +142,6 @@ void manual_timer::expires_after(boot_clock::duration delay) {
 
 void manual_timer::cancel() {
   expires_at(state_->expiry);
-}
-
-void manual_timer::wait_impl(asio::any_completion_handler<wait_signature> handler) {
-  asio::async_compose<asio::any_completion_handler<wait_signature>, wait_signature>(
-      manual_wait_op{state_, clock_, generation_}, handler, state_->parked);
 }
 
 }  // namespace s3lect::detail

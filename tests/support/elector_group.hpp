@@ -26,6 +26,21 @@
 
 namespace s3lect::test {
 
+/// How many of `electors` (null: destroyed) lead now.
+inline int leader_count(const std::vector<std::unique_ptr<elector>>& electors) {
+  int count = 0;
+  for (const auto& e : electors) count += e && e->is_leader() ? 1 : 0;
+  return count;
+}
+
+/// The index of the first of `electors` that leads now, or -1.
+inline int leader_index(const std::vector<std::unique_ptr<elector>>& electors) {
+  for (std::size_t i = 0; i < electors.size(); ++i) {
+    if (electors[i] && electors[i]->is_leader()) return static_cast<int>(i);
+  }
+  return -1;
+}
+
 /// An io_context and the clock its electors read: a manual clock, or the real clocks for the
 /// tests that need real time (real sockets whose timeouts are on the real clock).
 struct elector_io {
@@ -99,19 +114,8 @@ struct elector_group : elector_io {
     }
   }
 
-  int leader_count() const {
-    int count = 0;
-    for (const auto& e : electors) count += e && e->is_leader() ? 1 : 0;
-    return count;
-  }
-
-  /// The index of the (first) elector that leads, or -1.
-  int leader_index() const {
-    for (std::size_t i = 0; i < electors.size(); ++i) {
-      if (electors[i] && electors[i]->is_leader()) return static_cast<int>(i);
-    }
-    return -1;
-  }
+  int leader_count() const { return test::leader_count(electors); }
+  int leader_index() const { return test::leader_index(electors); }
 
   /// The record at `key`, decoded, if any.
   std::optional<lock_record> record(const std::string& key = "group/leader.json") const {
