@@ -44,7 +44,8 @@ struct loop_state {
 
   // On the core's clock, which counts a suspend, with a timerfd of its own so that it fires as
   // soon as the machine wakes (Asio's timers share a CLOCK_MONOTONIC one, which does not count
-  // the suspend). Doubles as the loop's condition variable: cancel() wakes it.
+  // the suspend); on a unit test's manual clock, a manual_timer. Doubles as the loop's condition
+  // variable: cancel() wakes it.
   clock_timer<boot_timer> wake_timer;
   std::optional<steady_time> core_wake_at;
   std::deque<loop_event> events;

@@ -42,9 +42,9 @@ TEST(ParseS3Location, RejectsMissingPieces) {
 
 TEST(ParsedArgs, ReadsFlagsValuesPositionalsAndTrailingCommand) {
   std::string error;
-  auto args = parsed_args::parse(
-      {"--lock", "s3://b/k", "--path-style", "--region=eu-west-1", "x", "--", "cmd", "--lock"},
-      {"path-style"}, {"lock", "region"}, error);
+  auto args = parsed_args::parse({"--lock", "s3://b/k", "--path-style", "--region=eu-west-1", "x",
+                                  "--", "cmd", "--lock"},
+                                 {"path-style"}, {"lock", "region"}, error);
   ASSERT_TRUE(args) << error;
   EXPECT_EQ(args->get("lock"), "s3://b/k");
   EXPECT_EQ(args->get("region"), "eu-west-1");
