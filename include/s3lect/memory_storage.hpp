@@ -17,6 +17,10 @@
 
 namespace s3lect {
 
+namespace detail {
+class manual_clock;
+}
+
 /// Counters of a memory_store: what reached the bucket, whichever view sent it.
 struct memory_store_stats {
   std::uint64_t gets = 0;                   ///< GETs that reached the store.
@@ -77,8 +81,11 @@ class memory_store {
   std::chrono::system_clock::time_point now() const;
 
  private:
+  friend class memory_storage;  // Makes the store follow a unit test's manual clock.
+
   mutable std::mutex mutex_;
   std::chrono::system_clock::duration clock_offset_{0};
+  const detail::manual_clock* manual_clock_ = nullptr;  // "This machine's clock" when set.
   std::map<std::string, object, std::less<>> objects_;
   memory_store_stats stats_;
 };

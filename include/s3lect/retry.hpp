@@ -119,13 +119,16 @@ using attempt_result_t = typename detail::attempt_traits<std::invoke_result_t<Op
 ///     auto [ec, got] = co_await s3lect::async_retry(policy, read);
 ///
 /// `op` and `retryable` are copied into the coroutine frame and live until it completes.
+/// `PauseTimer` (constructible from the executor) times the delays; the elector passes one on its
+/// clock seam, which its unit tests run on a manual clock.
 template <retryable_operation Op,
-          std::predicate<const boost::system::error_code&> Retryable = transient_errors>
+          std::predicate<const boost::system::error_code&> Retryable = transient_errors,
+          class PauseTimer = boost::asio::steady_timer>
 boost::asio::awaitable<attempt_result_t<Op>> async_retry(retry_policy policy, Op op,
                                                          Retryable retryable = {}) {
   namespace asio = boost::asio;
   retry_schedule schedule(std::move(policy));
-  asio::steady_timer timer(co_await asio::this_coro::executor);
+  PauseTimer timer(co_await asio::this_coro::executor);
   for (;;) {
     attempt_result_t<Op> result = co_await op();
     const boost::system::error_code ec = std::get<0>(result);

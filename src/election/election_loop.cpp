@@ -8,7 +8,6 @@
 namespace s3lect {
 
 namespace asio = boost::asio;
-using detail::boot_clock;
 using detail::steady_time;
 
 void elector::impl::log(log_level level, const std::string& line) const {
@@ -16,7 +15,7 @@ void elector::impl::log(log_level level, const std::string& line) const {
 }
 
 detail::instant elector::impl::now() const {
-  const auto boot = boot_clock::now();
+  const auto boot = clock.now();
   return {boot, store_clock.store_now(boot)};
 }
 
@@ -31,7 +30,7 @@ asio::awaitable<void> elector::impl::run_loop(std::shared_ptr<impl> self) {
       continue;
     }
     if (!loop.running) break;
-    if (loop.core_wake_at && boot_clock::now() >= *loop.core_wake_at) {
+    if (loop.core_wake_at && self->clock.now() >= *loop.core_wake_at) {
       loop.core_wake_at.reset();
       self->apply(self->core.on_timer(self->now()));
       continue;

@@ -29,12 +29,14 @@ elector_config validated(elector_config config) {
 
 elector::impl::impl(executor_type executor, storage& store_ref, elector_config config)
     : strand(asio::make_strand(executor)),
+      clock(detail::clock_source::of(strand)),
       store(store_ref, strand),
-      publisher(strand, config.server_id, config.lock_key),
+      store_clock(clock),
+      publisher(strand, clock, config.server_id, config.lock_key),
       config_snapshot(config),
       peer(detail::make_peer_client(strand, config)),
       core(std::move(config)),
-      loop(strand) {}
+      loop(strand, clock) {}
 
 elector::elector(executor_type executor, storage& store, elector_config config)
     : impl_(std::make_shared<impl>(std::move(executor), store, validated(std::move(config)))) {}
@@ -134,7 +136,7 @@ liveness_report elector::liveness(liveness_limits limits) const {
   std::unique_lock lock(impl_->config_mutex);
   limits = detail::resolved_limits(limits, impl_->config_snapshot);
   lock.unlock();
-  return detail::assess_liveness(facts, detail::boot_clock::now(), limits);
+  return detail::assess_liveness(facts, impl_->clock.now(), limits);
 }
 
 elector_config elector::config() const {

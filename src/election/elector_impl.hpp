@@ -11,6 +11,7 @@
 #include "s3lect/elector.hpp"
 
 #include "boot_timer.hpp"
+#include "clock_timer.hpp"
 #include "election_core.hpp"
 #include "guarded_storage.hpp"
 #include "hold_offs.hpp"
@@ -21,6 +22,7 @@
 
 #include <boost/asio/awaitable.hpp>
 #include <boost/asio/cancellation_signal.hpp>
+#include <boost/asio/steady_timer.hpp>
 #include <boost/asio/strand.hpp>
 
 #include <cstdint>
@@ -37,18 +39,23 @@ namespace detail {
 
 /// The loop's own state. Strand only.
 struct loop_state {
-  explicit loop_state(const boost::asio::any_io_executor& strand) : wake_timer(strand) {}
+  loop_state(const boost::asio::any_io_executor& strand, clock_source clock)
+      : wake_timer(strand, clock) {}
 
   // On the core's clock, which counts a suspend, with a timerfd of its own so that it fires as
   // soon as the machine wakes (Asio's timers share a CLOCK_MONOTONIC one, which does not count
-  // the suspend). Doubles as the loop's condition variable: cancel() wakes it.
-  boot_timer wake_timer;
+  // the suspend); on a unit test's manual clock, a manual_timer. Doubles as the loop's condition
+  // variable: cancel() wakes it.
+  clock_timer<boot_timer> wake_timer;
   std::optional<steady_time> core_wake_at;
   std::deque<loop_event> events;
   bool running = false;
   bool shutting_down = false;
   boost::asio::cancellation_signal operation_cancel;
 };
+
+/// Times a request's limit and the retry policy's pauses, on the elector's clock.
+using short_timer = clock_timer<boost::asio::steady_timer>;
 
 /// The on_acquire hook in flight, if any. Strand only.
 struct hook_state {
@@ -74,6 +81,8 @@ struct elector::impl : std::enable_shared_from_this<impl> {
   impl(executor_type executor, storage& store, elector_config config);
 
   boost::asio::strand<executor_type> strand;
+  // The real clocks, or the manual clock a unit test installed on the executor's context.
+  detail::clock_source clock;
 
   // ---- Thread-safe.
   detail::guarded_storage store;    // Cleared by ~elector.

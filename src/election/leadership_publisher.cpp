@@ -19,8 +19,10 @@ using done_result = std::optional<std::tuple<error_code>>;
 }  // namespace
 
 leadership_publisher::leadership_publisher(const boost::asio::any_io_executor& fallback,
-                                           std::string server_id, std::string lock_key)
+                                           clock_source clock, std::string server_id,
+                                           std::string lock_key)
     : fallback_(fallback),
+      clock_(clock),
       leadership_waiters_(fallback),
       loss_waiters_(fallback),
       election_waiters_(fallback),
@@ -40,7 +42,7 @@ std::uint64_t leadership_publisher::next_period() {
 void leadership_publisher::started() {
   std::lock_guard lock(mutex_);
   status_.running = true;
-  loop_last_ran_ = boot_clock::now();
+  loop_last_ran_ = clock_.now();
   bump_version_locked();
 }
 
@@ -127,7 +129,7 @@ void leadership_publisher::stopped() {
 void leadership_publisher::refresh(const election_core& core) {
   const auto core_status = core.status();
   std::lock_guard lock(mutex_);
-  loop_last_ran_ = boot_clock::now();
+  loop_last_ran_ = clock_.now();
   note_renewal_locked(core, core_status);
   status_.mode = core_status.mode;
   status_.leader_last_seen = core_status.leader_last_seen;
@@ -146,7 +148,7 @@ void leadership_publisher::note_renewal_locked(const election_core& core,
   if (!renewals_.renewed(core_status.last_renewal, core.is_leader(), period)) return;
   ++counters_.renewals;
   counters_.renewal_latency.observe(std::chrono::duration_cast<std::chrono::microseconds>(
-      boot_clock::now() - *core_status.last_renewal));
+      clock_.now() - *core_status.last_renewal));
   if (const lock_record* held = core.held_record()) health_.record_json = encode_record(*held);
   health_record_sent_ = core.held_record_sent();
   ++health_.serial;
@@ -225,7 +227,7 @@ void leadership_publisher::complete_election_waiters_locked() {
 }
 
 bool leadership_publisher::leading_locked() const {
-  return published_lease_ && leadership_deadline_ && boot_clock::now() < *leadership_deadline_;
+  return published_lease_ && leadership_deadline_ && clock_.now() < *leadership_deadline_;
 }
 
 }  // namespace s3lect::detail

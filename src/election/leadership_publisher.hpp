@@ -6,9 +6,9 @@
 
 #include <s3lect/elector.hpp>
 
-#include "boot_clock.hpp"
 #include "election_core.hpp"
 #include "liveness.hpp"
+#include "manual_clock.hpp"
 #include "renewal_detector.hpp"
 #include "waiter_list.hpp"
 
@@ -35,9 +35,10 @@ class leadership_publisher {
       boost::asio::any_completion_handler<void(boost::system::error_code, leadership_status)>;
   using status_result = std::optional<std::tuple<boost::system::error_code, leadership_status>>;
 
-  /// Completions of handlers without an executor of their own run on `fallback`.
-  leadership_publisher(const boost::asio::any_io_executor& fallback, std::string server_id,
-                       std::string lock_key);
+  /// Completions of handlers without an executor of their own run on `fallback`; deadlines
+  /// are read on `clock`.
+  leadership_publisher(const boost::asio::any_io_executor& fallback, clock_source clock,
+                       std::string server_id, std::string lock_key);
 
   // ---- From the loop, on the strand.
 
@@ -105,6 +106,7 @@ class leadership_publisher {
   bool leading_locked() const;
 
   boost::asio::any_io_executor fallback_;
+  const clock_source clock_;
   mutable std::mutex mutex_;
   leadership_status status_;
   std::optional<leadership_lease> published_lease_;

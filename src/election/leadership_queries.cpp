@@ -124,7 +124,7 @@ leadership_snapshot leadership_publisher::snapshot() const {
   leadership_snapshot out = health_;
   if (!out.is_leader) return out;
   // As is_leader(): a paused process past its deadline does not claim leadership.
-  const auto now = boot_clock::now();
+  const auto now = clock_.now();
   if (!leading_locked()) {
     out.is_leader = false;
     out.record_json.clear();

@@ -59,9 +59,9 @@ void elector::impl::start_operation(detail::storage_request request) {
 asio::awaitable<std::tuple<error_code, get_result>> elector::impl::read_attempt(
     std::shared_ptr<impl> self, std::string key, milliseconds timeout) {
   using namespace asio::experimental::awaitable_operators;
-  asio::steady_timer timer(self->strand);
+  detail::short_timer timer(self->strand, self->clock);
   timer.expires_after(timeout);
-  const auto sent = detail::boot_clock::now();
+  const auto sent = self->clock.now();
   auto outcome = co_await (self->store.get(std::move(key)) ||
                            timer.async_wait(asio::as_tuple(asio::use_awaitable)));
   if (outcome.index() == 0) {
@@ -81,9 +81,9 @@ asio::awaitable<std::tuple<error_code, put_result>> elector::impl::write_attempt
     std::shared_ptr<impl> self, std::string key, std::string body, put_condition condition,
     milliseconds timeout) {
   using namespace asio::experimental::awaitable_operators;
-  asio::steady_timer timer(self->strand);
+  detail::short_timer timer(self->strand, self->clock);
   timer.expires_after(timeout);
-  const auto sent = detail::boot_clock::now();
+  const auto sent = self->clock.now();
   auto outcome = co_await (self->store.put(std::move(key), std::move(body), std::move(condition)) ||
                            timer.async_wait(asio::as_tuple(asio::use_awaitable)));
   if (outcome.index() == 0) {
@@ -130,7 +130,9 @@ asio::awaitable<void> elector::impl::run_read(std::shared_ptr<impl> self) {
   auto attempt = [self, key = config.lock_key, timeout = config.request_timeout] {
     return read_attempt(self, key, timeout);
   };
-  auto [ec, result] = co_await async_retry(config.retry, attempt);
+  auto [ec, result] =
+      co_await async_retry<decltype(attempt), transient_errors, detail::short_timer>(config.retry,
+                                                                                     attempt);
   // A cancelled read is abandoned, whatever its last attempt said.
   if (ec && is_cancelled(co_await asio::this_coro::cancellation_state)) {
     ec = asio::error::operation_aborted;
@@ -155,7 +157,9 @@ asio::awaitable<void> elector::impl::run_write(std::shared_ptr<impl> self, std::
     return write_attempt(self, key, body, condition, timeout);
   };
   const write_retry_predicate retryable{co_await asio::this_coro::cancellation_state};
-  auto [ec, result] = co_await async_retry(config.retry, attempt, retryable);
+  auto [ec, result] =
+      co_await async_retry<decltype(attempt), write_retry_predicate, detail::short_timer>(
+          config.retry, attempt, retryable);
   self->push(detail::write_done{ec, std::move(result)});
 }
 

@@ -20,11 +20,11 @@ std::string describe_estimate(const clock_offset_estimate& estimate) {
 store_clock::noted store_clock::note_date(boot_clock::time_point sent,
                                           std::chrono::system_clock::time_point date,
                                           std::optional<std::chrono::milliseconds> max_clock_skew) {
-  const auto received = boot_clock::now();
+  const auto received = clock_.now();
   noted out;
   const std::lock_guard lock(mutex_);
   const clock_sample_outcome outcome = estimator_.add_sample(sent, received, date);
-  const auto estimate = estimator_.estimate(received, std::chrono::system_clock::now());
+  const auto estimate = estimator_.estimate(received, clock_.wall_now());
   if (!estimate) return out;
   // Each answer to a request sent at the probe time halves the uncertainty.
   if (estimate->error_bound > fine_bound) out.probe = estimator_.next_probe_time(received);
@@ -58,19 +58,19 @@ std::chrono::system_clock::time_point store_clock::store_now(
     const std::lock_guard lock(mutex_);
     time = estimator_.store_time(boot_now);
   }
-  return time.value_or(std::chrono::system_clock::now());
+  return time.value_or(clock_.wall_now());
 }
 
 std::optional<store_clock_offset> store_clock::offset() const {
   const std::lock_guard lock(mutex_);
-  const auto estimate = estimator_.estimate(boot_clock::now(), std::chrono::system_clock::now());
+  const auto estimate = estimator_.estimate(clock_.now(), clock_.wall_now());
   if (!estimate) return std::nullopt;
   return store_clock_offset{estimate->offset, estimate->error_bound};
 }
 
 std::string store_clock::describe() const {
   const std::lock_guard lock(mutex_);
-  const auto estimate = estimator_.estimate(boot_clock::now(), std::chrono::system_clock::now());
+  const auto estimate = estimator_.estimate(clock_.now(), clock_.wall_now());
   return estimate ? describe_estimate(*estimate) : "offset=unknown";
 }
 

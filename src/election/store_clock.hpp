@@ -4,8 +4,8 @@
 // from any thread.
 #pragma once
 
-#include "boot_clock.hpp"
 #include "clock_offset.hpp"
+#include "manual_clock.hpp"
 
 #include <s3lect/logger.hpp>
 #include <s3lect/storage.hpp>
@@ -20,6 +20,9 @@ namespace s3lect::detail {
 
 class store_clock {
  public:
+  /// Reads time from `clock` (the elector's seam).
+  explicit store_clock(clock_source clock) : clock_(clock) {}
+
   /// The error bound below which requests are no longer timed to measure the clock.
   static constexpr std::chrono::milliseconds fine_bound{50};
 
@@ -45,6 +48,7 @@ class store_clock {
   std::string describe() const;
 
  private:
+  const clock_source clock_;
   mutable std::mutex mutex_;
   clock_offset_estimator estimator_;
   bool warned_ = false;  // the offset is past half of max_clock_skew, and was said

@@ -1,5 +1,7 @@
 #include "s3lect/memory_storage.hpp"
 
+#include "clock_timer.hpp"
+
 #include <boost/asio/any_completion_executor.hpp>
 #include <boost/asio/append.hpp>
 #include <boost/asio/associated_cancellation_slot.hpp>
@@ -68,11 +70,14 @@ void memory_store::set_clock_offset(std::chrono::system_clock::duration ahead) {
 
 std::chrono::system_clock::time_point memory_store::now() const {
   std::chrono::system_clock::duration offset;
+  const detail::manual_clock* manual = nullptr;
   {
     const std::lock_guard lock(mutex_);
     offset = clock_offset_;
+    manual = manual_clock_;
   }
-  return std::chrono::floor<std::chrono::seconds>(std::chrono::system_clock::now() + offset);
+  const auto local = manual ? manual->wall_now() : std::chrono::system_clock::now();
+  return std::chrono::floor<std::chrono::seconds>(local + offset);
 }
 
 void memory_store::erase(std::string_view key) {
@@ -142,9 +147,13 @@ struct memory_admission {
 struct memory_storage_state {
   memory_storage_state(storage::executor_type executor, std::shared_ptr<memory_store> store,
                        std::chrono::milliseconds request_timeout)
-      : executor(std::move(executor)), store(std::move(store)), request_timeout(request_timeout) {}
+      : executor(std::move(executor)),
+        clock(detail::clock_source::of(this->executor)),
+        store(std::move(store)),
+        request_timeout(request_timeout) {}
 
   const storage::executor_type executor;
+  const detail::clock_source clock;  // Latencies and timeouts follow a test's manual clock.
   const std::shared_ptr<memory_store> store;
   const std::chrono::milliseconds request_timeout;
 
@@ -261,7 +270,7 @@ class memory_request : public std::enable_shared_from_this<memory_request> {
 
   void begin() {
     if (done_) return;
-    const auto now = std::chrono::steady_clock::now();
+    const auto now = state_->clock.now();
     started_ = now;
     // Both timers count from the same instant, and when both have expired by the time a loaded
     // machine looks, the earlier expiry runs first: a latency shorter than the timeout always
@@ -280,7 +289,7 @@ class memory_request : public std::enable_shared_from_this<memory_request> {
   }
 
   // Runs `next` at `when`, unless the request completes first.
-  void at(std::chrono::steady_clock::time_point when, step next) {
+  void at(detail::boot_clock::time_point when, step next) {
     step_timer_.expires_at(when);
     step_timer_.async_wait([self = shared_from_this(), next](const error_code& ec) {
       if (!ec && !self->done_) (self.get()->*next)();
@@ -290,7 +299,7 @@ class memory_request : public std::enable_shared_from_this<memory_request> {
   // Waits for the deadline, a cancellation or the view's destruction. The pending wait keeps
   // the request alive, so its handler is never dropped without being completed.
   void hang() {
-    step_timer_.expires_at(std::chrono::steady_clock::time_point::max());
+    step_timer_.expires_at(detail::boot_clock::time_point::max());
     step_timer_.async_wait([self = shared_from_this()](const error_code&) {});
   }
 
@@ -320,7 +329,7 @@ class memory_request : public std::enable_shared_from_this<memory_request> {
                 "We encountered an internal error. Please try again.");
     }
     if (admission_.fate == memory_fate::lose_reply) return hang();
-    at(std::chrono::steady_clock::now() + admission_.latency, &memory_request::reply);
+    at(state_->clock.now() + admission_.latency, &memory_request::reply);
   }
 
   void apply_get() {
@@ -406,8 +415,8 @@ class memory_request : public std::enable_shared_from_this<memory_request> {
     step_timer_.cancel();
     deadline_.cancel();
     if (started_) {
-      info_.round_trip = std::chrono::duration_cast<std::chrono::microseconds>(
-          std::chrono::steady_clock::now() - *started_);
+      info_.round_trip =
+          std::chrono::duration_cast<std::chrono::microseconds>(state_->clock.now() - *started_);
     }
     state_->completed(admission_.id, ec_, timed_out_);
     if (is_put()) {
@@ -438,8 +447,8 @@ class memory_request : public std::enable_shared_from_this<memory_request> {
 
   const std::shared_ptr<memory_storage_state> state_;
   asio::strand<storage::executor_type> strand_;
-  asio::steady_timer step_timer_{strand_};
-  asio::steady_timer deadline_{strand_};
+  detail::clock_timer<asio::steady_timer> step_timer_{strand_, state_->clock};
+  detail::clock_timer<asio::steady_timer> deadline_{strand_, state_->clock};
   std::optional<asio::any_completion_executor> handler_work_;
 
   std::string key_;
@@ -450,7 +459,7 @@ class memory_request : public std::enable_shared_from_this<memory_request> {
   put_handler put_handler_;
 
   memory_admission admission_;
-  std::optional<std::chrono::steady_clock::time_point> started_;
+  std::optional<detail::boot_clock::time_point> started_;
   bool done_ = false;
   bool timed_out_ = false;
 
@@ -468,6 +477,10 @@ memory_storage::memory_storage(executor_type executor, std::shared_ptr<memory_st
       state_(std::make_shared<detail::memory_storage_state>(std::move(executor), std::move(store),
                                                             request_timeout)) {
   if (!store_) throw std::invalid_argument("memory_storage: store must not be null");
+  if (detail::manual_clock* manual = state_->clock.manual()) {
+    const std::lock_guard lock(store_->mutex_);
+    store_->manual_clock_ = manual;
+  }
   if (request_timeout < std::chrono::milliseconds::zero()) {
     throw std::invalid_argument("memory_storage: request_timeout must not be negative");
   }

@@ -4,6 +4,7 @@
 // s3lect taken over correctly.
 #include "support/local_s3.hpp"
 
+#include "support/elector_group.hpp"
 #include "support/go_timestamp.hpp"
 #include "support/leadership_timeline.hpp"
 
@@ -84,18 +85,8 @@ class ElectorOnLocalStore : public ::testing::TestWithParam<s3lect::test::store_
     return done();
   }
 
-  int leader_count() const {
-    int count = 0;
-    for (const auto& e : electors) count += e && e->is_leader() ? 1 : 0;
-    return count;
-  }
-
-  int leader_index() const {
-    for (std::size_t i = 0; i < electors.size(); ++i) {
-      if (electors[i] && electors[i]->is_leader()) return static_cast<int>(i);
-    }
-    return -1;
-  }
+  int leader_count() const { return s3lect::test::leader_count(electors); }
+  int leader_index() const { return s3lect::test::leader_index(electors); }
 
   /// The record at the key, read through the real store.
   std::optional<s3lect::lock_record> read_record() {

@@ -16,6 +16,8 @@
 
 #include <algorithm>
 #include <cctype>
+#include <chrono>
+#include <condition_variable>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -133,6 +135,12 @@ class scripted_http_server {
     std::lock_guard lock(mutex_);
     return accepted_;
   }
+  /// Waits until the server has closed `count` connections after a `then::close` reply (their
+  /// FIN is then on its way over loopback), or `limit` passes; returns whether it had.
+  bool wait_for_closed(std::size_t count, std::chrono::milliseconds limit) {
+    std::unique_lock lock(mutex_);
+    return closed_changed_.wait_for(lock, limit, [&] { return closed_ >= count; });
+  }
 
  private:
   using tcp = boost::asio::ip::tcp;
@@ -215,6 +223,11 @@ class scripted_http_server {
       if (reply.after == scripted_reply::then::close) {
         socket.shutdown(tcp::socket::shutdown_both, ec);
         socket.close(ec);
+        {
+          std::lock_guard lock(mutex_);
+          ++closed_;
+        }
+        closed_changed_.notify_all();
         co_return;
       }
       if (reply.after == scripted_reply::then::hang) {
@@ -235,6 +248,8 @@ class scripted_http_server {
   mutable std::mutex mutex_;
   std::vector<recorded_request> requests_;
   std::size_t accepted_ = 0;
+  std::size_t closed_ = 0;
+  std::condition_variable closed_changed_;
   std::thread thread_;
 };
 

@@ -190,7 +190,8 @@ TEST_F(CredentialsClient, ARefreshDueRunsInTheBackgroundWithoutDelayingRequests)
   ASSERT_FALSE(get(client, "a").first);
   ASSERT_EQ(provider->fetches(), 1);
 
-  std::this_thread::sleep_for(2100ms);
+  std::this_thread::sleep_for(
+      2100ms);  // Real time: the credential cache's clock is the wall clock.
   ASSERT_FALSE(get(client, "b").first);  // signed with AKID1 while AKID2 is fetched
   io.restart();
   io.poll();

@@ -109,6 +109,7 @@ TEST_F(CredentialProviders, ImdsReusesItsTokenUntilTheTtlRunsOut) {
   ASSERT_FALSE(fetch(*provider).first);
   EXPECT_EQ(fake.tokens_granted(), 1u);
 
+  // Real time: the token TTL is on the IMDS provider's and the fake service's own clocks.
   std::this_thread::sleep_for(1600ms);  // past 2 s minus the provider's quarter-TTL margin
   ASSERT_FALSE(fetch(*provider).first);
   EXPECT_EQ(fake.tokens_granted(), 2u);
@@ -120,6 +121,7 @@ TEST_F(CredentialProviders, ImdsHonoursTheTtlTheServiceGranted) {
   fake.set_max_token_ttl(1s);
   auto provider = imds(fake);  // asks for six hours
   ASSERT_FALSE(fetch(*provider).first);
+  // Real time: the token TTL is on the fake service's own clock.
   std::this_thread::sleep_for(1100ms);  // the fake now refuses the first token
   ASSERT_FALSE(fetch(*provider).first);
   EXPECT_EQ(fake.tokens_granted(), 2u);

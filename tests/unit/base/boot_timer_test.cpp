@@ -159,6 +159,7 @@ outcome end_wait_with_queued_wake_up(End end) {
   asio::post(strand, [&] {
     timer->expires_at(boot_clock::now() - 1s);
     timer->async_wait(record(waited));
+    // Not synchronisation: holds the strand while the real timerfd fires on the other thread.
     std::this_thread::sleep_for(200ms);
     end(timer);
   });

@@ -6,7 +6,7 @@
 #include <s3lect/memory_storage.hpp>
 #include <s3lect/record.hpp>
 
-#include <boost/asio/io_context.hpp>
+#include "support/elector_group.hpp"
 
 #include <gtest/gtest.h>
 
@@ -22,7 +22,6 @@ namespace {
 
 namespace asio = boost::asio;
 using namespace std::chrono_literals;
-using steady = std::chrono::steady_clock;
 
 struct captured_log {
   std::mutex mutex;
@@ -37,40 +36,40 @@ struct captured_log {
   }
 };
 
+elector_config clock_config(const std::shared_ptr<captured_log>& log) {
+  elector_config config;
+  config.lock_key = "clock/leader.json";
+  config.server_id = "node";
+  config.lease = 600ms;
+  config.renew_deadline = 400ms;
+  config.frequent_interval = 100ms;
+  config.infrequent_interval = 300ms;
+  config.request_timeout = 50ms;
+  config.retry.delays = {5ms, 20ms};
+  config.max_clock_skew = 1s;
+  config.log.level = log_level::debug;
+  config.log.sink = [log](log_level level, std::string_view line) {
+    std::lock_guard lock(log->mutex);
+    log->lines.emplace_back(level, std::string(line));
+  };
+  return config;
+}
+
 /// One elector on a memory store whose clock runs `store_ahead` of this machine's.
-struct clocked_node {
-  explicit clocked_node(std::chrono::system_clock::duration store_ahead) {
+struct clocked_node : elector_group {
+  explicit clocked_node(
+      std::chrono::system_clock::duration store_ahead,
+      const std::shared_ptr<captured_log>& captured = std::make_shared<captured_log>())
+      : elector_group(1, [captured](int) { return clock_config(captured); }),
+        log(captured),
+        view(*views[0]),
+        node(electors[0].get()) {
     store->set_clock_offset(store_ahead);
-    elector_config config;
-    config.lock_key = "clock/leader.json";
-    config.server_id = "node";
-    config.lease = 600ms;
-    config.renew_deadline = 400ms;
-    config.frequent_interval = 100ms;
-    config.infrequent_interval = 300ms;
-    config.request_timeout = 50ms;
-    config.retry.delays = {5ms, 20ms};
-    config.max_clock_skew = 1s;
-    config.log.level = log_level::debug;
-    config.log.sink = [log = log](log_level level, std::string_view line) {
-      std::lock_guard lock(log->mutex);
-      log->lines.emplace_back(level, std::string(line));
-    };
-    node = std::make_unique<elector>(io.get_executor(), view, config);
   }
 
-  bool run_until(const std::function<bool()>& done, steady::duration limit = 10s) {
-    const auto deadline = steady::now() + limit;
-    io.restart();
-    while (!done() && steady::now() < deadline) io.run_one_for(10ms);
-    return done();
-  }
-
-  asio::io_context io;
-  std::shared_ptr<memory_store> store = std::make_shared<memory_store>();
-  memory_storage view{io.get_executor(), store};
-  std::shared_ptr<captured_log> log = std::make_shared<captured_log>();
-  std::unique_ptr<elector> node;
+  std::shared_ptr<captured_log> log;
+  memory_storage& view;
+  elector* node;
 };
 
 TEST(ElectorClock, MeasuresTheOffsetToTheStoresClockAndStampsStoreTime) {
@@ -88,7 +87,7 @@ TEST(ElectorClock, MeasuresTheOffsetToTheStoresClockAndStampsStoreTime) {
   ASSERT_TRUE(found);
   const auto record = decode_record(found->body).record;
   ASSERT_TRUE(record);
-  EXPECT_LT(std::chrono::abs(record->last_updated - (std::chrono::system_clock::now() + 5min)), 2s);
+  EXPECT_LT(std::chrono::abs(record->last_updated - (n.wall_now() + 5min)), 2s);
   EXPECT_TRUE(n.log->has(log_level::warning, "off the store's clock")) << "5 min > skew / 2";
 }
 

@@ -11,6 +11,7 @@
 #include <s3lect/record.hpp>
 #include <s3lect/tls.hpp>
 
+#include "support/elector_group.hpp"
 #include "support/leadership_timeline.hpp"
 #include "support/test_certificates.hpp"
 
@@ -77,19 +78,23 @@ struct node_options {
   bool zero_config = false;
 };
 
-/// A group whose every elector serves its health endpoint over TLS.
-struct peer_group {
-  explicit peer_group(int size, const node_options& options = {}) {
-    for (int i = 0; i < size; ++i) {
-      views.push_back(std::make_unique<memory_storage>(io.get_executor(), store));
-      elector_config config = peer_config("node-" + std::to_string(i));
-      if (options.zero_config) {
-        config.server_address.clear();
-        config.peer.tls.ca_pem.clear();
-      }
-      if (options.tweak) options.tweak(config);
-      electors.push_back(std::make_unique<elector>(io.get_executor(), *views.back(), config));
+elector_config node_config(int index, const node_options& options) {
+  elector_config config = peer_config("node-" + std::to_string(index));
+  if (options.zero_config) {
+    config.server_address.clear();
+    config.peer.tls.ca_pem.clear();
+  }
+  if (options.tweak) options.tweak(config);
+  return config;
+}
 
+/// A group whose every elector serves its health endpoint over TLS. On the real clock: the peer
+/// client's and the health server's timeouts run on real sockets and real timers.
+struct peer_group : s3lect::test::elector_group {
+  explicit peer_group(int size, const node_options& options = {})
+      : elector_group(
+            size, [&options](int i) { return node_config(i, options); }, time::real) {
+    for (int i = 0; i < size; ++i) {
       health_server_config server;
       server.bind_address = "127.0.0.1:0";
       if (!options.zero_config) {
@@ -100,14 +105,14 @@ struct peer_group {
         server.tls.ca_pem = pki().ca.certificate;
         server.tls.require_client_cert = true;
       }
-      servers.push_back(
-          std::make_unique<health_server>(io.get_executor(), *electors.back(), server));
+      servers.push_back(std::make_unique<health_server>(io.get_executor(), *electors[i], server));
       const auto ec = servers.back()->start();
       if (ec) throw boost::system::system_error(ec, "health_server::start");
       if (options.zero_config) continue;  // the server published its pin and address itself
+      elector_config config = electors[i]->config();
       config.server_address =
           "127.0.0.1:" + std::to_string(servers.back()->local_endpoint().port());
-      if (auto problem = electors.back()->update_config(config)) throw std::runtime_error(*problem);
+      if (auto problem = electors[i]->update_config(config)) throw std::runtime_error(*problem);
     }
   }
 
@@ -117,32 +122,6 @@ struct peer_group {
   ~peer_group() {
     servers.clear();
     electors.clear();
-  }
-
-  void start_all() {
-    for (std::size_t i = 0; i < electors.size(); ++i) {
-      electors[i]->start();
-      asio::co_spawn(io, record_periods(*electors[i], static_cast<int>(i), periods),
-                     asio::detached);
-    }
-  }
-
-  bool run_until(const std::function<bool()>& done, steady::duration limit = 10s) {
-    const auto deadline = steady::now() + limit;
-    io.restart();
-    while (!done() && steady::now() < deadline) io.run_one_for(5ms);
-    return done();
-  }
-  void run_for(steady::duration d) {
-    run_until([] { return false; }, d);
-  }
-
-  int leader_index() const {
-    int found = -1;
-    for (std::size_t i = 0; i < electors.size(); ++i) {
-      if (electors[i] && electors[i]->is_leader()) found = static_cast<int>(i);
-    }
-    return found;
   }
 
   /// A leader exists and every other running elector is in stable mode.
@@ -156,12 +135,7 @@ struct peer_group {
     return true;
   }
 
-  asio::io_context io;
-  std::shared_ptr<memory_store> store = std::make_shared<memory_store>();
-  std::vector<std::unique_ptr<memory_storage>> views;
-  std::vector<std::unique_ptr<elector>> electors;
   std::vector<std::unique_ptr<health_server>> servers;
-  std::vector<s3lect::test::leadership_period> periods;
 };
 
 /// Followers' counters after they settled, and again after `window`.

@@ -32,12 +32,15 @@
 #include <array>
 #include <atomic>
 #include <chrono>
+#include <condition_variable>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <functional>
+#include <future>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <random>
 #include <stdexcept>
@@ -229,6 +232,23 @@ struct harness {
   std::int64_t settle_ms = -1;  // -1: never settled.
 
   std::atomic<int> phase{0};  // 1: chaos over, 2: settled, 3: stopped, 4: all completed.
+  std::mutex phase_mutex;
+  std::condition_variable phase_changed;
+  std::atomic<bool> abandoned{false};  // The main thread gave up waiting for phase 4.
+
+  void enter_phase(int next) {
+    {
+      const std::lock_guard lock(phase_mutex);
+      phase = next;
+    }
+    phase_changed.notify_all();
+  }
+
+  /// Waits (on the main thread) until `wanted` is reached or `limit` passes.
+  bool wait_for_phase(int wanted, steady::duration limit) {
+    std::unique_lock lock(phase_mutex);
+    return phase_changed.wait_for(lock, limit, [&] { return phase >= wanted; });
+  }
 
   // ---- Operations: each completes exactly once, never inline, with an expected error.
 
@@ -490,19 +510,19 @@ struct harness {
       co_await timer.async_wait(asio::use_awaitable);
     }
     h.chaos_ms = elapsed_ms(chaos_start);
-    h.phase = 1;
+    h.enter_phase(1);
     const auto settle_start = steady::now();
     while (!h.settle_step()) {
       timer.expires_after(tick);
       co_await timer.async_wait(asio::use_awaitable);
     }
     h.settle_ms = elapsed_ms(settle_start);
-    h.phase = 2;
+    h.enter_phase(2);
     while (!h.stop_step()) {
       timer.expires_after(tick);
       co_await timer.async_wait(asio::use_awaitable);
     }
-    h.phase = 3;
+    h.enter_phase(3);
     for (int index = 0; index < node_count; ++index) {
       if (index < stable_nodes) continue;  // The main thread may still read them.
       h.nodes[index].e.reset();
@@ -510,10 +530,11 @@ struct harness {
     while (!h.pending.empty() || h.races_completed != h.races_started) {
       // Waits on the stable nodes are completed by their destruction, after the main thread
       // is done with them.
-      if (h.phase == 4) break;
+      if (h.abandoned) co_return;
       timer.expires_after(tick);
       co_await timer.async_wait(asio::use_awaitable);
     }
+    h.enter_phase(4);
   }
 };
 
@@ -527,18 +548,12 @@ void harness::start(int index) {
 
 /// Runs `action` on the strand and waits for it.
 void on_strand(harness& h, const std::function<void()>& action) {
-  std::atomic<bool> done{false};
+  std::promise<void> done;
   asio::post(h.strand, [&] {
     action();
-    done = true;
+    done.set_value();
   });
-  while (!done) std::this_thread::sleep_for(1ms);
-}
-
-bool wait_for(const std::function<bool()>& condition, steady::duration limit) {
-  const auto deadline = steady::now() + limit;
-  while (!condition() && steady::now() < deadline) std::this_thread::sleep_for(2ms);
-  return condition();
+  done.get_future().wait();
 }
 
 }  // namespace
@@ -547,7 +562,7 @@ TEST(ElectorStress, FaultsRestartsAndCancellationsKeepOneLeaderAndEverythingComp
   const unsigned seed = std::random_device{}();
   SCOPED_TRACE("seed " + std::to_string(seed));
   const auto test_start = steady::now();
-  harness h(seed);
+  harness h(seed);  // Real clock: four io threads race for real; a manual clock would pace them.
   auto work = asio::make_work_guard(h.io);
   for (int index = 0; index < node_count; ++index) {
     h.nodes[index].view = std::make_unique<memory_storage>(h.io.get_executor(), h.store);
@@ -574,27 +589,21 @@ TEST(ElectorStress, FaultsRestartsAndCancellationsKeepOneLeaderAndEverythingComp
     }
     config.lock_key = "elsewhere.json";
     EXPECT_TRUE(e.update_config(config).has_value());
-    std::this_thread::sleep_for(1ms);
+    std::this_thread::sleep_for(1ms);  // Pacing the calls, not synchronisation.
   }
 
-  const bool settled = wait_for([&] { return h.phase >= 2; }, 5s);
+  const bool settled = h.wait_for_phase(2, 5s);
   EXPECT_TRUE(settled) << "no single agreed leader within 5 s of healing";
-  const bool stopped = settled && wait_for([&] { return h.phase >= 3; }, 3s);
+  const bool stopped = settled && h.wait_for_phase(3, 3s);
   EXPECT_TRUE(stopped) << "async_stop did not complete on every elector";
   if (stopped) {
     on_strand(h, [&] {
       for (int index = 0; index < stable_nodes; ++index) h.nodes[index].e.reset();
     });
-    bool drained = false;
-    wait_for(
-        [&] {
-          on_strand(h,
-                    [&] { drained = h.pending.empty() && h.races_completed == h.races_started; });
-          return drained;
-        },
-        3s);
+    // Phase 4: the driver saw, on the strand, nothing pending and every race completed.
+    const bool drained = h.wait_for_phase(4, 3s);
     EXPECT_TRUE(drained) << "operations still pending after every elector was destroyed";
-    h.phase = 4;
+    if (!drained) h.abandoned = true;
   }
 
   work.reset();

@@ -1,12 +1,14 @@
 // The elector's coroutine layer over the in-memory storage: leadership as awaitable signals,
 // handover, failover, self-demotion under partition, hooks, cancellation, configuration.
-// Durations are scaled down (lease 600 ms) so that real time stays short; tests wait for
-// elector events, never for fixed sleeps.
+// Durations are scaled down (lease 600 ms) and run on a manual clock (tests/support/
+// elector_group.hpp); tests wait for elector events, never for fixed sleeps.
 #include <s3lect/elector.hpp>
 #include <s3lect/error.hpp>
 #include <s3lect/memory_storage.hpp>
 #include <s3lect/record.hpp>
 
+#include "clock_timer.hpp"
+#include "support/elector_group.hpp"
 #include "support/go_timestamp.hpp"
 #include "support/leadership_timeline.hpp"
 
@@ -26,6 +28,7 @@
 
 #include <atomic>
 #include <functional>
+#include <future>
 #include <memory>
 #include <optional>
 #include <random>
@@ -61,61 +64,22 @@ elector_config fast_config(std::string id, std::string key = "group/leader.json"
   return config;
 }
 
-/// A group of electors, each with its own view (and faults) of one shared store.
-struct group {
-  explicit group(int size, std::function<void(elector_config&)> tweak = {}) {
-    for (int i = 0; i < size; ++i) {
-      views.push_back(std::make_unique<memory_storage>(io.get_executor(), store));
-      auto config = fast_config("node-" + std::to_string(i));
-      if (tweak) tweak(config);
-      electors.push_back(std::make_unique<elector>(io.get_executor(), *views.back(), config));
-    }
-  }
-
-  void start_all() {
-    for (std::size_t i = 0; i < electors.size(); ++i) {
-      electors[i]->start();
-      asio::co_spawn(observers, record_periods(*electors[i], static_cast<int>(i), periods),
-                     asio::detached);
-    }
-  }
-
-  /// Runs the io_context until `done()` or `limit` passes; returns done().
-  bool run_until(const std::function<bool()>& done, steady::duration limit = 10s) {
-    const auto deadline = steady::now() + limit;
-    io.restart();
-    while (!done() && steady::now() < deadline) io.run_one_for(10ms);
-    return done();
-  }
-
-  int leader_count() const {
-    int count = 0;
-    for (const auto& e : electors) count += e && e->is_leader() ? 1 : 0;
-    return count;
-  }
-
-  int leader_index() const {
-    for (std::size_t i = 0; i < electors.size(); ++i) {
-      if (electors[i] && electors[i]->is_leader()) return static_cast<int>(i);
-    }
-    return -1;
-  }
-
-  std::optional<s3lect::lock_record> record(const std::string& key = "group/leader.json") {
-    auto found = store->peek(key);
-    if (!found) return std::nullopt;
-    return s3lect::decode_record(found->body).record;
-  }
-
-  asio::io_context io;
-  // The observers share `periods`: one strand, so that they never run at once when the io_context
-  // runs on several threads (one's loss and the next one's leadership complete together).
-  asio::strand<asio::io_context::executor_type> observers = asio::make_strand(io);
-  std::shared_ptr<memory_store> store = std::make_shared<memory_store>();
-  std::vector<std::unique_ptr<memory_storage>> views;
-  std::vector<std::unique_ptr<elector>> electors;
-  std::vector<s3lect::test::leadership_period> periods;
+/// The shared fixture with this file's configuration, adjusted by `tweak`.
+struct group : s3lect::test::elector_group {
+  explicit group(int size, const std::function<void(elector_config&)>& tweak = {},
+                 time kind = time::manual)
+      : elector_group(
+            size,
+            [&tweak](int i) {
+              auto config = fast_config("node-" + std::to_string(i));
+              if (tweak) tweak(config);
+              return config;
+            },
+            kind) {}
 };
+
+/// A timer on the elector's clock (the group's manual clock), for hooks that take a while.
+using hook_timer = s3lect::detail::clock_timer<asio::steady_timer>;
 
 asio::awaitable<void> stop_elector(elector& e, bool& done) {
   co_await e.async_stop();
@@ -202,11 +166,11 @@ TEST(Elector, FollowerTakesOverAfterTheLeaseWhenTheLeaderVanishesWithoutRelease)
   const int old_leader = g.leader_index();
   // Let the observer see the lease first: it must not touch the elector after destruction.
   ASSERT_TRUE(g.run_until([&] { return g.periods.size() == 1; }));
-  const auto last_write = steady::now();
+  const auto last_write = g.now();
   g.electors[old_leader].reset();  // Destroyed: no release.
   ASSERT_TRUE(g.run_until([&] { return g.leader_count() == 1; }));
   // Rule (b) needs the record unchanged for a whole lease on the follower's clock.
-  EXPECT_GE(steady::now() - last_write, 600ms - 160ms);
+  EXPECT_GE(g.now() - last_write, 600ms - 160ms);
   EXPECT_EQ(g.record()->term, 2u);
   expect_safe(g.periods);
 }
@@ -306,7 +270,7 @@ TEST(Elector, WaitForNextElectionCompletesAfterTheGivenTime) {
   });
   ASSERT_TRUE(g.run_until([&] { return first.has_value(); }));
   ASSERT_TRUE(first->last_election_time.has_value());
-  const auto since = std::chrono::system_clock::now();
+  const auto since = g.wall_now();
   std::optional<s3lect::leadership_status> next;
   g.electors[0]->async_wait_for_next_election(since,
                                               [&](error_code ec, s3lect::leadership_status s) {
@@ -343,7 +307,7 @@ TEST(Elector, SlowAcquireHookDoesNotBlockRenewals) {
   bool hook_may_finish = false;
   group g(1, [&](elector_config& config) {
     config.on_acquire = [&hook_may_finish](std::uint64_t) -> asio::awaitable<void> {
-      asio::steady_timer timer(co_await asio::this_coro::executor);
+      hook_timer timer(co_await asio::this_coro::executor);
       while (!hook_may_finish) {
         timer.expires_after(10ms);
         co_await timer.async_wait(asio::use_awaitable);
@@ -390,11 +354,10 @@ TEST(Elector, AFreshGoRecordWithAnAncientStampWaitsForTheLease) {
       "group/leader.json",
       std::string(R"({"leaderID":"go-node","leaderAddr":"10.0.0.1:8443","lastUpdated":")") + stamp +
           "\"}");
-  const auto start = steady::now();
+  const auto start = g.now();
   g.start_all();
   ASSERT_TRUE(g.run_until([&] { return g.electors[0]->is_leader(); }));
-  EXPECT_GE(steady::now() - start, fast_config("x").lease)
-      << "rule (b): a whole lease after first sight";
+  EXPECT_GE(g.now() - start, fast_config("x").lease) << "rule (b): a whole lease after first sight";
 }
 
 TEST(Elector, UpdateConfigRefusesANewKeyAndAppliesNewIntervals) {
@@ -416,28 +379,26 @@ TEST(Elector, UpdateConfigRefusesANewKeyAndAppliesNewIntervals) {
 }
 
 TEST(Elector, ManyElectorsShareOneStorageOnDifferentKeys) {
-  asio::io_context io;
+  s3lect::test::elector_io on;
   auto store = std::make_shared<memory_store>();
-  memory_storage shared(io.get_executor(), store);
+  memory_storage shared(on.io.get_executor(), store);
   std::vector<std::unique_ptr<elector>> electors;
   for (int i = 0; i < 20; ++i) {
-    electors.push_back(std::make_unique<elector>(io.get_executor(), shared,
+    electors.push_back(std::make_unique<elector>(on.io.get_executor(), shared,
                                                  fast_config("node", "key-" + std::to_string(i))));
     electors.back()->start();
   }
-  const auto deadline = steady::now() + 5s;
   auto all_lead = [&] {
     for (auto& e : electors) {
       if (!e->is_leader()) return false;
     }
     return true;
   };
-  while (!all_lead() && steady::now() < deadline) io.run_one_for(10ms);
-  EXPECT_TRUE(all_lead());
+  EXPECT_TRUE(on.run_until(all_lead, 5s));
 }
 
 TEST(Elector, RunsSafelyWithTheIoContextOnSeveralThreads) {
-  group g(3);
+  group g(3, {}, group::time::real);  // Real clock: threads race for real, and nobody advances.
   g.start_all();
   // The group's observers touch `periods` on their strand; run them on one thread first, then
   // drive the electors from two threads while this one reads only thread-safe state.
@@ -509,6 +470,7 @@ class probe_storage final : public s3lect::storage {
 
   std::atomic<bool> make_next_call_slow{false};
   std::atomic<bool> in_slow_call{false};
+  std::promise<void> slow_call_entered;  // Set once, by the first slow call.
   std::atomic<bool> destroyed{false};
   std::atomic<int> calls_while_destroyed{0};
   std::function<void(const std::string& body)> on_put;  // Set before the elector starts.
@@ -533,7 +495,9 @@ class probe_storage final : public s3lect::storage {
     if (destroyed) ++calls_while_destroyed;
     if (make_next_call_slow.exchange(false)) {
       in_slow_call = true;
-      std::this_thread::sleep_for(200ms);  // A storage call that takes a while to return.
+      slow_call_entered.set_value();
+      // Not synchronisation: a storage call that takes a while, so the destructor runs meanwhile.
+      std::this_thread::sleep_for(200ms);
     }
   }
   void leave() {
@@ -543,12 +507,6 @@ class probe_storage final : public s3lect::storage {
 
   memory_storage inner_;
 };
-
-bool wait_for(const std::function<bool()>& condition, steady::duration limit) {
-  const auto deadline = steady::now() + limit;
-  while (!condition() && steady::now() < deadline) std::this_thread::sleep_for(1ms);
-  return condition();
-}
 
 }  // namespace
 
@@ -565,9 +523,9 @@ TEST(Elector, ADemotionMeetingAnEndedRetryPauseLeavesTheElectorWorking) {
   // Renewal at S + F fails, retries at S + F + 700 ms, fails; the re-read that checks whether
   // it landed fails too and pauses 700 ms, past the renew deadline S + D.
   ASSERT_TRUE(g.run_until([&] { return g.views[0]->stats().gets > gets_before; }, 5s));
-  g.run_until([] { return false; }, 20ms);
+  g.run_for(20ms);
   // Paused process: the deadline (S + D) and the end of the read's pause come due together.
-  std::this_thread::sleep_for(800ms);
+  g.clock->advance(800ms);
   g.views[0]->set_faults({});
   // The demotion cancels the read whose pause has ended; the read must report that, and the
   // elector retakes its own record at once.
@@ -583,15 +541,15 @@ TEST(Elector, ADemotionMeetingAnEndedRetryPauseLeavesTheElectorWorking) {
 // lease that was already void, in a paused process exactly when another node may lead.
 TEST(Elector, AnAcquireHookFinishingAfterTheRenewDeadlinePublishesNothing) {
   bool hook_started = false;
-  steady::time_point hook_start;
+  s3lect::detail::boot_clock::time_point hook_start;
   group g(1, [&](elector_config& config) {
     config.frequent_interval = 100ms;
     config.infrequent_interval = 300ms;
-    config.on_acquire = [&hook_started, &hook_start](std::uint64_t) -> asio::awaitable<void> {
+    config.on_acquire = [&hook_started, &hook_start, &g](std::uint64_t) -> asio::awaitable<void> {
       if (hook_started) co_return;
-      hook_start = steady::now();
+      hook_start = g.now();
       hook_started = true;
-      asio::steady_timer timer(co_await asio::this_coro::executor);
+      hook_timer timer(co_await asio::this_coro::executor);
       timer.expires_at(hook_start + 340ms);  // Just before S + D (D = 400 ms).
       co_await timer.async_wait(asio::use_awaitable);
     };
@@ -605,9 +563,9 @@ TEST(Elector, AnAcquireHookFinishingAfterTheRenewDeadlinePublishesNothing) {
   memory_faults partition;
   partition.partitioned = true;
   g.views[0]->set_faults(partition);  // Renewals hang: the deadline S + D will pass.
-  g.run_until([] { return false; }, hook_start + 200ms - steady::now());
+  g.run_for(hook_start + 200ms - g.now());
   // Paused process: the hook's end and the renew deadline come due together, hook first.
-  std::this_thread::sleep_until(hook_start + 550ms);
+  g.clock->advance_to(hook_start + 550ms);
   g.run_until([] { return false; }, 300ms);
   EXPECT_EQ(leases, 0) << "leadership was reported after its renew deadline";
   EXPECT_FALSE(g.electors[0]->is_leader());
@@ -624,7 +582,7 @@ TEST(Elector, AnAcquireHookStillCleaningUpWhenTheNextOneStartsIsSafe) {
     config.on_acquire = [&hook_calls, &cleanup_done](std::uint64_t) -> asio::awaitable<void> {
       if (++hook_calls > 1) co_return;
       co_await asio::this_coro::throw_if_cancelled(false);
-      asio::steady_timer timer(co_await asio::this_coro::executor);
+      hook_timer timer(co_await asio::this_coro::executor);
       timer.expires_after(5s);
       auto [ec] = co_await timer.async_wait(asio::as_tuple(asio::use_awaitable));
       // Cancelled by the loss: clean up for a while, then give up.
@@ -659,13 +617,18 @@ TEST(Elector, NoStorageCallRunsOrStartsOnceTheDestructorReturned) {
   auto store = std::make_shared<memory_store>();
   probe_storage probe(io.get_executor(), store);
   auto e = std::make_unique<elector>(io.get_executor(), probe, fast_config("a"));
+  std::promise<void> leading;
+  e->async_wait_for_leadership([&leading](error_code, leadership_lease) { leading.set_value(); });
   e->start();
+  // Real time: the io_context runs on a thread of its own, racing the destructor for real.
   std::thread runner([&] { io.run(); });
-  ASSERT_TRUE(wait_for([&] { return e->is_leader(); }, 5s));
+  ASSERT_EQ(leading.get_future().wait_for(5s), std::future_status::ready);
   probe.make_next_call_slow = true;  // The next renewal's call into the storage.
-  const bool caught = wait_for([&] { return probe.in_slow_call.load(); }, 5s);
+  const bool caught =
+      probe.slow_call_entered.get_future().wait_for(5s) == std::future_status::ready;
   e.reset();
   probe.destroyed = true;  // What the caller may do now.
+  // Not synchronisation: a window in which no call may happen (an absence has no event).
   std::this_thread::sleep_for(300ms);
   work.reset();
   io.stop();
@@ -692,11 +655,12 @@ TEST(Elector, UpdateConfigFromAnotherThreadWhileLeadershipChanges) {
   auto lines = std::make_shared<std::atomic<int>>(0);
   config.log.level = s3lect::log_level::info;
   config.log.sink = [lines](s3lect::log_level, std::string_view line) {
+    // Not synchronisation: a slow sink widens the window in which the replacement lands.
     if (line.rfind("leadership lost", 0) == 0) std::this_thread::sleep_for(3ms);
     ++*lines;
   };
   elector e(io.get_executor(), view, config);
-  e.start();
+  e.start();             // Real clock: a race between threads, which needs them to run for real.
   int resignations = 0;  // Touched only by the coroutine below, read after join().
   asio::co_spawn(io, resign_whenever_leader(e, resignations), asio::detached);
   std::thread runner([&] { io.run(); });
@@ -707,7 +671,7 @@ TEST(Elector, UpdateConfigFromAnotherThreadWhileLeadershipChanges) {
     next.infrequent_interval = std::chrono::milliseconds(50 + random() % 20);
     EXPECT_FALSE(e.update_config(next).has_value());
     (void)e.status();
-    std::this_thread::sleep_for(100us);
+    std::this_thread::sleep_for(100us);  // Pacing the other thread over a real second.
   }
   work.reset();
   io.stop();
@@ -768,7 +732,8 @@ asio::awaitable<void> resign_elector(elector& e, bool& done) {
 TEST(Elector, TheLossReachesItsWaitersBeforeTheReleasedRecordIsWritten) {
   for (const bool resign : {true, false}) {
     SCOPED_TRACE(resign ? "async_resign" : "async_stop");
-    asio::io_context io;
+    s3lect::test::elector_io on;
+    asio::io_context& io = on.io;
     auto store = std::make_shared<memory_store>();
     probe_storage view(io.get_executor(), store);
     elector e(io.get_executor(), view, fast_config("node-0"));
@@ -781,10 +746,8 @@ TEST(Elector, TheLossReachesItsWaitersBeforeTheReleasedRecordIsWritten) {
     };
     e.start();
     asio::co_spawn(io, note_loss(e, waiting, lost), asio::detached);
-    const auto run_until = [&io](const std::function<bool()>& done) {
-      const auto deadline = steady::now() + 5s;
-      while (!done() && steady::now() < deadline) io.run_one_for(10ms);
-      return done();
+    const auto run_until = [&on](const std::function<bool()>& done) {
+      return on.run_until(done, 5s);
     };
     ASSERT_TRUE(run_until([&] { return waiting; }));
     bool done = false;

@@ -22,12 +22,13 @@ using s3lect::test::kill_processes_with;
 using s3lect::test::processes_with;
 namespace guardian = s3lect::guardian;
 
-/// Polls `condition` every 5 ms for up to `limit`.
+/// Polls `condition` every 5 ms for up to `limit`: the conditions are about real processes
+/// (the guardian and its job), which have no event to await here.
 bool eventually(const std::function<bool()>& condition, std::chrono::milliseconds limit = 5s) {
   const auto give_up = std::chrono::steady_clock::now() + limit;
   while (std::chrono::steady_clock::now() < give_up) {
     if (condition()) return true;
-    std::this_thread::sleep_for(5ms);
+    std::this_thread::sleep_for(5ms);  // Real processes take real time.
   }
   return condition();
 }

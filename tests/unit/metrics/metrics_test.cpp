@@ -10,6 +10,7 @@
 #include <s3lect/metrics_server.hpp>
 
 #include "support/background_io.hpp"
+#include "support/elector_group.hpp"
 #include "support/fake_leadership_source.hpp"
 #include "support/test_certificates.hpp"
 
@@ -501,21 +502,14 @@ elector_config fast_config(std::string id) {
   return config;
 }
 
-struct pair_of_electors {
-  asio::io_context io;
-  std::shared_ptr<memory_store> store = std::make_shared<memory_store>();
-  memory_storage view_a{io.get_executor(), store};
-  memory_storage view_b{io.get_executor(), store};
-  elector a{io.get_executor(), view_a, fast_config("node-a")};
-  elector b{io.get_executor(), view_b, fast_config("node-b")};
+struct pair_of_electors : s3lect::test::elector_group {
+  pair_of_electors()
+      : elector_group(2, [](int i) { return fast_config(i == 0 ? "node-a" : "node-b"); }) {}
 
-  /// Runs the io_context until `done()` or 10 s pass; returns done().
-  bool run_until(const std::function<bool()>& done) {
-    const auto deadline = steady::now() + 10s;
-    io.restart();
-    while (!done() && steady::now() < deadline) io.run_one_for(10ms);
-    return done();
-  }
+  memory_storage& view_a = *views[0];
+  memory_storage& view_b = *views[1];
+  elector& a = *electors[0];
+  elector& b = *electors[1];
 };
 
 /// The series of one elector of the registry's text.

@@ -328,7 +328,7 @@ TEST_F(S3ClientTest, IdleConnectionClosedByServerIsReplaced) {
   s3_client client(io.get_executor(), config_for(server.endpoint()));
 
   EXPECT_FALSE(get(client, "a").first);
-  std::this_thread::sleep_for(50ms);  // let the FIN arrive
+  ASSERT_TRUE(server.wait_for_closed(1, 5000ms));  // the server closed: its FIN is sent
   auto [ec, result] = get(client, "b");
 
   EXPECT_FALSE(ec) << ec.message();
