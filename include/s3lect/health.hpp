@@ -6,9 +6,9 @@
 // handler in a Beast server.
 #pragma once
 
+#include <s3lect/completion_token.hpp>
 #include <s3lect/logger.hpp>
 #include <s3lect/server_stats.hpp>
-#include <s3lect/storage.hpp>
 #include <s3lect/tls.hpp>
 
 #include <boost/asio/any_completion_handler.hpp>
