@@ -29,7 +29,7 @@ int main(int argc, char** argv) {
     config.bind_address = argv[1];
     config.tls.certificate_file = argv[2];
     config.tls.private_key_file = argv[3];
-    s3lect::health_server server(io.get_executor(), leader.get(), config);
+    s3lect::health_server server(io.get_executor(), leader.get().health_source(), config);
     if (const auto ec = server.start()) {
       std::cerr << "cannot listen on " << argv[1] << ": " << ec.message() << "\n";
       return 9;

@@ -1,4 +1,4 @@
-// An elector that leads its own key on an in-process memory_store: the leadership_source the
+// An elector that leads its own key on an in-process memory_store: its health_source() is what the
 // health benchmarks serve, so they measure what `s3lect run --peer` serves (the real elector's
 // snapshot), not a stand-in.
 #pragma once

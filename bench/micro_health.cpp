@@ -17,7 +17,7 @@ namespace {
 void run_handle(benchmark::State& state, const char* target, unsigned expected_status) {
   boost::asio::io_context io;
   s3lect::bench::leading_elector leader(io);
-  s3lect::health_handler handler(io.get_executor(), leader.get());
+  s3lect::health_handler handler(io.get_executor(), leader.get().health_source());
   const s3lect::health_request request{"GET", target};
   if (handler.handle(request).status != expected_status)
     throw std::runtime_error("unexpected status from the health handler");

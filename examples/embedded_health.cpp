@@ -249,7 +249,7 @@ int main(int argc, char** argv) {
   config.server_address = bound.address().to_string() + ":" + std::to_string(bound.port());
   s3lect::elector elector(io.get_executor(), store, config);
   // Declared after the elector, so destroyed before it: the source must outlive the handler.
-  s3lect::health_handler health(io.get_executor(), elector);
+  s3lect::health_handler health(io.get_executor(), elector.health_source());
 
   elector.start();
   asio::co_spawn(io, accept_loop(acceptor, health), asio::detached);

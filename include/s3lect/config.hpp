@@ -72,8 +72,8 @@ struct elector_timing {
 ///   and a record we could not parse back would be "held by an unknown writer").
 /// - server_address: at most 1024 bytes, valid UTF-8. With peer.enabled, followers reach the
 ///   leader's health endpoint there; empty, a health_server in zero-configuration TLS (or with
-///   publish_endpoint) fills it in (elector::publish_peer_endpoint), and records written while
-///   it is empty send followers to S3.
+///   publish_endpoint) fills it in (through elector::health_source()), and records written
+///   while it is empty send followers to S3.
 /// - 0 < lease ≤ 24 h (readers reject a record whose leaseMs exceeds a day as malformed).
 /// - frequent_interval < renew_deadline < lease (L > D > F), then frequent_interval > 0.
 /// - infrequent_interval ≥ frequent_interval.

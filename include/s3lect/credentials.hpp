@@ -3,8 +3,8 @@
 // fetched asynchronously on the caller's executor. No Beast, OpenSSL or Boost.JSON here.
 #pragma once
 
+#include <s3lect/completion_token.hpp>
 #include <s3lect/logger.hpp>
-#include <s3lect/storage.hpp>
 
 #include <boost/asio/any_completion_handler.hpp>
 #include <boost/asio/any_io_executor.hpp>

@@ -3,7 +3,8 @@
 #pragma once
 
 #include <s3lect/config.hpp>
-#include <s3lect/health.hpp>
+#include <s3lect/elector_counters.hpp>
+#include <s3lect/leadership.hpp>
 #include <s3lect/liveness.hpp>
 #include <s3lect/storage.hpp>
 
@@ -12,94 +13,20 @@
 #include <boost/asio/async_result.hpp>
 #include <boost/system/error_code.hpp>
 
-#include <array>
 #include <chrono>
 #include <cstdint>
 #include <memory>
 #include <optional>
 #include <string>
-#include <string_view>
 
 namespace s3lect {
 
-/// One period of leadership. `term` is the fencing token: strictly greater than every term
-/// before it; pass it to the resources you protect so they can reject a stale leader.
-struct leadership_lease {
-  std::uint64_t term = 0;
-  std::uint64_t period = 0;  ///< Identifies this leadership period within this elector.
-  std::chrono::steady_clock::time_point acquired_at{};
-};
-
-/// What a follower polls at: every frequent interval, or every infrequent one once stable.
-enum class poll_mode { frequent, stable };
-
-/// A snapshot of an elector's view of the election.
-struct leadership_status {
-  std::string server_id;
-  std::string lock_key;
-  bool running = false;
-  bool is_leader = false;
-  std::string leader_id;  ///< Empty when nobody holds the lock (absent or released).
-  std::string leader_addr;
-  std::uint64_t term = 0;  ///< Term of the last record seen or written.
-  poll_mode mode = poll_mode::frequent;
-  /// When this elector last saw the leader's record change, or renewed it itself.
-  std::optional<std::chrono::system_clock::time_point> leader_last_seen;
-  /// When the last election cycle (a read or write and its decision) completed.
-  std::optional<std::chrono::system_clock::time_point> last_election_time;
-  unsigned consecutive_failures = 0;
-  std::string last_error;  ///< The last storage or record error, for diagnostics.
-  /// This node's wall clock against the store's; unset before the first answer with a `Date`.
-  std::optional<store_clock_offset> clock_offset;
-  std::uint64_t version = 0;  ///< Increases on every change of leader, term or is_leader.
-};
-
-/// Attempts of one kind of request, by how they ended.
-struct request_counts {
-  std::uint64_t ok = 0;
-  std::uint64_t not_found = 0;            ///< GET of a missing key.
-  std::uint64_t precondition_failed = 0;  ///< PUT refused by its condition (412, or 404/409).
-  std::uint64_t failed = 0;               ///< Any other error, timeouts included.
-  std::uint64_t total() const noexcept { return ok + not_found + precondition_failed + failed; }
-};
-
-/// A latency distribution with fixed bucket bounds, as Prometheus histograms want it.
-struct latency_histogram {
-  /// Upper bounds of the buckets in milliseconds; a last, unbounded bucket follows.
-  static constexpr std::array<std::int64_t, 12> bounds_ms{5,   10,   25,   50,   100,   250,
-                                                          500, 1000, 2500, 5000, 10000, 30000};
-  /// counts[i]: observations ≤ bounds_ms[i] and > bounds_ms[i - 1]; counts.back(): the rest.
-  std::array<std::uint64_t, bounds_ms.size() + 1> counts{};
-  std::uint64_t count = 0;
-  std::chrono::microseconds sum{0};
-
-  void observe(std::chrono::microseconds latency) noexcept;
-};
-
-/// What one elector did since it was constructed, for tests, benchmarks and metrics. Requests
-/// count every attempt, retries included.
-struct elector_counters {
-  request_counts s3_get;  ///< GET attempts of the lock record.
-  request_counts s3_put;  ///< Conditional PUT attempts (acquire, renew, release).
-  /// Peer-mode health checks: ok = the leader answered, not_found = "not leader" (404).
-  request_counts peer_check;
-  std::uint64_t acquisitions = 0;  ///< Leaderships gained (reported).
-  std::uint64_t renewals = 0;      ///< Successful renewals.
-  std::uint64_t losses = 0;        ///< Leaderships lost, whatever the reason.
-  std::uint64_t demotions = 0;     ///< Losses because no renewal succeeded by the deadline.
-  /// Successful renewals, from sending the first attempt to its success.
-  latency_histogram renewal_latency;
-
-  std::uint64_t s3_requests() const noexcept { return s3_get.total() + s3_put.total(); }
-};
+class leadership_source;
 
 /// Leader election on one lock key. Runs on the executor given at construction (wrapped in a
 /// strand, so the io_context may run on several threads); starts no threads of its own.
 /// status(), is_leader() and leader_id() may be called from any thread.
-///
-/// An elector is a leadership_source: give it to a health_server (or embed a health_handler)
-/// so that followers in peer mode can ask it whether it leads.
-class elector : public leadership_source {
+class elector {
  public:
   using executor_type = boost::asio::any_io_executor;
 
@@ -108,7 +35,7 @@ class elector : public leadership_source {
   elector(executor_type executor, storage& store, elector_config config);
   /// Stops campaigning without releasing the lock (followers take over after the lease), and
   /// completes every pending wait with errc::stopped. Use async_stop() to hand over at once.
-  ~elector() override;
+  ~elector();
   elector(const elector&) = delete;
   elector& operator=(const elector&) = delete;
 
@@ -191,7 +118,7 @@ class elector : public leadership_source {
   /// lease left. Its version also increases on every successful renewal (so a watch can follow
   /// renewals) and, after a stop or resignation, only once the released record is written (so
   /// a watching follower that hears of the change finds the lock released).
-  leadership_snapshot snapshot() const override;
+  leadership_snapshot snapshot() const;
 
   /// Whether the elector is stuck (not live) and whether it is ready, for liveness and
   /// readiness probes: include/s3lect/liveness.hpp says when. Callable from any thread; reads
@@ -202,12 +129,14 @@ class elector : public leadership_source {
   /// nullopt when applied, else why the new configuration was refused (the old one stays).
   std::optional<std::string> update_config(elector_config config);
 
-  /// The library's zero-configuration default, called by a health_server given no certificate
-  /// (or with publish_endpoint) once it listens: sets peer.key_pin to `key_pin` when it is not
-  /// empty and, when server_address is empty, server_address to reachable_address(bound),
-  /// through update_config(). Records written from then on carry the pin and the address.
-  std::optional<std::string> publish_peer_endpoint(
-      std::string_view key_pin, const boost::asio::ip::tcp::endpoint& bound) override;
+  /// This elector as the leadership_source of a health endpoint (health.hpp): give it to a
+  /// health_server, or to a health_handler embedded in your server, so that followers in peer
+  /// mode can ask whether it leads. Valid as long as the elector. A health_server in
+  /// zero-configuration TLS (or with publish_endpoint) publishes its endpoint through it once it
+  /// listens: peer.key_pin when the pin is not empty, and server_address when empty
+  /// (reachable_address of where it listens), are set through update_config(), so records
+  /// written from then on carry them.
+  leadership_source& health_source() noexcept;
 
  private:
   using lease_signature = void(boost::system::error_code, leadership_lease);
@@ -223,8 +152,6 @@ class elector : public leadership_source {
   void wait_for_next_election_impl(std::chrono::system_clock::time_point since,
                                    status_handler handler);
   void wait_for_change_impl(std::uint64_t seen_version, status_handler handler);
-  void wait_change_impl(std::uint64_t seen_version,
-                        boost::asio::any_completion_handler<change_signature> handler) override;
 
   // Named initiation objects rather than lambdas: GCC 12 mishandles lambda temporaries in
   // co_await expressions (docs/architecture.md#gcc-12-coroutine-rules), and these end up inside the
@@ -274,6 +201,7 @@ class elector : public leadership_source {
 
   struct impl;
   std::shared_ptr<impl> impl_;
+  std::unique_ptr<leadership_source> health_source_;
 };
 
 }  // namespace s3lect

@@ -1,14 +1,15 @@
 // The peer-mode health endpoint (docs/peer-mode.md#the-endpoint): a leader answers `GET
 // /health/leadership` with its last successful lock record, followers hold a `?watch=` request open
-// to hear of a release at once. Three layers: leadership_source (what the elector exposes),
-// health_handler (request to response, usable inside any HTTP server) and health_server (a
-// standalone HTTPS server). No Beast, OpenSSL or JSON here; see beast_handler.hpp to embed the
-// handler in a Beast server.
+// to hear of a release at once. Three layers: leadership_source (what the endpoint asks; an
+// elector provides one, elector::health_source()), health_handler (request to response, usable
+// inside any HTTP server) and health_server (a standalone HTTPS server). No Beast, OpenSSL or
+// JSON here; see beast_handler.hpp to embed the handler in a Beast server.
 #pragma once
 
+#include <s3lect/completion_token.hpp>
+#include <s3lect/leadership.hpp>
 #include <s3lect/logger.hpp>
 #include <s3lect/server_stats.hpp>
-#include <s3lect/storage.hpp>
 #include <s3lect/tls.hpp>
 
 #include <boost/asio/any_completion_handler.hpp>
@@ -35,38 +36,8 @@ struct health_handler_state;
 struct health_server_state;
 }  // namespace detail
 
-/// What the health endpoint reports, read from the elector at one instant.
-struct leadership_snapshot {
-  bool is_leader = false;
-  /// Leader: the term it holds. Follower: the term of the last record it saw.
-  std::uint64_t term = 0;
-  /// Leader only: the JSON body of its last *successful* write (never a record stamped "now",
-  /// which would hide a leader that can no longer reach the store).
-  std::string record_json;
-  /// Leader only: how long its lease lasts from now, as the leader counts it.
-  std::chrono::milliseconds lease_remaining{0};
-  /// Leader only: how long ago the write of record_json was sent, by the leader's monotonic
-  /// clock, rounded down; nullopt when unknown. Sent as "writeAgeMs", so that a follower can
-  /// count the lease from the write rather than from when the answer reached it.
-  std::optional<std::chrono::milliseconds> write_age;
-  /// The current leader as last seen; empty when none is known.
-  std::string leader_id;
-  /// Leader only: increases on every successful write of the lock record (acquisition and
-  /// renewals). A watch may ask to be answered when it changes (`&serial=`), which tells the
-  /// follower of each renewal as it lands.
-  std::uint64_t serial = 0;
-  /// Not leader, after this elector released the lock: the ETag and term of the released record
-  /// it wrote, until it sees anyone lead again. Sent in the 404 answer ("releasedETag",
-  /// "releasedTerm") so that a watching follower can write its takeover at once with If-Match
-  /// on that ETag (docs/safety-and-fencing.md#one-round-trip-handover). Empty: nothing to tell.
-  std::string released_etag;
-  std::uint64_t released_term = 0;
-  /// Increases whenever is_leader, term, leader_id or serial changes.
-  std::uint64_t version = 0;
-};
-
-/// Where the health endpoint gets its answers from; the elector implements it. Both functions
-/// may be called from any thread.
+/// Where the health endpoint gets its answers from: elector::health_source() for an elector.
+/// Every function may be called from any thread.
 class leadership_source {
  public:
   using change_signature = void(boost::system::error_code);
@@ -79,7 +50,7 @@ class leadership_source {
   /// Called by a health_server in zero-configuration TLS (no certificate configured), or with
   /// health_server_config::publish_endpoint, once it listens: `key_pin` is the public_key_pin()
   /// of the self-signed certificate it made (empty with a certificate of its own), `bound` its
-  /// local_endpoint(). The elector publishes both (elector::publish_peer_endpoint); the
+  /// local_endpoint(). An elector's source publishes both (elector::health_source()); the
   /// default does nothing. Returns nullopt, or why they could not be published.
   virtual std::optional<std::string> publish_peer_endpoint(
       std::string_view key_pin, const boost::asio::ip::tcp::endpoint& bound) {

@@ -3,7 +3,7 @@
 // polling S3. A thin public face of the follower's own peer client; no Beast, OpenSSL or JSON.
 #pragma once
 
-#include <s3lect/storage.hpp>
+#include <s3lect/completion_token.hpp>
 #include <s3lect/tls.hpp>
 
 #include <boost/asio/any_completion_handler.hpp>

@@ -5,10 +5,10 @@
 // src/metrics/metrics_server.cpp answers, on the server skeleton of src/net/http_server.cpp.
 #pragma once
 
+#include <s3lect/completion_token.hpp>
 #include <s3lect/liveness.hpp>
 #include <s3lect/logger.hpp>
 #include <s3lect/server_stats.hpp>
-#include <s3lect/storage.hpp>
 
 #include <boost/asio/any_completion_handler.hpp>
 #include <boost/asio/any_io_executor.hpp>

@@ -2,13 +2,16 @@
 // Boost.JSON, so a translation unit including it compiles in seconds.
 #pragma once
 
+#include <s3lect/completion_token.hpp>
 #include <s3lect/config.hpp>
 #include <s3lect/elector.hpp>
+#include <s3lect/elector_counters.hpp>
 #include <s3lect/error.hpp>
 #include <s3lect/fenced_object.hpp>
 #include <s3lect/file_descriptors.hpp>
 #include <s3lect/health.hpp>
 #include <s3lect/leader_endpoint.hpp>
+#include <s3lect/leadership.hpp>
 #include <s3lect/liveness.hpp>
 #include <s3lect/logger.hpp>
 #include <s3lect/memory_storage.hpp>
@@ -19,5 +22,6 @@
 #include <s3lect/s3_client.hpp>
 #include <s3lect/server_stats.hpp>
 #include <s3lect/storage.hpp>
+#include <s3lect/store_clock_offset.hpp>
 #include <s3lect/term_guard.hpp>
 #include <s3lect/tls.hpp>

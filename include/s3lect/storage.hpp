@@ -3,10 +3,12 @@
 // memory_storage (unit tests and fault injection).
 #pragma once
 
+#include <s3lect/completion_token.hpp>
+#include <s3lect/store_clock_offset.hpp>
+
 #include <boost/asio/any_completion_handler.hpp>
 #include <boost/asio/any_io_executor.hpp>
 #include <boost/asio/async_result.hpp>
-#include <boost/asio/use_awaitable.hpp>
 #include <boost/system/error_code.hpp>
 
 #include <chrono>
@@ -17,11 +19,6 @@
 #include <utility>
 
 namespace s3lect {
-
-/// The default completion token of every s3lect operation: `co_await op(...)` yields the result
-/// and throws boost::system::system_error on failure. Pass `as_tuple(use_awaitable)`, a callback,
-/// `use_future` or `deferred` instead as with any Asio operation.
-using default_token = boost::asio::use_awaitable_t<>;
 
 /// User metadata of an object: the `x-amz-meta-NAME: value` headers, keyed by NAME in lower case
 /// (S3 lower-cases metadata names). Values are ASCII without control characters.
@@ -64,24 +61,6 @@ struct response_info {
   std::optional<std::chrono::system_clock::time_point> server_date;
   std::chrono::microseconds round_trip{0};  ///< Time from sending to the complete answer.
 };
-
-/// This node's wall clock against the store's, measured from the `Date` of the store's answers.
-/// Informational: no election decision depends on any node's wall clock.
-struct store_clock_offset {
-  /// The store's clock minus this node's wall clock: −300 s for a node whose clock is five
-  /// minutes ahead of the store's.
-  std::chrono::microseconds offset{0};
-  /// The true offset lies within offset ± error_bound (for a store whose Date is truncated
-  /// to the second, as HTTP dates are).
-  std::chrono::microseconds error_bound{0};
-};
-
-/// This machine's wall clock against the store's from one answer whose last byte arrived at
-/// `received` (this machine's clock): nullopt when it has no `Date`. With `Date` in whole
-/// seconds the bound is half a second plus half the round trip; an elector refines it over many
-/// answers (leadership_status::clock_offset).
-std::optional<store_clock_offset> clock_offset_of(const response_info& answer,
-                                                  std::chrono::system_clock::time_point received);
 
 /// Result of a GET: the object, or nullopt when no object exists at the key (not an error).
 struct get_result {

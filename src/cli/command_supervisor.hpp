@@ -6,7 +6,7 @@
 #include "cli/child_process.hpp"
 #include "cli/guardian_process.hpp"
 #include "cli/log_output.hpp"
-#include "cli/run.hpp"
+#include "cli/run_options.hpp"
 #include "cli/signal_inbox.hpp"
 
 #include <s3lect/elector.hpp>

@@ -3,7 +3,7 @@
 #pragma once
 
 #include "cli/log_output.hpp"
-#include "cli/run.hpp"
+#include "cli/run_options.hpp"
 
 #include <chrono>
 #include <string>

@@ -4,6 +4,7 @@
 #include "guardian/job_cgroup.hpp"
 
 #include <s3lect/error.hpp>
+#include <s3lect/health.hpp>
 #include <s3lect/record.hpp>
 
 #include <boost/asio/as_tuple.hpp>
@@ -110,7 +111,7 @@ asio::awaitable<void> confirm_until_lost(supervisor& s, leadership_lease lease) 
   for (;;) {
     // The elector's version grows with every successful renewal: each one extends the job's
     // deadline.
-    auto [error] = co_await s.election.async_wait_change(version, token);
+    auto [error] = co_await s.election.health_source().async_wait_change(version, token);
     version = s.election.snapshot().version;
     const auto confirmed = confirmed_leadership(s.election, lease.term);
     if (error || !confirmed) break;

@@ -204,8 +204,8 @@ std::optional<int> start_servers(run_context& run, elector& election,
     health_server_config server_config = *serve.peer_server;
     server_config.log = run.output.library_logger();
     server_config.metrics = render_metrics;
-    servers.peer = construct_or_report<health_server>([&] {
-      return std::make_unique<health_server>(run.io.get_executor(), election, server_config);
+    servers.peer = construct_or_report<health_server>([&, &source = election.health_source()] {
+      return std::make_unique<health_server>(run.io.get_executor(), source, server_config);
     });
     if (!servers.peer) return exit_usage;
     if (const error_code ec = servers.peer->start()) {

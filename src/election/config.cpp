@@ -242,7 +242,7 @@ std::optional<std::string> elector_config::validate() const {
   if (auto e = check_text("lock_key", lock_key, true)) return e;
   if (auto e = check_text("server_id", server_id, true)) return e;
   // May be empty with peer.enabled: a zero-configuration health_server fills it in when it
-  // starts (elector::publish_peer_endpoint); until then followers find no address and read S3.
+  // starts (through elector::health_source()); until then followers find no address and read S3.
   if (auto e = check_text("server_address", server_address, false)) return e;
   if (auto e = validate_timing(*this)) return e;
   if (auto e = validate_retry(*this)) return e;

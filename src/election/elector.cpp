@@ -3,6 +3,7 @@
 // read and wait.
 #include "s3lect/elector.hpp"
 
+#include "elector_health_source.hpp"
 #include "elector_impl.hpp"
 
 #include <s3lect/error.hpp>
@@ -39,7 +40,8 @@ elector::impl::impl(executor_type executor, storage& store_ref, elector_config c
       loop(strand, clock) {}
 
 elector::elector(executor_type executor, storage& store, elector_config config)
-    : impl_(std::make_shared<impl>(std::move(executor), store, validated(std::move(config)))) {}
+    : impl_(std::make_shared<impl>(std::move(executor), store, validated(std::move(config)))),
+      health_source_(std::make_unique<detail::elector_health_source>(*this, impl_->publisher)) {}
 
 elector::~elector() {
   auto self = impl_;
@@ -104,11 +106,6 @@ void elector::wait_for_change_impl(std::uint64_t seen_version, status_handler ha
   impl_->publisher.wait_for_change(seen_version, std::move(handler));
 }
 
-void elector::wait_change_impl(std::uint64_t seen_version,
-                               asio::any_completion_handler<change_signature> handler) {
-  impl_->publisher.wait_for_health_change(seen_version, std::move(handler));
-}
-
 bool elector::is_leader() const {
   return impl_->publisher.is_leader();
 }
@@ -129,6 +126,10 @@ elector_counters elector::counters() const {
 
 leadership_snapshot elector::snapshot() const {
   return impl_->publisher.snapshot();
+}
+
+leadership_source& elector::health_source() noexcept {
+  return *health_source_;
 }
 
 liveness_report elector::liveness(liveness_limits limits) const {
@@ -180,26 +181,6 @@ std::optional<std::string> elector::update_config(elector_config config) {
     }
   });
   return std::nullopt;
-}
-
-void latency_histogram::observe(std::chrono::microseconds latency) noexcept {
-  std::size_t bucket = 0;
-  while (bucket < bounds_ms.size() && latency > std::chrono::milliseconds{bounds_ms[bucket]}) {
-    ++bucket;
-  }
-  ++counts[bucket];
-  ++count;
-  sum += latency;
-}
-
-std::optional<std::string> elector::publish_peer_endpoint(std::string_view key_pin,
-                                                          const asio::ip::tcp::endpoint& bound) {
-  elector_config next = config();
-  // A server with a certificate of its own has no pin: the one configured, if any, stays.
-  if (!key_pin.empty()) next.peer.key_pin = std::string(key_pin);
-  // An address the user set wins: behind NAT no interface carries the one the others use.
-  if (next.server_address.empty()) next.server_address = reachable_address(bound);
-  return update_config(std::move(next));
 }
 
 }  // namespace s3lect

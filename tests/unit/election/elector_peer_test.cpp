@@ -105,7 +105,8 @@ struct peer_group : s3lect::test::elector_group {
         server.tls.ca_pem = pki().ca.certificate;
         server.tls.require_client_cert = true;
       }
-      servers.push_back(std::make_unique<health_server>(io.get_executor(), *electors[i], server));
+      servers.push_back(std::make_unique<health_server>(io.get_executor(),
+                                                        electors[i]->health_source(), server));
       const auto ec = servers.back()->start();
       if (ec) throw boost::system::system_error(ec, "health_server::start");
       if (options.zero_config) continue;  // the server published its pin and address itself
@@ -235,7 +236,7 @@ TEST(ElectorPeer, ACertificateLeavesTheElectorsPinAndAddressAlone) {
   server.bind_address = "127.0.0.1:0";
   server.tls.certificate_pem = pki().server.certificate;
   server.tls.private_key_pem = pki().server.private_key;
-  health_server ca_mode(io.get_executor(), election, server);
+  health_server ca_mode(io.get_executor(), election.health_source(), server);
   ASSERT_FALSE(ca_mode.start());
   EXPECT_EQ(election.config().peer.key_pin, "");
   EXPECT_EQ(election.config().server_address, "");

@@ -1,0 +1,77 @@
+// What an elector tells of the election: a period of leadership (leadership_lease), the
+// elector's view of the election (leadership_status), and what its health endpoint reports
+// (leadership_snapshot).
+#pragma once
+
+#include <s3lect/store_clock_offset.hpp>
+
+#include <chrono>
+#include <cstdint>
+#include <optional>
+#include <string>
+
+namespace s3lect {
+
+/// One period of leadership. `term` is the fencing token: strictly greater than every term
+/// before it; pass it to the resources you protect so they can reject a stale leader.
+struct leadership_lease {
+  std::uint64_t term = 0;
+  std::uint64_t period = 0;  ///< Identifies this leadership period within this elector.
+  std::chrono::steady_clock::time_point acquired_at{};
+};
+
+/// What a follower polls at: every frequent interval, or every infrequent one once stable.
+enum class poll_mode { frequent, stable };
+
+/// A snapshot of an elector's view of the election.
+struct leadership_status {
+  std::string server_id;
+  std::string lock_key;
+  bool running = false;
+  bool is_leader = false;
+  std::string leader_id;  ///< Empty when nobody holds the lock (absent or released).
+  std::string leader_addr;
+  std::uint64_t term = 0;  ///< Term of the last record seen or written.
+  poll_mode mode = poll_mode::frequent;
+  /// When this elector last saw the leader's record change, or renewed it itself.
+  std::optional<std::chrono::system_clock::time_point> leader_last_seen;
+  /// When the last election cycle (a read or write and its decision) completed.
+  std::optional<std::chrono::system_clock::time_point> last_election_time;
+  unsigned consecutive_failures = 0;
+  std::string last_error;  ///< The last storage or record error, for diagnostics.
+  /// This node's wall clock against the store's; unset before the first answer with a `Date`.
+  std::optional<store_clock_offset> clock_offset;
+  std::uint64_t version = 0;  ///< Increases on every change of leader, term or is_leader.
+};
+
+/// What the health endpoint reports, read from the elector at one instant.
+struct leadership_snapshot {
+  bool is_leader = false;
+  /// Leader: the term it holds. Follower: the term of the last record it saw.
+  std::uint64_t term = 0;
+  /// Leader only: the JSON body of its last *successful* write (never a record stamped "now",
+  /// which would hide a leader that can no longer reach the store).
+  std::string record_json;
+  /// Leader only: how long its lease lasts from now, as the leader counts it.
+  std::chrono::milliseconds lease_remaining{0};
+  /// Leader only: how long ago the write of record_json was sent, by the leader's monotonic
+  /// clock, rounded down; nullopt when unknown. Sent as "writeAgeMs", so that a follower can
+  /// count the lease from the write rather than from when the answer reached it.
+  std::optional<std::chrono::milliseconds> write_age;
+  /// The current leader as last seen; empty when none is known.
+  std::string leader_id;
+  /// Leader only: increases on every successful write of the lock record (acquisition and
+  /// renewals). A watch may ask to be answered when it changes (`&serial=`), which tells the
+  /// follower of each renewal as it lands.
+  std::uint64_t serial = 0;
+  /// Not leader, after this elector released the lock: the ETag and term of the released record
+  /// it wrote, until it sees anyone lead again. Sent in the 404 answer ("releasedETag",
+  /// "releasedTerm") so that a watching follower can write its takeover at once with If-Match
+  /// on that ETag (docs/safety-and-fencing.md#one-round-trip-handover). Empty: nothing to tell.
+  std::string released_etag;
+  std::uint64_t released_term = 0;
+  /// Increases whenever is_leader, term, leader_id or serial changes.
+  std::uint64_t version = 0;
+};
+
+}  // namespace s3lect
