@@ -32,7 +32,6 @@ BENCHMARK(BM_record_encode)->Apply(s3lect::bench::fixed_iterations);
 
 void BM_record_decode(benchmark::State& state) {
   const std::string body = s3lect::encode_record(sample_record());
-  const auto now = std::chrono::system_clock::now();
   if (!s3lect::decode_record(body).record) throw std::runtime_error("sample does not decode");
   for (auto _ : state) benchmark::DoNotOptimize(s3lect::decode_record(body));
   state.counters["bytes"] = static_cast<double>(body.size());
@@ -43,7 +42,6 @@ BENCHMARK(BM_record_decode)->Apply(s3lect::bench::fixed_iterations);
 void BM_record_decode_go(benchmark::State& state) {
   const std::string body =
       R"({"leaderID":"api-7","leaderAddr":"10.0.1.42:8443","lastUpdated":"2026-11-21T10:30:45.123456789Z"})";
-  const auto now = std::chrono::system_clock::now();
   if (!s3lect::decode_record(body).record) throw std::runtime_error("sample does not decode");
   for (auto _ : state) benchmark::DoNotOptimize(s3lect::decode_record(body));
 }

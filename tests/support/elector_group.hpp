@@ -26,6 +26,18 @@
 
 namespace s3lect::test {
 
+/// The unit tests' short timing: a lease of 600 ms renewed every 150 ms (deadline 400 ms), an
+/// infrequent read every 450 ms, requests bounded by 50 ms and retried after 5 and 20 ms.
+inline void use_short_timing(elector_config& config) {
+  using namespace std::chrono_literals;
+  config.lease = 600ms;
+  config.renew_deadline = 400ms;
+  config.frequent_interval = 150ms;
+  config.infrequent_interval = 450ms;
+  config.request_timeout = 50ms;
+  config.retry.delays = {5ms, 20ms};
+}
+
 /// How many of `electors` (null: destroyed) lead now.
 inline int leader_count(const std::vector<std::unique_ptr<elector>>& electors) {
   int count = 0;

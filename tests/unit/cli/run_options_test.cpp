@@ -78,7 +78,7 @@ TEST_F(RunOptions, DefaultsAreTheLibrarysWithAOneSecondRequestTimeoutAndThreeSec
   EXPECT_EQ(options->store.config.bucket, "bucket");
   EXPECT_EQ(options->store.url(), "s3://bucket/group/leader.json");
   // No timing option: the library's defaults, which ElectorConfig.DefaultsAreTheDesigns pins.
-  const elector_config defaults;
+  const s3lect::elector_config defaults;
   EXPECT_EQ(config.lease, defaults.lease);
   EXPECT_EQ(config.renew_deadline, defaults.renew_deadline);
   EXPECT_EQ(config.frequent_interval, defaults.frequent_interval);

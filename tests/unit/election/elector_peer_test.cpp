@@ -254,7 +254,7 @@ TEST(ElectorPeer, ACertificateWithPublishEndpointFillsTheAddressAndKeepsThePin) 
   server.tls.certificate_pem = pki().server.certificate;
   server.tls.private_key_pem = pki().server.private_key;
   server.publish_endpoint = true;
-  health_server endpoint(io.get_executor(), election, server);
+  health_server endpoint(io.get_executor(), election.health_source(), server);
   ASSERT_FALSE(endpoint.start());
   EXPECT_EQ(election.config().peer.key_pin, config.peer.key_pin);
   EXPECT_EQ(election.config().server_address,

@@ -10,6 +10,7 @@
 #include <s3lect/memory_storage.hpp>
 #include <s3lect/record.hpp>
 
+#include "support/elector_group.hpp"
 #include "support/leadership_timeline.hpp"
 
 #include <boost/asio/as_tuple.hpp>
@@ -59,16 +60,15 @@ extern "C" const char* __tsan_default_suppressions() {
   return "race:boost::asio::execution::detail::shared_target_executor\n";
 }
 
-namespace asio = boost::asio;
-using namespace std::chrono_literals;
-using boost::system::error_code;
 using s3lect::elector;
 using s3lect::elector_config;
-using s3lect::leadership_lease;
 using s3lect::memory_faults;
 using s3lect::memory_storage;
 using s3lect::memory_store;
 using s3lect::test::leadership_period;
+namespace asio = boost::asio;
+using boost::system::error_code;
+using namespace std::chrono_literals;
 using steady = std::chrono::steady_clock;
 
 namespace {
@@ -129,12 +129,7 @@ elector_config stress_config(int index, std::mt19937& random) {
   config.lock_key = lock_key;
   config.server_id = "node-" + std::to_string(index);
   config.server_address = "127.0.0.1:" + std::to_string(9000 + index);
-  config.lease = 600ms;
-  config.renew_deadline = 400ms;
-  config.frequent_interval = 150ms;
-  config.infrequent_interval = 450ms;
-  config.request_timeout = 50ms;
-  config.retry.delays = {5ms, 20ms};
+  s3lect::test::use_short_timing(config);
   if (random() % 2) config.on_acquire = acquire_hook;
   if (random() % 2) config.on_lose = lose_hook;
   return config;
@@ -338,7 +333,7 @@ struct harness {
               [&e](auto handler) { e.async_wait_for_leadership(std::move(handler)); });
         break;
       case 1: {
-        leadership_lease lease;
+        s3lect::leadership_lease lease;
         lease.period = random() % 4;
         track("wait_for_loss", true,
               [&e, lease](auto handler) { e.async_wait_for_loss(lease, std::move(handler)); });

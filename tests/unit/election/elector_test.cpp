@@ -55,12 +55,7 @@ elector_config fast_config(std::string id, std::string key = "group/leader.json"
   config.lock_key = std::move(key);
   config.server_id = std::move(id);
   config.server_address = "127.0.0.1:1";
-  config.lease = 600ms;
-  config.renew_deadline = 400ms;
-  config.frequent_interval = 150ms;
-  config.infrequent_interval = 450ms;
-  config.request_timeout = 50ms;
-  config.retry.delays = {5ms, 20ms};
+  s3lect::test::use_short_timing(config);
   return config;
 }
 
