@@ -1,5 +1,6 @@
 #include "credentials_cache.hpp"
 
+#include "manual_clock.hpp"
 #include "rfc3339.hpp"
 
 #include <algorithm>
@@ -80,7 +81,11 @@ credentials_cache::credentials_cache(asio::any_io_executor executor,
     : executor_(std::move(executor)),
       provider_(std::move(provider)),
       settings_(std::move(settings)),
-      schedule_(settings_.refresh) {}
+      schedule_(settings_.refresh) {
+  if (!settings_.clock) {
+    settings_.clock = [clock = clock_source::of(executor_)] { return clock.wall_now(); };
+  }
+}
 
 std::optional<aws_credentials> credentials_cache::current() {
   bool start = false;

@@ -84,10 +84,9 @@ class refresh_schedule {
 struct cache_settings {
   refresh_settings refresh;
   logger log;
-  /// The wall clock; tests substitute a virtual one.
-  std::function<std::chrono::system_clock::time_point()> clock = [] {
-    return std::chrono::system_clock::now();
-  };
+  /// The wall clock; tests substitute a virtual one. Empty: the wall clock of the executor's
+  /// clock_source (manual_clock.hpp), the system clock unless a test installed a manual clock.
+  std::function<std::chrono::system_clock::time_point()> clock;
 };
 
 /// Caches one provider's credentials; thread-safe.

@@ -2,6 +2,7 @@
 
 #include "credentials_http.hpp"
 #include "credentials_parse.hpp"
+#include "manual_clock.hpp"
 #include "sigv4.hpp"
 
 #include <algorithm>
@@ -12,7 +13,6 @@ namespace s3lect::detail {
 namespace {
 
 namespace asio = boost::asio;
-using std::chrono::system_clock;
 
 constexpr std::string_view label = "imds";
 constexpr std::string_view ttl_header = "X-aws-ec2-metadata-token-ttl-seconds";
@@ -36,7 +36,9 @@ std::optional<std::chrono::seconds> granted_ttl(const http_response& response) {
 class imds_provider final : public coroutine_provider {
  public:
   imds_provider(asio::any_io_executor executor, imds_settings settings)
-      : coroutine_provider(std::move(executor)), settings_(std::move(settings)) {}
+      : coroutine_provider(executor),
+        settings_(std::move(settings)),
+        clock_(clock_source::of(executor)) {}
 
   std::string name() const override { return std::string(label); }
 
@@ -88,7 +90,7 @@ class imds_provider final : public coroutine_provider {
       if (credentials.response.status != 200) {
         co_return status_failure("credentials query for role " + std::string(role), credentials);
       }
-      co_return parse_json_credentials(credentials.response.body, label, system_clock::now());
+      co_return parse_json_credentials(credentials.response.body, label, clock_.wall_now());
     }
     co_return fetch_failure(credentials_errc::fetch_failed,
                             with_label("the service refused two fresh session tokens (HTTP 401)"));
@@ -98,7 +100,7 @@ class imds_provider final : public coroutine_provider {
   /// The cached session token, else a new one (IMDSv2); the failure to report when none.
   asio::awaitable<std::optional<fetch_outcome>> obtain_token(credentials_http_client& client,
                                                              std::string& token) {
-    if (std::optional<std::string> cached = tokens_.get(imds_token_cache::clock::now())) {
+    if (std::optional<std::string> cached = tokens_.get(clock_.now())) {
       token = std::move(*cached);
       co_return std::nullopt;
     }
@@ -126,7 +128,7 @@ class imds_provider final : public coroutine_provider {
       co_return fetch_failure(credentials_errc::malformed, with_label("malformed session token"));
     }
     const std::chrono::seconds ttl = granted_ttl(reply.response).value_or(settings_.token_ttl);
-    tokens_.put(std::string(granted), ttl, imds_token_cache::clock::now());
+    tokens_.put(std::string(granted), ttl, clock_.now());
     token = std::string(granted);
     co_return std::nullopt;
   }
@@ -171,6 +173,8 @@ class imds_provider final : public coroutine_provider {
   }
 
   imds_settings settings_;
+  // The token's TTL and the credentials' checks: real time, or a test's manual clock.
+  clock_source clock_;
   imds_token_cache tokens_;
   std::mutex mutex_;
   std::unique_ptr<credentials_http_client> client_;

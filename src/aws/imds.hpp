@@ -3,6 +3,7 @@
 // is no IMDSv1 fallback: an instance that refuses tokens is reported, not quietly downgraded.
 #pragma once
 
+#include "boot_clock.hpp"
 #include "credentials_detail.hpp"
 
 #include <boost/asio/any_io_executor.hpp>
@@ -23,10 +24,10 @@ std::string imds_endpoint(const environment_snapshot& env);
 bool imds_disabled(const environment_snapshot& env);
 
 /// The IMDSv2 session token of one provider: reused until shortly before its TTL runs out, by
-/// the provider's own steady clock (the service's clock is not ours to read).
+/// the provider's own monotonic clock (the service's clock is not ours to read).
 class imds_token_cache {
  public:
-  using clock = std::chrono::steady_clock;
+  using clock = boot_clock;
 
   /// The cached token if it is still good at `now`.
   std::optional<std::string> get(clock::time_point now) const;

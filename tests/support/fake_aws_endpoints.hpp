@@ -5,6 +5,7 @@
 // no test traffic ever leaves 127.0.0.1.
 #pragma once
 
+#include "manual_clock.hpp"
 #include "support/scripted_http_server.hpp"
 
 #include <chrono>
@@ -94,10 +95,13 @@ inline std::map<std::string, std::string> decode_form(std::string_view body) {
 
 /// IMDSv2: `PUT /latest/api/token` grants a token for the requested TTL (capped by
 /// max_token_ttl), echoed in X-aws-ec2-metadata-token-ttl-seconds; every GET without a known,
-/// unexpired token gets 401, as the real service does once IMDSv1 is turned off.
+/// unexpired token gets 401, as the real service does once IMDSv1 is turned off. Its tokens
+/// expire on `clock`: the real clocks, or the test's manual clock that the provider reads too.
 class fake_imds {
  public:
-  fake_imds() : server_([this](const recorded_request& request) { return handle(request); }) {}
+  explicit fake_imds(detail::clock_source clock = {})
+      : clock_(clock),
+        server_([this](const recorded_request& request) { return handle(request); }) {}
 
   std::string endpoint() const { return server_.endpoint(); }
   std::vector<recorded_request> requests() const { return server_.requests(); }
@@ -147,7 +151,7 @@ class fake_imds {
  private:
   scripted_reply handle(const recorded_request& request) {
     std::lock_guard lock(mutex_);
-    const auto now = std::chrono::steady_clock::now();
+    const auto now = clock_.now();
     if (request.target == "/latest/api/token") {
       if (request.method != "PUT") return http_reply(405);
       const std::string ttl_text = request.header("X-aws-ec2-metadata-token-ttl-seconds");
@@ -190,7 +194,8 @@ class fake_imds {
   served_credentials creds_;
   std::string role_ = "s3lect-test-role";
   std::chrono::seconds max_ttl_{21600};
-  std::map<std::string, std::chrono::steady_clock::time_point> tokens_;
+  const detail::clock_source clock_;
+  std::map<std::string, detail::boot_clock::time_point> tokens_;
   unsigned refuse_status_ = 0;
   unsigned fail_status_ = 0;
   std::size_t tokens_granted_ = 0;

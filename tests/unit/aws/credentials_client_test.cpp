@@ -6,6 +6,7 @@
 #include <s3lect/error.hpp>
 #include <s3lect/s3_client.hpp>
 
+#include "manual_clock.hpp"
 #include "s3_endpoint.hpp"
 #include "support/fake_aws_endpoints.hpp"
 #include "support/run_until_complete.hpp"
@@ -17,7 +18,6 @@
 
 #include <atomic>
 #include <string>
-#include <thread>
 
 namespace s3lect {
 namespace {
@@ -30,7 +30,8 @@ namespace asio = boost::asio;
 using boost::system::error_code;
 using namespace std::chrono_literals;
 
-/// Hands out AKID1, AKID2, ... each expiring `lifetime` after the fetch; counts fetches.
+/// Hands out AKID1, AKID2, ... each expiring `lifetime` after the fetch (on the executor's
+/// clock: a manual one when the test installed it); counts fetches.
 class counting_provider final : public credentials_provider {
  public:
   counting_provider(asio::any_io_executor executor, std::chrono::seconds lifetime)
@@ -45,7 +46,7 @@ class counting_provider final : public credentials_provider {
     result.credentials.access_key_id = "AKID" + std::to_string(++fetches_);
     result.credentials.secret_access_key = "counting-secret";
     result.credentials.session_token = "token-" + std::to_string(fetches_);
-    result.credentials.expiration = std::chrono::system_clock::now() + lifetime_;
+    result.credentials.expiration = detail::clock_source::of(executor_).wall_now() + lifetime_;
     asio::post(executor_, [handler = std::move(handler), result = std::move(result)]() mutable {
       std::move(handler)(error_code{}, std::move(result));
     });
@@ -181,6 +182,8 @@ TEST_F(CredentialsClient, NoCredentialsFailsTheRequestWithTheChainsMessage) {
 }
 
 TEST_F(CredentialsClient, ARefreshDueRunsInTheBackgroundWithoutDelayingRequests) {
+  // The credential cache and the provider read the wall clock of this manual clock.
+  detail::manual_clock& clock = detail::manual_clock::install(io);
   scripted_http_server server(found());
   auto config = config_for(server);
   // Expire 5 min + 2 s after each fetch: the refresh falls due 2 s after the first one.
@@ -190,8 +193,7 @@ TEST_F(CredentialsClient, ARefreshDueRunsInTheBackgroundWithoutDelayingRequests)
   ASSERT_FALSE(get(client, "a").first);
   ASSERT_EQ(provider->fetches(), 1);
 
-  std::this_thread::sleep_for(
-      2100ms);  // Real time: the credential cache's clock is the wall clock.
+  clock.advance(2100ms);
   ASSERT_FALSE(get(client, "b").first);  // signed with AKID1 while AKID2 is fetched
   io.restart();
   io.poll();

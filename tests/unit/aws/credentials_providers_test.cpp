@@ -5,10 +5,11 @@
 
 #include "aws_profile.hpp"
 #include "credentials_container.hpp"
+#include "imds.hpp"
+#include "manual_clock.hpp"
+#include "sts.hpp"
 #include "support/fake_aws_endpoints.hpp"
 #include "support/run_until_complete.hpp"
-#include "imds.hpp"
-#include "sts.hpp"
 
 #include <gtest/gtest.h>
 #include <boost/asio/connect.hpp>
@@ -19,7 +20,6 @@
 
 #include <filesystem>
 #include <string>
-#include <thread>
 
 namespace s3lect {
 namespace {
@@ -103,26 +103,27 @@ TEST_F(CredentialProviders, ImdsServesTheRoleCredentialsUnderASessionToken) {
 }
 
 TEST_F(CredentialProviders, ImdsReusesItsTokenUntilTheTtlRunsOut) {
-  test::fake_imds fake;
+  // The provider and the fake service both measure the token's TTL on this clock.
+  detail::manual_clock& clock = detail::manual_clock::install(io);
+  test::fake_imds fake{detail::clock_source(&clock)};
   auto provider = imds(fake, 2s);
   ASSERT_FALSE(fetch(*provider).first);
   ASSERT_FALSE(fetch(*provider).first);
   EXPECT_EQ(fake.tokens_granted(), 1u);
 
-  // Real time: the token TTL is on the IMDS provider's and the fake service's own clocks.
-  std::this_thread::sleep_for(1600ms);  // past 2 s minus the provider's quarter-TTL margin
+  clock.advance(1600ms);  // past 2 s minus the provider's quarter-TTL margin
   ASSERT_FALSE(fetch(*provider).first);
   EXPECT_EQ(fake.tokens_granted(), 2u);
   EXPECT_EQ(fake.unauthorized(), 0u);
 }
 
 TEST_F(CredentialProviders, ImdsHonoursTheTtlTheServiceGranted) {
-  test::fake_imds fake;
+  detail::manual_clock& clock = detail::manual_clock::install(io);
+  test::fake_imds fake{detail::clock_source(&clock)};
   fake.set_max_token_ttl(1s);
   auto provider = imds(fake);  // asks for six hours
   ASSERT_FALSE(fetch(*provider).first);
-  // Real time: the token TTL is on the fake service's own clock.
-  std::this_thread::sleep_for(1100ms);  // the fake now refuses the first token
+  clock.advance(1100ms);  // the fake now refuses the first token
   ASSERT_FALSE(fetch(*provider).first);
   EXPECT_EQ(fake.tokens_granted(), 2u);
   EXPECT_EQ(fake.unauthorized(), 0u);
