@@ -271,14 +271,14 @@ class fake_sts {
   std::string endpoint() const { return server_.endpoint(); }
   std::vector<recorded_request> requests() const { return server_.requests(); }
 
-  void set_credentials(served_credentials creds) {
-    std::lock_guard lock(mutex_);
-    creds_ = std::move(creds);
-  }
   /// The token accepted from now on (a rotated token file).
   void expect_token(std::string token) {
     std::lock_guard lock(mutex_);
     token_ = std::move(token);
+  }
+  void set_credentials(served_credentials creds) {
+    std::lock_guard lock(mutex_);
+    creds_ = std::move(creds);
   }
   std::size_t credentials_served() const {
     std::lock_guard lock(mutex_);
