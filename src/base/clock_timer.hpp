@@ -90,7 +90,8 @@ class clock_timer {
       timer_.template emplace<RealTimer>(executor);
     }
   }
-  /// Looks for the manual clock on the executor's context (a mutex lock: not per renewal).
+  /// Looks for the manual clock on the executor's context: one uncontended mutex lock, which a
+  /// retry's pause timer pays once per storage operation.
   explicit clock_timer(const boost::asio::any_io_executor& executor)
       : clock_timer(executor, clock_source::of(executor)) {}
 

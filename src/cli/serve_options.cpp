@@ -242,7 +242,7 @@ bool apply_peer_advertise(const parsed_args& args, elector_config& config, std::
 }
 
 /// --peer-listen as the bind address (port 0: a free one). Without --addr or --peer-advertise,
-/// leaderAddr is where the server ends up listening (serve_settings::advertise_bound_address).
+/// leaderAddr is where the server ends up listening (health_server_config::publish_endpoint).
 std::optional<std::string> bind_to_peer_listen(const std::string& listen, std::string& error) {
   const auto parts = split_host_port(listen);
   const auto ip = parts ? ip_literal(parts->host) : std::nullopt;
@@ -357,9 +357,8 @@ std::optional<serve_settings> make_serve_settings(const parsed_args& args, elect
     const auto ip = parts ? ip_literal(parts->host) : std::nullopt;
     // A wildcard address or a free port is known only once the server listens: the server
     // then publishes it to the elector (health_server_config::publish_endpoint).
-    settings.advertise_bound_address = !ip || ip->is_unspecified() || parts->port == "0";
-    server.publish_endpoint = settings.advertise_bound_address;
-    if (!settings.advertise_bound_address) config.server_address = server.bind_address;
+    server.publish_endpoint = !ip || ip->is_unspecified() || parts->port == "0";
+    if (!server.publish_endpoint) config.server_address = server.bind_address;
   }
   if (!apply_server_identity(*files, server, config, error)) return std::nullopt;
   apply_peer_files(*files, server, config);

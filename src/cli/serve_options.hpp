@@ -18,13 +18,11 @@ namespace s3lect::cli {
 
 /// The servers `s3lect run` starts. Without logger and metrics: run fills those in.
 struct serve_settings {
-  /// Peer mode: the health server every node runs (a follower answers "not leader").
+  /// Peer mode: the health server every node runs (a follower answers "not leader"). With
+  /// neither --addr nor --peer-advertise and a wildcard or free port to listen on, its
+  /// publish_endpoint is set: leaderAddr is reachable_address() of where it ends up listening,
+  /// published to the elector once it listens and before campaigning.
   std::optional<health_server_config> peer_server;
-  /// Neither --addr nor --peer-advertise, and a wildcard or free port to listen on: leaderAddr
-  /// is reachable_address() of where the peer server ends up listening, which the server
-  /// publishes to the elector once it listens and before campaigning
-  /// (health_server_config::publish_endpoint).
-  bool advertise_bound_address = false;
   /// --metrics-listen: where the plain-HTTP /metrics endpoint listens.
   std::optional<std::string> metrics_listen;
   /// --liveness-stall: the metrics endpoint's /healthz fails once the elector's loop has not
@@ -51,7 +49,7 @@ const char* serve_options_help();
 ///   --peer-advertise, else on a free port;
 /// - --peer-advertise is --addr under its peer-mode name: at most one of them, neither a
 ///   wildcard address; without both, leaderAddr is reachable_address() of the bound endpoint
-///   (advertise_bound_address);
+///   (health_server_config::publish_endpoint);
 /// - --peer-client-cert and --peer-client-key go together and need --peer-ca. A node that
 ///   presents a client certificate also requires one from its followers, verified against
 ///   --peer-ca: mutual TLS is on for the whole group or off;

@@ -9,6 +9,7 @@
 #pragma once
 
 #include "s3lect/elector.hpp"
+#include "s3lect/retry.hpp"
 
 #include "boot_timer.hpp"
 #include "clock_timer.hpp"
@@ -56,6 +57,14 @@ struct loop_state {
 
 /// Times a request's limit and the retry policy's pauses, on the elector's clock.
 using short_timer = clock_timer<boost::asio::steady_timer>;
+
+/// async_retry with its pauses on the elector's clock (short_timer).
+template <retryable_operation Op, class Retryable = transient_errors>
+boost::asio::awaitable<attempt_result_t<Op>> retry_on_elector_clock(retry_policy policy, Op op,
+                                                                    Retryable retryable = {}) {
+  return async_retry<Op, Retryable, short_timer>(std::move(policy), std::move(op),
+                                                 std::move(retryable));
+}
 
 /// The on_acquire hook in flight, if any. Strand only.
 struct hook_state {

@@ -68,9 +68,7 @@ asio::awaitable<void> elector::impl::run_peer_check(std::shared_ptr<impl> self,
                   key_pin = std::move(request.key_pin),
                   watch] { return check_attempt(self, client, address, key_pin, watch); };
   const detail::peer_retry_predicate retryable{watch.has_value()};
-  auto [ec, answer] =
-      co_await async_retry<decltype(attempt), detail::peer_retry_predicate, detail::short_timer>(
-          config.retry, attempt, retryable);
+  auto [ec, answer] = co_await detail::retry_on_elector_clock(config.retry, attempt, retryable);
   if (ec && !watch &&
       (co_await asio::this_coro::cancellation_state).cancelled() != asio::cancellation_type::none) {
     ec = asio::error::operation_aborted;

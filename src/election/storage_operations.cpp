@@ -130,9 +130,7 @@ asio::awaitable<void> elector::impl::run_read(std::shared_ptr<impl> self) {
   auto attempt = [self, key = config.lock_key, timeout = config.request_timeout] {
     return read_attempt(self, key, timeout);
   };
-  auto [ec, result] =
-      co_await async_retry<decltype(attempt), transient_errors, detail::short_timer>(config.retry,
-                                                                                     attempt);
+  auto [ec, result] = co_await detail::retry_on_elector_clock(config.retry, attempt);
   // A cancelled read is abandoned, whatever its last attempt said.
   if (ec && is_cancelled(co_await asio::this_coro::cancellation_state)) {
     ec = asio::error::operation_aborted;
@@ -157,9 +155,7 @@ asio::awaitable<void> elector::impl::run_write(std::shared_ptr<impl> self, std::
     return write_attempt(self, key, body, condition, timeout);
   };
   const write_retry_predicate retryable{co_await asio::this_coro::cancellation_state};
-  auto [ec, result] =
-      co_await async_retry<decltype(attempt), write_retry_predicate, detail::short_timer>(
-          config.retry, attempt, retryable);
+  auto [ec, result] = co_await detail::retry_on_elector_clock(config.retry, attempt, retryable);
   self->push(detail::write_done{ec, std::move(result)});
 }
 

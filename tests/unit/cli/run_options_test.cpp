@@ -372,7 +372,7 @@ TEST_F(PeerOptions, PeerAloneListensOnAFreePortOfEveryInterfaceAndAdvertisesWher
   const auto options = parse({"--peer"});
   ASSERT_TRUE(options) << error_;
   EXPECT_EQ(options->elector.serve.peer_server->bind_address, "0.0.0.0:0");
-  EXPECT_TRUE(options->elector.serve.advertise_bound_address);
+  EXPECT_TRUE(options->elector.serve.peer_server->publish_endpoint);
   EXPECT_TRUE(options->elector.config.peer.enabled);
 }
 
@@ -381,11 +381,11 @@ TEST_F(PeerOptions, OnlyAWildcardOrAFreePortIsAdvertisedAfterListening) {
     const auto options = parse({"--peer", "--peer-listen", listen});
     ASSERT_TRUE(options) << listen << ": " << error_;
     EXPECT_EQ(options->elector.serve.peer_server->bind_address, listen);
-    EXPECT_TRUE(options->elector.serve.advertise_bound_address) << listen;
+    EXPECT_TRUE(options->elector.serve.peer_server->publish_endpoint) << listen;
   }
   const auto fixed = parse({"--peer", "--peer-listen", "127.0.0.1:8443"});
   ASSERT_TRUE(fixed) << error_;
-  EXPECT_FALSE(fixed->elector.serve.advertise_bound_address);
+  EXPECT_FALSE(fixed->elector.serve.peer_server->publish_endpoint);
   EXPECT_EQ(fixed->elector.config.server_address, "127.0.0.1:8443");
 }
 
@@ -394,12 +394,12 @@ TEST_F(PeerOptions, PeerAdvertiseIsTheLeaderAddrAndItsPortTheDefaultListenPort) 
   ASSERT_TRUE(options) << error_;
   EXPECT_EQ(options->elector.config.server_address, "lb.example:9443");
   EXPECT_EQ(options->elector.serve.peer_server->bind_address, "0.0.0.0:9443");
-  EXPECT_FALSE(options->elector.serve.advertise_bound_address);
+  EXPECT_FALSE(options->elector.serve.peer_server->publish_endpoint);
   const auto behind_nat =
       parse({"--peer", "--peer-advertise", "203.0.113.7:443", "--peer-listen", "10.0.0.5:0"});
   ASSERT_TRUE(behind_nat) << error_;
   EXPECT_EQ(behind_nat->elector.config.server_address, "203.0.113.7:443");
-  EXPECT_FALSE(behind_nat->elector.serve.advertise_bound_address);
+  EXPECT_FALSE(behind_nat->elector.serve.peer_server->publish_endpoint);
 }
 
 TEST_F(PeerOptions, WithACertificateThereIsNoPin) {
