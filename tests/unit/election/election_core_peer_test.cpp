@@ -521,6 +521,18 @@ std::size_t most_within(const std::vector<steady_time>& sent, std::chrono::milli
   return most;
 }
 
+/// The next check is a watch (not a plain check); held until the leader renews 5 s later, it
+/// ends the pauses: the one after it goes at once.
+void expect_a_held_watch_to_end_the_pauses(core_driver& d, const std::string& body) {
+  ASSERT_TRUE(d.checking_peer() || d.last.wake_at);
+  while (!d.checking_peer()) d.wake();
+  EXPECT_TRUE(d.last.operation->peer.watch) << "still asking for a watch, not plain checks";
+  d.advance(5s);
+  d.peer_leader(body, 1000, peer_watch_outcome::changed);
+  ASSERT_TRUE(d.checking_peer());
+  EXPECT_TRUE(d.last.operation->peer.watch);
+}
+
 // Issue 28: a leader that answered every watch with "changed" at once drove a follower to ~500
 // checks a second. The pause after each such answer doubles from 250 ms to I.
 TEST(ElectionCorePeer, AWatchAnsweredAtOnceEveryTimeIsPacedNotSpun) {
@@ -536,12 +548,7 @@ TEST(ElectionCorePeer, AWatchAnsweredAtOnceEveryTimeIsPacedNotSpun) {
   EXPECT_EQ(sent[2] - sent[1], 502ms) << "then twice as long";
   EXPECT_EQ(d.core.status().mode, poll_mode::stable) << "the leader is still trusted";
 
-  // A watch the leader holds until its next renewal ends the pauses: the next goes at once.
-  while (!d.checking_peer()) d.wake();
-  d.advance(5s);
-  d.peer_leader(body, 100, peer_watch_outcome::changed);
-  ASSERT_TRUE(d.checking_peer());
-  EXPECT_TRUE(d.last.operation->peer.watch);
+  expect_a_held_watch_to_end_the_pauses(d, body);
 }
 
 // Issue 28: a watch refused by a full server was never asked for again: the follower polled
@@ -555,13 +562,7 @@ TEST(ElectionCorePeer, ARefusedWatchIsAskedForAgainWithGrowingPausesUpToI) {
   ASSERT_GE(sent.size(), 9u);
   EXPECT_EQ(sent[1] - sent[0], 252ms);
   EXPECT_EQ(sent.back() - sent[sent.size() - 2], 30s + 2ms) << "the pause stops growing at I";
-  ASSERT_TRUE(d.checking_peer() || d.last.wake_at);
-  while (!d.checking_peer()) d.wake();
-  EXPECT_TRUE(d.last.operation->peer.watch) << "still asking for a watch, not plain checks";
-  d.advance(5s);  // room again: the watch is held until the leader renews
-  d.peer_leader(body, 200, peer_watch_outcome::changed);
-  ASSERT_TRUE(d.checking_peer());
-  EXPECT_TRUE(d.last.operation->peer.watch);
+  expect_a_held_watch_to_end_the_pauses(d, body);
 }
 
 TEST(ElectionCorePeer, StopCancelsAWatchAndStops) {
