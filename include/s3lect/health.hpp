@@ -88,8 +88,13 @@ class leadership_source {
 struct health_handler_config {
   /// The endpoint's path; other paths get 404. Must start with '/', no query or fragment.
   std::string path = "/health/leadership";
-  /// Watches held at once; beyond this a watch is answered at once. 0 disables watching.
+  /// Watches held at once; beyond this a watch is answered at once (`refused`), or takes the
+  /// slot of an anonymous one (docs/peer-mode.md#watch-slots). 0 disables watching.
   std::size_t max_watchers = 64;
+  /// Watches held at once from one source address (health_request::source) by clients
+  /// without a verified certificate: taking every slot then needs max_watchers / this many
+  /// addresses. 0: only verified clients may watch.
+  std::size_t max_watchers_per_source = 8;
   /// Longer watches are shortened to this; 0 disables watching.
   std::chrono::milliseconds max_watch{std::chrono::seconds{60}};
 
@@ -101,6 +106,14 @@ struct health_handler_config {
 struct health_request {
   std::string method;  ///< e.g. "GET"; compared case-sensitively, as HTTP requires.
   std::string target;  ///< The request target, e.g. "/health/leadership?watch=30000&term=7".
+  /// Who asks, for the watch slots (docs/peer-mode.md#watch-slots): the client's address (an
+  /// IPv6 client's /64), e.g. "192.0.2.7" or "2001:db8:1:2::/64". Empty: unknown, its watches
+  /// bounded by the total only. health_server fills it in; an embedding server may. (The
+  /// `{}` keeps `{method, target}` free of -Wmissing-field-initializers.)
+  std::string source{};
+  /// The client presented a certificate the server verified (mutual TLS against a CA): its
+  /// watches are not bounded per source and take an anonymous watch's slot when all are held.
+  bool verified_client = false;
 };
 
 /// The answer to a health_request. The caller adds framing (Content-Length, Connection).

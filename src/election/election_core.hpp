@@ -276,6 +276,11 @@ class election_core {
     std::optional<peer_evidence> seen;
     std::optional<std::uint64_t> serial;  // the leader's write serial, as last told
     std::optional<steady_time> last_at;   // completion of the last peer check
+    steady_time sent_at{};                // start of the check in flight
+    // After watches answered at once (refused, or faster than a leader renews): the pause
+    // before the next one, doubling up to I; zero once a watch is held
+    // (docs/peer-mode.md#watches-answered-at-once).
+    std::chrono::milliseconds watch_pause{0};
     std::optional<steady_time> deadline;  // a watch following renewals gives up here
     bool watch_unsupported = false;       // the leader answered a watch without holding
     bool introduced = false;              // a plain check has told us the leader's serial (or none)
@@ -323,6 +328,8 @@ class election_core {
   steady_time peer_due(const instant& now) const;
   void start_peer_check(const instant& now, step& out);
   /// A failed peer check: back to the store, with the re-read burst if the endpoint went away.
+  /// After a watch's answer: when the next one goes (immediately, or after a growing pause).
+  void pace_watches(const instant& now, peer_watch_outcome outcome);
   void peer_check_failed(const boost::system::error_code& ec, const peer_answer& answer,
                          const lock_record& known);
   void fall_back_to_store(const std::string& why);

@@ -17,6 +17,13 @@ namespace {
 
 // The first pause of the re-read burst; each next one is twice as long, until F.
 constexpr milliseconds first_reread_gap{50};
+// The first pause after a watch answered at once; each next one is twice as long, until I. A
+// leader that answers every watch at once (a bug, or a full server) then gets at most three
+// watches in any second and seven in the first 30 s, instead of one per round trip.
+constexpr milliseconds first_watch_pause{250};
+// A leader answers a watch on its serial when it next renews, every F. An answer within a
+// quarter of that (at most 1 s) was not held: the watch was answered at once.
+constexpr milliseconds longest_quick_watch{1000};
 
 /// The leader's endpoint is not there any more: nobody listens (refused), or the connection was
 /// closed or reset under a check or a watch. What a crashed process leaves behind; a frozen one
@@ -73,13 +80,27 @@ step election_core::on_peer_done(const instant& now, const boost::system::error_
   }
   peer_.serial = answer.serial;
   peer_.introduced = true;
-  // A leader that did not hold the watch (a Go leader, a full or watch-less server) is
-  // polled every I instead of asked again at once.
-  if (was_watch) {
-    peer_.watch_unsupported =
-        answer.watch == peer_watch_outcome::none || answer.watch == peer_watch_outcome::refused;
-  }
+  if (was_watch) pace_watches(now, answer.watch);
   return finish(now, std::move(out));
+}
+
+void election_core::pace_watches(const instant& now, peer_watch_outcome outcome) {
+  // A leader that does not watch at all (a Go leader) is polled every I.
+  peer_.watch_unsupported = outcome == peer_watch_outcome::none;
+  const milliseconds quick = std::min(config_.frequent_interval / 4, longest_quick_watch);
+  const bool answered_at_once =
+      outcome == peer_watch_outcome::refused || now.steady - peer_.sent_at < quick;
+  if (!answered_at_once) {
+    peer_.watch_pause = milliseconds{0};
+    return;
+  }
+  // A full server (or one whose watching is off) may have room later: ask again, less and
+  // less often, rather than poll it for ever; a leader answering at once must not make us spin.
+  peer_.watch_pause = peer_.watch_pause == milliseconds{0}
+                          ? first_watch_pause
+                          : std::min(peer_.watch_pause * 2, config_.infrequent_interval);
+  log(log_level::debug,
+      "watch answered at once: next one in pause_ms=" + std::to_string(peer_.watch_pause.count()));
 }
 
 bool election_core::peer_usable() const {
@@ -90,9 +111,12 @@ bool election_core::peer_usable() const {
 }
 
 steady_time election_core::peer_due(const instant& now) const {
-  // A watch is asked for again at once: the leader holds it until something happens. The
-  // plain check that introduces a watched leader (it tells the serial) goes at once too.
-  if (config_.peer.watch && !peer_.watch_unsupported) return now.steady;
+  // A watch is asked for again at once (the leader holds it until something happens), unless
+  // the last ones were answered at once. The plain check that introduces a watched leader (it
+  // tells the serial) goes at once too.
+  if (config_.peer.watch && !peer_.watch_unsupported) {
+    return peer_.last_at ? std::max(now.steady, *peer_.last_at + peer_.watch_pause) : now.steady;
+  }
   steady_time last = last_read_at_.value_or(now.steady);
   if (peer_.last_at) last = std::max(last, *peer_.last_at);
   return last + config_.infrequent_interval;
@@ -101,6 +125,7 @@ steady_time election_core::peer_due(const instant& now) const {
 void election_core::start_peer_check(const instant& now, step& out) {
   const lock_record& leader = *observed_->record;
   in_flight_ = in_flight{purpose::peer, {}};
+  peer_.sent_at = now.steady;
   storage_request request;
   request.type = storage_request::kind::peer_check;
   request.peer.address = leader.leader_addr;

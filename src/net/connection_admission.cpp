@@ -22,6 +22,19 @@ source_key source_of(const boost::asio::ip::address& address) {
   return key;
 }
 
+std::string source_name(const boost::asio::ip::address& address) {
+  if (address.is_v6() && !address.to_v6().is_v4_mapped()) {
+    boost::asio::ip::address_v6::bytes_type prefix{};
+    std::memcpy(prefix.data(), address.to_v6().to_bytes().data(), 8);
+    return boost::asio::ip::address_v6(prefix).to_string() + "/64";
+  }
+  if (address.is_v6()) {
+    return boost::asio::ip::make_address_v4(boost::asio::ip::v4_mapped, address.to_v6())
+        .to_string();
+  }
+  return address.to_string();
+}
+
 std::size_t source_key_hash::operator()(const source_key& key) const noexcept {
   const std::string_view text(reinterpret_cast<const char*>(key.bytes.data()), key.bytes.size());
   return std::hash<std::string_view>{}(text);

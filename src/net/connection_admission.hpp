@@ -19,6 +19,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <optional>
+#include <string>
 #include <unordered_map>
 
 namespace s3lect::detail {
@@ -34,6 +35,8 @@ struct source_key {
 };
 
 source_key source_of(const boost::asio::ip::address& address);
+/// The text of source_of(address): "192.0.2.7", or an IPv6 client's "2001:db8:1:2::/64".
+std::string source_name(const boost::asio::ip::address& address);
 
 struct source_key_hash {
   std::size_t operator()(const source_key& key) const noexcept;

@@ -321,6 +321,8 @@ asio::awaitable<bool> prepare_answer(http_server_state& server, server_connectio
   connection.state = phase::answering;
   connection.set_deadline(clock_type::time_point::max());  // a watch may be held
   server_request request = to_server_request(parser.get());
+  request.source = source_name(connection.peer_address);
+  request.verified_client = connection.verified_client;
   const unsigned version = request.version;
   const bool wants_keep_alive = request.keep_alive;
   std::optional<server_answer> answer = server.responder->answer_at_once(request);
@@ -406,6 +408,7 @@ asio::awaitable<void> run_connection(http_server_state& server, server_connectio
       }
       co_return;
     }
+    connection.note_client_certificate(*tls);
     co_await serve_requests(server, connection, *tls);
     co_return;
   }

@@ -37,6 +37,10 @@ struct server_request {
   std::string target;
   unsigned version = 11;  ///< 10 or 11
   bool keep_alive = true;
+  /// The client's source address as connection_admission counts it (source_name()).
+  std::string source;
+  /// Under TLS, the client presented a certificate the server's CAs verified.
+  bool verified_client = false;
 };
 
 /// An answer; the server adds Content-Length and Connection.

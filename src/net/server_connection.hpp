@@ -7,6 +7,9 @@
 
 #include <boost/asio/steady_timer.hpp>
 
+#include <openssl/ssl.h>
+#include <openssl/x509_vfy.h>
+
 #include <algorithm>
 #include <chrono>
 #include <memory>
@@ -55,6 +58,15 @@ struct server_connection : std::enable_shared_from_this<server_connection> {
     }
   }
 
+  /// After a successful handshake: whether the client presented a certificate that verified.
+  /// A server without CAs asks for none (and a client may send one only when asked); one with
+  /// CAs fails the handshake of a certificate that does not verify.
+  void note_client_certificate(tls_stream& tls) {
+    SSL* ssl = tls.native_handle();
+    verified_client =
+        SSL_get0_peer_certificate(ssl) != nullptr && SSL_get_verify_result(ssl) == X509_V_OK;
+  }
+
   /// Ends the watchdog: the connection's coroutine is done with it.
   void finish() {
     finished = true;
@@ -68,6 +80,8 @@ struct server_connection : std::enable_shared_from_this<server_connection> {
   std::string output;
   const boost::asio::ip::address peer_address;
   const source_key source;
+  /// The TLS client presented a certificate the server verified (set after the handshake).
+  bool verified_client = false;
   bool holds_watch = false;   ///< Holds a watch: out of the general pool.
   bool first_request = true;  ///< No complete request read yet.
   clock_type::time_point first_request_deadline = clock_type::time_point::max();

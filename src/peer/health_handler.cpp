@@ -5,6 +5,7 @@
 #include <s3lect/health.hpp>
 
 #include "health_protocol.hpp"
+#include "watch_slots.hpp"
 
 #include <boost/asio/append.hpp>
 #include <boost/asio/associated_executor.hpp>
@@ -42,7 +43,8 @@ struct health_handler_state : std::enable_shared_from_this<health_handler_state>
       : executor(std::move(ex)),
         strand(asio::make_strand(executor)),
         config(std::move(cfg)),
-        source(&src) {}
+        source(&src),
+        slots(config.max_watchers, config.max_watchers_per_source) {}
 
   /// The source's snapshot, or nullopt once detached.
   std::optional<leadership_snapshot> snapshot() const {
@@ -77,13 +79,29 @@ struct health_handler_state : std::enable_shared_from_this<health_handler_state>
     }
   };
 
+  /// A watch being held: its timer wakes it, `evicted` tells it to answer `refused`.
+  struct held_watch {
+    watch_slots::ticket ticket;
+    asio::steady_timer* timer;
+    bool evicted = false;
+  };
+
   /// Wakes every held watch; it then sees `stopping` and answers.
   struct cancel_watches {
     std::shared_ptr<health_handler_state> self;
     void operator()() const {
-      for (asio::steady_timer* timer : self->watch_timers) timer->cancel();
+      for (held_watch* watch : self->held) watch->timer->cancel();
     }
   };
+
+  /// Strand only. Wakes the watch that gave its slot up; it answers `refused`.
+  void evict(watch_slots::ticket ticket) {
+    for (held_watch* watch : held) {
+      if (watch->ticket != ticket) continue;
+      watch->evicted = true;
+      watch->timer->cancel();
+    }
+  }
 
   void stop() {
     stopping = true;
@@ -107,7 +125,8 @@ struct health_handler_state : std::enable_shared_from_this<health_handler_state>
 
   std::atomic<bool> stopping{false};
   std::atomic<std::size_t> watches{0};
-  std::vector<asio::steady_timer*> watch_timers;  // strand only
+  watch_slots slots;              // strand only
+  std::vector<held_watch*> held;  // strand only
 };
 
 }  // namespace detail
@@ -129,36 +148,46 @@ handle_result stopped_result() {
   return {errc::stopped, detail::stopped_response()};
 }
 
-/// Holds a watch's place in the count and its timer in the list stop() wakes.
+/// Holds a watch's slot, its place in the count and its timer in the list stop() wakes.
 class watch_registration {
  public:
-  watch_registration(detail::health_handler_state& st, asio::steady_timer& timer)
-      : state_(st), timer_(timer) {
+  watch_registration(detail::health_handler_state& st, detail::watch_slots::ticket ticket,
+                     asio::steady_timer& timer)
+      : state_(st), watch_{ticket, &timer} {
     ++state_.watches;
-    state_.watch_timers.push_back(&timer_);
+    state_.held.push_back(&watch_);
   }
   ~watch_registration() {
     --state_.watches;
-    std::erase(state_.watch_timers, &timer_);
+    std::erase(state_.held, &watch_);
+    state_.slots.release(watch_.ticket);
   }
   watch_registration(const watch_registration&) = delete;
   watch_registration& operator=(const watch_registration&) = delete;
 
+  /// Its slot went to a client with a better claim (watch_slots.hpp).
+  bool evicted() const noexcept { return watch_.evicted; }
+
  private:
   detail::health_handler_state& state_;
-  asio::steady_timer& timer_;
+  detail::health_handler_state::held_watch watch_;
 };
 
-/// Holds a watch whose state still holds at arrival. Runs on the strand.
+/// Holds a watch whose state still holds at arrival, in the slot `ticket`. Runs on the strand.
 asio::awaitable<handle_result> hold_watch(state_ptr st, detail::watch_params watch,
-                                          leadership_snapshot snapshot) {
+                                          leadership_snapshot snapshot,
+                                          detail::watch_slots::ticket ticket) {
   const auto duration = std::min(watch.duration, st->config.max_watch);
   asio::steady_timer timer(co_await asio::this_coro::executor, duration);
-  const watch_registration registration(*st, timer);
+  const watch_registration registration(*st, ticket, timer);
   watch_outcome outcome = watch_outcome::timeout;
   for (;;) {
     if (!detail::holds_watch(snapshot, watch)) {
       outcome = watch_outcome::changed;
+      break;
+    }
+    if (registration.evicted()) {
+      outcome = watch_outcome::refused;
       break;
     }
     if (st->stopping) {
@@ -212,11 +241,13 @@ asio::awaitable<handle_result> handle_request(state_ptr st, health_request reque
     co_return answer(detail::watch_response(*snapshot, watch_outcome::changed));
   }
   if (st->stopping) co_return answer(detail::watch_response(*snapshot, watch_outcome::stopping));
-  if (st->config.max_watch == std::chrono::milliseconds::zero() ||
-      st->watches >= st->config.max_watchers) {
-    co_return answer(detail::watch_response(*snapshot, watch_outcome::refused));
-  }
-  co_return co_await hold_watch(std::move(st), routed.watch, std::move(*snapshot));
+  const detail::watch_slots::decision slot =
+      st->config.max_watch == std::chrono::milliseconds::zero()
+          ? detail::watch_slots::decision{}
+          : st->slots.admit(request.source, request.verified_client);
+  if (!slot.admitted) co_return answer(detail::watch_response(*snapshot, watch_outcome::refused));
+  if (slot.evicted) st->evict(*slot.evicted);
+  co_return co_await hold_watch(std::move(st), routed.watch, std::move(*snapshot), *slot.admitted);
 }
 
 /// Adapts co_spawn's `void(exception_ptr, handle_result)` to the public signature.

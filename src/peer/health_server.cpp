@@ -70,7 +70,8 @@ class health_responder final : public http_responder {
   }
 
   asio::awaitable<server_answer> answer_later(server_request request) override {
-    const health_request question{std::move(request.method), std::move(request.target)};
+    const health_request question{std::move(request.method), std::move(request.target),
+                                  std::move(request.source), request.verified_client};
     auto [ec, response] = co_await handler.async_handle(question, use_tuple);
     if (ec) {
       server_answer none;  // the server is being destroyed

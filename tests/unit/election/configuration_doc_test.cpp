@@ -181,6 +181,8 @@ TEST(ConfigurationDoc, HealthServerConfigDefaults) {
   expect_server_limits(lines, defaults);
   EXPECT_EQ(default_of(lines, "handler.path"), "`" + defaults.handler.path + "`");
   EXPECT_EQ(size_of(default_of(lines, "handler.max_watchers")), defaults.handler.max_watchers);
+  EXPECT_EQ(size_of(default_of(lines, "handler.max_watchers_per_source")),
+            defaults.handler.max_watchers_per_source);
   EXPECT_EQ(duration_of(lines, "handler.max_watch"), defaults.handler.max_watch);
 }
 

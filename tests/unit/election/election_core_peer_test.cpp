@@ -489,6 +489,82 @@ TEST(ElectionCorePeer, ALeaderThatIgnoresWatchesIsPolledEveryI) {
   EXPECT_FALSE(d.last.operation->peer.watch);
 }
 
+/// Answers every peer check 2 ms after it is sent with `outcome` (a new serial each time) for
+/// `window` of the manual clock; returns when each check was sent.
+std::vector<steady_time> answer_every_check_at_once(core_driver& d, const std::string& body,
+                                                    peer_watch_outcome outcome,
+                                                    std::chrono::seconds window) {
+  std::vector<steady_time> sent;
+  const steady_time end = d.now.steady + window;
+  std::uint64_t serial = 8;
+  while (d.now.steady < end) {
+    if (!d.checking_peer()) {
+      if (!d.last.wake_at) break;
+      d.wake();
+      continue;
+    }
+    sent.push_back(d.now.steady);
+    d.advance(2ms);
+    d.peer_leader(body, ++serial, outcome);
+  }
+  return sent;
+}
+
+/// The most checks sent within any `span`.
+std::size_t most_within(const std::vector<steady_time>& sent, std::chrono::milliseconds span) {
+  std::size_t most = 0;
+  for (std::size_t first = 0; first < sent.size(); ++first) {
+    std::size_t count = 0;
+    while (first + count < sent.size() && sent[first + count] - sent[first] < span) ++count;
+    most = std::max(most, count);
+  }
+  return most;
+}
+
+/// The next check is a watch (not a plain check); held until the leader renews 5 s later, it
+/// ends the pauses: the one after it goes at once.
+void expect_a_held_watch_to_end_the_pauses(core_driver& d, const std::string& body) {
+  ASSERT_TRUE(d.checking_peer() || d.last.wake_at);
+  while (!d.checking_peer()) d.wake();
+  EXPECT_TRUE(d.last.operation->peer.watch) << "still asking for a watch, not plain checks";
+  d.advance(5s);
+  d.peer_leader(body, 1000, peer_watch_outcome::changed);
+  ASSERT_TRUE(d.checking_peer());
+  EXPECT_TRUE(d.last.operation->peer.watch);
+}
+
+// Issue 28: a leader that answered every watch with "changed" at once drove a follower to ~500
+// checks a second. The pause after each such answer doubles from 250 ms to I.
+TEST(ElectionCorePeer, AWatchAnsweredAtOnceEveryTimeIsPacedNotSpun) {
+  core_driver d(peer_config(true));
+  const std::string body = follow_until_stable(d);
+  d.peer_leader(body, 7);  // the introducing plain check
+  const std::vector<steady_time> sent =
+      answer_every_check_at_once(d, body, peer_watch_outcome::changed, 30s);
+  ASSERT_GE(sent.size(), 5u);
+  EXPECT_LE(sent.size(), 8u) << "one check per round trip would be ~15,000";
+  EXPECT_LE(most_within(sent, 1000ms), 3u) << "no more than three in any second";
+  EXPECT_EQ(sent[1] - sent[0], 252ms) << "first pause 250 ms after the 2 ms answer";
+  EXPECT_EQ(sent[2] - sent[1], 502ms) << "then twice as long";
+  EXPECT_EQ(d.core.status().mode, poll_mode::stable) << "the leader is still trusted";
+
+  expect_a_held_watch_to_end_the_pauses(d, body);
+}
+
+// Issue 28: a watch refused by a full server was never asked for again: the follower polled
+// every I for as long as the leader led, and a crash went unnoticed for up to I.
+TEST(ElectionCorePeer, ARefusedWatchIsAskedForAgainWithGrowingPausesUpToI) {
+  core_driver d(peer_config(true));
+  const std::string body = follow_until_stable(d);
+  d.peer_leader(body, 7);
+  const std::vector<steady_time> sent =
+      answer_every_check_at_once(d, body, peer_watch_outcome::refused, 120s);
+  ASSERT_GE(sent.size(), 9u);
+  EXPECT_EQ(sent[1] - sent[0], 252ms);
+  EXPECT_EQ(sent.back() - sent[sent.size() - 2], 30s + 2ms) << "the pause stops growing at I";
+  expect_a_held_watch_to_end_the_pauses(d, body);
+}
+
 TEST(ElectionCorePeer, StopCancelsAWatchAndStops) {
   core_driver d(peer_config(true));
   const std::string body = follow_until_stable(d);

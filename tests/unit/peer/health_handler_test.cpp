@@ -190,6 +190,45 @@ TEST_F(HealthHandler, WatchersBeyondTheCapAreAnsweredAtOnce) {
   run(expect_answer(handler, get("watch=10000&term=5"), 200, "stopping", 0ms, 1s));
 }
 
+/// A watch on term 5 from `source`, by a client with a verified certificate or not.
+health_request watch_from(std::string source, bool verified) {
+  health_request request = get("watch=10000&term=5");
+  request.source = std::move(source);
+  request.verified_client = verified;
+  return request;
+}
+
+// docs/peer-mode.md#watch-slots: one anonymous watch per source here; a verified client's watch
+// takes the oldest anonymous slot, which is answered `refused` at once.
+TEST_F(HealthHandler, AVerifiedWatchTakesTheOldestAnonymousSlotAndSourcesGetTheirShare) {
+  config.max_watchers = 2;
+  config.max_watchers_per_source = 1;
+  health_handler handler(io.get_executor(), source, config);
+  asio::co_spawn(io,
+                 expect_answer(handler, watch_from("10.0.0.1", false), 200, "refused", 150ms, 3s),
+                 asio::detached);
+  asio::co_spawn(io,
+                 expect_answer(handler, watch_from("10.0.0.2", false), 200, "stopping", 250ms, 3s),
+                 asio::detached);
+  later(50ms, [&] {
+    EXPECT_EQ(handler.active_watches(), 2u);
+    asio::co_spawn(io,
+                   expect_answer(handler, watch_from("10.0.0.2", false), 200, "refused", 0ms, 1s),
+                   asio::detached);
+  });
+  later(150ms, [&] {
+    asio::co_spawn(io,
+                   expect_answer(handler, watch_from("10.0.0.1", true), 200, "stopping", 100ms, 3s),
+                   asio::detached);
+  });
+  later(250ms, [&] {
+    EXPECT_EQ(handler.active_watches(), 2u) << "the verified watch and 10.0.0.2's";
+    handler.stop();
+  });
+  run(after(0ms, [] {}));
+  EXPECT_EQ(handler.active_watches(), 0u);
+}
+
 asio::awaitable<void> expect_cancelled(health_handler& handler, asio::cancellation_signal& signal) {
   auto token = asio::bind_cancellation_slot(signal.slot(), use_tuple);
   const auto start = clock_type::now();

@@ -2,6 +2,8 @@
 // 127.0.0.2, TLS connections that complete the handshake and then say nothing, and plain TCP
 // connections that never start one; from 127.0.0.1, a follower's probes. Linux loopback answers
 // the whole of 127/8, so the server sees two source addresses. Short deadlines keep it fast.
+// Then watch slots (docs/peer-mode.md#watch-slots): 127.0.0.2 and 127.0.0.3 ask for every watch
+// their connections allow, and a follower from 127.0.0.1 still gets one held.
 #include <s3lect/health.hpp>
 
 #include "support/background_io.hpp"
@@ -85,6 +87,52 @@ struct tls_connection {
   ssl::stream<tcp::socket> stream;
   error_code handshake_ec;
 };
+
+/// A watch request on its own TLS connection, its answer read asynchronously to the end.
+struct pending_watch {
+  pending_watch(asio::io_context& io, ssl::context& context, const char* source,
+                const tcp::endpoint& server, const std::string& query)
+      : stream(io, context) {
+    connect_from(stream.next_layer(), source, server);
+    stream.handshake(ssl::stream_base::client, handshake_ec);
+    if (handshake_ec) return;
+    request =
+        "GET /health/leadership?" + query + " HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n";
+    asio::async_write(stream, asio::buffer(request), [](error_code, std::size_t) {});
+    asio::async_read(stream, asio::dynamic_buffer(answer),
+                     [this](error_code, std::size_t) { done = true; });
+  }
+
+  /// The X-S3lect-Watch header of the answer.
+  std::string outcome() const {
+    const std::string name = "X-S3lect-Watch: ";
+    const auto at = answer.find(name);
+    if (at == std::string::npos) return "<none>";
+    return answer.substr(at + name.size(), answer.find("\r\n", at) - at - name.size());
+  }
+
+  ssl::stream<tcp::socket> stream;
+  error_code handshake_ec;
+  std::string request;
+  std::string answer;
+  bool done = false;
+};
+
+/// Runs `io` until `count` of `watches` are answered, or 10 s pass.
+std::size_t run_until_answered(asio::io_context& io,
+                               const std::vector<std::unique_ptr<pending_watch>>& watches,
+                               std::size_t count) {
+  const auto answered = [&watches] {
+    std::size_t n = 0;
+    for (const auto& watch : watches) n += watch->done ? 1 : 0;
+    return n;
+  };
+  const auto deadline = std::chrono::steady_clock::now() + 10s;
+  while (answered() < count && std::chrono::steady_clock::now() < deadline) {
+    io.run_one_for(100ms);
+  }
+  return answered();
+}
 
 class HostileClients : public ::testing::Test {
  protected:
@@ -195,6 +243,77 @@ TEST_F(HostileClients, PlainTcpThatNeverHandshakesIsClosedByTheFirstRequestDeadl
   EXPECT_EQ(stats.failed_handshakes, 4u) << "a handshake cut off by the deadline failed";
   EXPECT_EQ(stats.rejected_connections, 0u);
   EXPECT_EQ(stats.requests, 1u);
+}
+
+// Issue 28: with 32 connections per source and 64 watches in all, two addresses held every
+// watch and a new follower's was refused. Now each anonymous source holds at most 8.
+TEST_F(HostileClients, TwoAddressesAtTheirLimitLeaveAFollowersWatchHeld) {
+  start(s3lect::health_server_config{});
+  asio::io_context io;
+  std::vector<std::unique_ptr<pending_watch>> attack;
+  for (const char* attacker : {"127.0.0.2", "127.0.0.3"}) {
+    for (int i = 0; i < 32; ++i) {
+      attack.push_back(std::make_unique<pending_watch>(io, client_tls, attacker, endpoint,
+                                                       "watch=60000&term=7"));
+      ASSERT_FALSE(attack.back()->handshake_ec) << attack.back()->handshake_ec.message();
+    }
+  }
+  ASSERT_EQ(run_until_answered(io, attack, 48), 48u) << "8 held per address, 24 refused each";
+  for (const auto& watch : attack) {
+    if (watch->done) {
+      EXPECT_EQ(watch->outcome(), "refused") << watch->answer;
+    }
+  }
+  EXPECT_EQ(server->stats().active_watches, 16u);
+
+  // Held, a 300 ms watch ends with `timeout`; refused, it would be answered at once.
+  std::vector<std::unique_ptr<pending_watch>> follower;
+  follower.push_back(
+      std::make_unique<pending_watch>(io, client_tls, "127.0.0.1", endpoint, "watch=300&term=7"));
+  ASSERT_EQ(run_until_answered(io, follower, 1), 1u);
+  EXPECT_EQ(follower.front()->outcome(), "timeout") << follower.front()->answer;
+  attack.clear();  // closed, so that the stop does not wait for their TLS close
+  follower.clear();
+  stop();
+}
+
+// A client with a certificate the server's CA verified takes the oldest anonymous slot.
+TEST_F(HostileClients, AVerifiedClientsWatchTakesAnAnonymousSlot) {
+  s3lect::health_server_config config;
+  config.tls.ca_pem = pki().ca.certificate;
+  config.handler.max_watchers = 4;
+  start(config);
+  asio::io_context io;
+  std::vector<std::unique_ptr<pending_watch>> anonymous;
+  for (int i = 0; i < 4; ++i) {
+    anonymous.push_back(std::make_unique<pending_watch>(io, client_tls, "127.0.0.2", endpoint,
+                                                        "watch=60000&term=7"));
+  }
+  ssl::context verified_tls{ssl::context::tls_client};
+  verified_tls.add_certificate_authority(asio::buffer(pki().ca.certificate));
+  verified_tls.set_verify_mode(ssl::verify_peer);
+  verified_tls.use_certificate_chain(asio::buffer(pki().client.certificate));
+  verified_tls.use_private_key(asio::buffer(pki().client.private_key), ssl::context::pem);
+  // Once the four are held (a fifth from their address is refused at once: it holds its share),
+  // the verified one comes.
+  std::vector<std::unique_ptr<pending_watch>> fifth;
+  fifth.push_back(
+      std::make_unique<pending_watch>(io, client_tls, "127.0.0.2", endpoint, "watch=60000&term=7"));
+  ASSERT_EQ(run_until_answered(io, fifth, 1), 1u);
+  EXPECT_EQ(fifth.front()->outcome(), "refused");
+  std::vector<std::unique_ptr<pending_watch>> verified;
+  verified.push_back(
+      std::make_unique<pending_watch>(io, verified_tls, "127.0.0.1", endpoint, "watch=300&term=7"));
+  ASSERT_EQ(run_until_answered(io, anonymous, 1), 1u) << "an anonymous watch gave its slot up";
+  for (const auto& watch : anonymous) {
+    if (watch->done) {
+      EXPECT_EQ(watch->outcome(), "refused");
+    }
+  }
+  ASSERT_EQ(run_until_answered(io, verified, 1), 1u);
+  EXPECT_EQ(verified.front()->outcome(), "timeout") << verified.front()->answer;
+  for (auto* closing : {&anonymous, &fifth, &verified}) closing->clear();
+  stop();
 }
 
 }  // namespace
