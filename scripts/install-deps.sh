@@ -4,7 +4,9 @@ set -euo pipefail
 # shellcheck source=scripts/lib/packages.sh
 source "$(dirname -- "${BASH_SOURCE[0]}")/lib/packages.sh"
 
-# clang: the second compiler's build (the clang preset); dpkg-dev and file: cpack's .deb, whose
-# dependencies dpkg-shlibdeps finds (tests/package/run.sh).
+# clang: the second compiler's build (the clang preset); clang-19 with libc++: the third standard
+# library (the libcxx-portable preset, which compiles GoogleTest from googletest's sources);
+# dpkg-dev and file: cpack's .deb, whose dependencies dpkg-shlibdeps finds (tests/package/run.sh).
 install_missing_packages g++ cmake ninja-build ccache pkg-config libboost1.81-dev libssl-dev \
-  libgtest-dev googletest libbenchmark-dev openssl curl faketime clang-tidy clang dpkg-dev file
+  libgtest-dev googletest libbenchmark-dev openssl curl faketime clang-tidy clang dpkg-dev file \
+  clang-19 libc++-19-dev libc++abi-19-dev

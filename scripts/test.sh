@@ -4,6 +4,8 @@
 #      unit, integration (against radosgw), the examples and the install test;
 #   2. builds the unit and integration tests under TSan and runs them;
 #   2b. builds the library and the unit tests with clang and runs those;
+#   2c. builds the library, the tool and the unit tests with clang 19 and libc++, taking the code
+#       paths of other POSIX systems (macOS, FreeBSD) instead of Linux's, and runs the unit tests;
 #   2c. builds the release packages, installs them with apt and builds a consumer against them
 #       (tests/package/run.sh: this machine is meant to be thrown away; it removes them again);
 #   3. fuzzes (scripts/fuzz.sh) and runs the chaos test (tests/chaos/chaos.sh), when present;
@@ -13,8 +15,8 @@
 # sanitizers watching, and CI must fit in 90 minutes on two cores. Prints each stage's wall and
 # CPU time. Stops the server only if it started it.
 #
-# Env: S3LECT_BUILD_PREFIX  where the build trees go, "<prefix>asan", "<prefix>tsan" and
-#                           "<prefix>clang"
+# Env: S3LECT_BUILD_PREFIX  where the build trees go, "<prefix>asan", "<prefix>tsan",
+#                           "<prefix>clang" and "<prefix>libcxx-portable"
 #                           (default build/, the presets' directories)
 #      S3LECT_JOBS          parallel compile and test jobs (default: nproc)
 set -euo pipefail
@@ -25,6 +27,7 @@ prefix=${S3LECT_BUILD_PREFIX:-build/}
 main_build=${prefix}asan
 tsan_build=${prefix}tsan
 clang_build=${prefix}clang
+libcxx_build=${prefix}libcxx-portable
 
 # Sanitizer runtime options, for every process of the ASan+UBSan stages: the tests, the examples
 # and the install test (CTest passes the environment on), and the chaos nodes.
@@ -194,6 +197,18 @@ cmake --build "$clang_build" -j "$jobs" --target s3lect_unit_tests
 ctest --test-dir "$clang_build" --output-on-failure -j "$jobs" -L '^unit$' || {
   status=$?
   failed_build=$clang_build
+  exit "$status"
+}
+
+# A third standard library and the other systems' code paths in one build, as on macOS:
+# clang 19 with libc++ (GoogleTest compiled from source for it), S3LECT_PORTABLE_FALLBACKS on
+# (docs/integration.md#toolchains-and-systems). Warnings are errors.
+stage "build and test: library, tool and unit tests, clang 19 + libc++, non-Linux paths ($libcxx_build)"
+cmake --preset libcxx-portable -B "$libcxx_build" >/dev/null
+cmake --build "$libcxx_build" -j "$jobs" --target s3lect_unit_tests s3lect_cli
+ctest --test-dir "$libcxx_build" --output-on-failure -j "$jobs" -L '^unit$' || {
+  status=$?
+  failed_build=$libcxx_build
   exit "$status"
 }
 

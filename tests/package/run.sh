@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Builds the packages from the release build (the "package" preset: the release preset with the
 # prefix /usr), checks what they hold, installs the two .debs into this system with apt, runs
-# `s3lect --version`, and builds tests/install/consumer against the installed library, with
+# `s3lect --version`, and builds tests/consumers/legacy_asio_app against the installed library, with
 # find_package(s3lect) and with pkg-config. Then removes the packages again, unless --keep.
 # Installs into the system: meant for a throw-away CI machine, or run it knowing that it does.
 #
@@ -103,11 +103,12 @@ probe=$(/usr/libexec/s3lect/s3lect-guardian --probe) ||
 grep -q '^pid-namespace ' <<<"$probe" || fail "the installed guardian's --probe said: $probe"
 
 # The consumer, with no prefix given: the installed CMake package and pkg-config file.
-cmake -S tests/install/consumer -B "$work/cmake" -G Ninja -DCMAKE_BUILD_TYPE=Release >/dev/null
+cmake -S tests/consumers/legacy_asio_app -B "$work/cmake" -G Ninja -DCMAKE_BUILD_TYPE=Release \
+  >/dev/null
 cmake --build "$work/cmake" >/dev/null
-"$work/cmake/consumer"
+"$work/cmake/legacy_consumer"
 # shellcheck disable=SC2046  # pkg-config's output is a list of words
-c++ -o "$work/pkg-config-consumer" tests/install/consumer/main.cpp $(pkg-config --cflags s3lect) \
-  $(pkg-config --libs --static s3lect)
+c++ -o "$work/pkg-config-consumer" tests/consumers/legacy_asio_app/main.cpp \
+  $(pkg-config --cflags s3lect) $(pkg-config --libs s3lect)
 "$work/pkg-config-consumer"
 echo "package test passed: $(basename "$deb_tool") $(basename "$deb_dev") $(basename "$tarball")"
