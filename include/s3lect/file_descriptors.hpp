@@ -23,8 +23,9 @@ struct file_descriptor_limit {
   bool enough() const noexcept { return !known || soft >= needed; }
 };
 
-/// Raises the soft RLIMIT_NOFILE to `needed` when it is lower (up to the hard limit; it never
-/// lowers it) and reports the result. Thread-safe; affects the whole process.
+/// Raises the soft RLIMIT_NOFILE to `needed` when it is lower (up to the hard limit, or as far
+/// as the system accepts: macOS caps it at OPEN_MAX; it never lowers it) and reports the result.
+/// Thread-safe; affects the whole process.
 file_descriptor_limit ensure_file_descriptors(std::uint64_t needed);
 
 }  // namespace s3lect

@@ -1,18 +1,25 @@
-// boot_timer: a CLOCK_BOOTTIME timerfd watched by the reactor through a stream_descriptor.
+// boot_timer: on Linux a CLOCK_BOOTTIME timerfd watched by the reactor through a
+// stream_descriptor; elsewhere an Asio timer on boot_clock (platform.hpp).
 #include "boot_timer.hpp"
 
 #include <boost/asio/cancellation_type.hpp>
 #include <boost/asio/compose.hpp>
 #include <boost/asio/error.hpp>
-#include <boost/asio/posix/stream_descriptor.hpp>
 #include <boost/system/system_error.hpp>
+
+#if S3LECT_LINUX_FACILITIES
+#include <boost/asio/posix/stream_descriptor.hpp>
 
 #include <sys/timerfd.h>
 #include <unistd.h>
 
-#include <algorithm>
 #include <cerrno>
 #include <cstdint>
+#else
+#include <boost/asio/basic_waitable_timer.hpp>
+#endif
+
+#include <algorithm>
 
 namespace s3lect::detail {
 
@@ -20,6 +27,8 @@ namespace asio = boost::asio;
 using boost::system::error_code;
 
 namespace {
+
+#if S3LECT_LINUX_FACILITIES
 
 /// Arms `fd` to expire at the boot_clock time `expiry`; time_point::max() disarms it.
 ///
@@ -46,33 +55,116 @@ error_code arm(int fd, boot_clock::time_point expiry) {
   return {};
 }
 
-}  // namespace
+/// What waits sleep on: a timerfd of the timer's own on CLOCK_BOOTTIME, which fires on resume
+/// when the expiry passed during a suspend.
+class boot_sleeper {
+ public:
+  explicit boot_sleeper(asio::any_io_executor executor) : descriptor_(std::move(executor)) {
+    const int fd = ::timerfd_create(CLOCK_BOOTTIME, TFD_NONBLOCK | TFD_CLOEXEC);
+    if (fd < 0) {
+      throw boost::system::system_error(error_code(errno, boost::system::system_category()),
+                                        "boot_timer: timerfd_create(CLOCK_BOOTTIME)");
+    }
+    error_code ec;
+    descriptor_.assign(fd, ec);
+    if (ec) {
+      ::close(fd);  // Not owned by the descriptor when assign fails.
+      throw boost::system::system_error(ec, "boot_timer: registering the timerfd with the reactor");
+    }
+  }
 
-struct boot_timer_state {
-  explicit boot_timer_state(asio::any_io_executor executor) : descriptor(std::move(executor)) {}
+  asio::any_io_executor get_executor() { return descriptor_.get_executor(); }
 
-  bool due() const { return boot_clock::now() >= expiry; }
+  error_code arm(boot_clock::time_point expiry) {
+    return detail::arm(descriptor_.native_handle(), expiry);
+  }
 
   /// Clears the fd's readiness. The count itself is of no use: whether the expiry is reached
   /// is the clock's to say. Fails with EAGAIN when a re-arm, or another wait, cleared it first.
   void consume_expirations() {
     std::uint64_t expirations = 0;
     [[maybe_unused]] const ssize_t ignored =
-        ::read(descriptor.native_handle(), &expirations, sizeof expirations);
+        ::read(descriptor_.native_handle(), &expirations, sizeof expirations);
   }
 
-  /// Sets the fd to the expiry again: a passed expiry fires anew at once. Cannot fail: only
-  /// waits call it, while the timer and its fd are alive, and arm() keeps the setting valid.
-  void rearm() { (void)arm(descriptor.native_handle(), expiry); }
+  /// Sets the fd to `expiry` again: a passed expiry fires anew at once. The reactor watches the
+  /// fd edge-triggered, so an expiry that fired while no wait was queued must fire again.
+  void rearm(boot_clock::time_point expiry) { (void)arm(expiry); }
+
+  template <class Handler>
+  void async_wait(Handler&& handler) {
+    descriptor_.async_wait(asio::posix::descriptor_base::wait_read, std::forward<Handler>(handler));
+  }
+
+  void cancel() {
+    error_code ignored;
+    descriptor_.cancel(ignored);
+  }
+
+  void close() {
+    error_code ignored;
+    descriptor_.close(ignored);
+  }
+
+ private:
+  asio::posix::stream_descriptor descriptor_;
+};
+
+#else
+
+/// What waits sleep on without timerfd: an Asio timer on boot_clock, which sleeps on the
+/// reactor's clock. Where that stops during a suspend, a wait ends late by up to the time that
+/// was left when the machine went to sleep (docs/operations.md, Other systems).
+class boot_sleeper {
+ public:
+  explicit boot_sleeper(asio::any_io_executor executor) : timer_(std::move(executor)) {}
+
+  asio::any_io_executor get_executor() { return timer_.get_executor(); }
+
+  error_code arm(boot_clock::time_point expiry) {
+    timer_.expires_at(expiry);
+    return {};
+  }
+
+  /// Nothing to clear: the Asio timer holds no readiness.
+  void consume_expirations() {}
+
+  /// Nothing to do: the Asio timer completes a wait on a passed expiry by itself.
+  void rearm(boot_clock::time_point) {}
+
+  template <class Handler>
+  void async_wait(Handler&& handler) {
+    timer_.async_wait(std::forward<Handler>(handler));
+  }
+
+  void cancel() { timer_.cancel(); }
+
+  void close() { timer_.cancel(); }
+
+ private:
+  asio::basic_waitable_timer<boot_clock> timer_;
+};
+
+#endif
+
+}  // namespace
+
+struct boot_timer_state {
+  explicit boot_timer_state(asio::any_io_executor executor) : sleeper(std::move(executor)) {}
+
+  bool due() const { return boot_clock::now() >= expiry; }
+
+  /// Sets the sleeper to the expiry again. Cannot fail: only waits call it, while the timer is
+  /// alive, and arm() keeps the setting valid.
+  void rearm() { sleeper.rearm(expiry); }
 
   /// Aborts every wait started before: they see a generation other than their own.
   void abort_waits() {
     ++generation;
-    error_code ignored;
-    descriptor.cancel(ignored);  // Wakes the waits still in the reactor.
+    sleeper.cancel();  // Wakes the waits still in the reactor.
   }
 
-  asio::posix::stream_descriptor descriptor;
+  boot_sleeper sleeper;
   boot_clock::time_point expiry{};
   std::uint64_t generation = 0;
 };
@@ -98,7 +190,7 @@ struct wait_op {
     if (self.cancelled() != asio::cancellation_type::none) {
       return self.complete(asio::error::operation_aborted);
     }
-    state->consume_expirations();
+    state->sleeper.consume_expirations();
     if (state->due()) return self.complete(error_code{});
     // Woken before the expiry (the kernel fires on this same clock, so not expected): set the
     // fd again, as this wake-up may have spent its firing, and wait on.
@@ -111,11 +203,11 @@ struct wait_op {
     // `self` owns this object: keep the state through the move. Nothing else runs on the timer
     // before we return (one strand), so reading it after the move is safe.
     const std::shared_ptr<boot_timer_state> timer = state;
-    timer->descriptor.async_wait(asio::posix::descriptor_base::wait_read, std::move(self));
-    // The reactor watches the fd edge-triggered and a wait only queues itself: an expiry that
-    // fired before the wait was queued (with no wait pending, or seen by another thread's
-    // reactor in between) has spent its edge. Firing again gives the queued wait one; a wait
-    // on a due timer thus also completes through the reactor, never inside async_wait.
+    timer->sleeper.async_wait(std::move(self));
+    // A timerfd is watched edge-triggered and a wait only queues itself: an expiry that fired
+    // before the wait was queued (with no wait pending, or seen by another thread's reactor in
+    // between) has spent its edge. Firing again gives the queued wait one; a wait on a due
+    // timer thus also completes through the reactor, never inside async_wait.
     if (timer->due()) timer->rearm();
   }
 };
@@ -123,28 +215,15 @@ struct wait_op {
 }  // namespace
 
 boot_timer::boot_timer(executor_type executor)
-    : state_(std::make_shared<boot_timer_state>(std::move(executor))) {
-  const int fd = ::timerfd_create(CLOCK_BOOTTIME, TFD_NONBLOCK | TFD_CLOEXEC);
-  if (fd < 0) {
-    throw boost::system::system_error(error_code(errno, boost::system::system_category()),
-                                      "boot_timer: timerfd_create(CLOCK_BOOTTIME)");
-  }
-  error_code ec;
-  state_->descriptor.assign(fd, ec);
-  if (ec) {
-    ::close(fd);  // Not owned by the descriptor when assign fails.
-    throw boost::system::system_error(ec, "boot_timer: registering the timerfd with the reactor");
-  }
-}
+    : state_(std::make_shared<boot_timer_state>(std::move(executor))) {}
 
 boot_timer::~boot_timer() {
   state_->abort_waits();
-  error_code ignored;
-  state_->descriptor.close(ignored);
+  state_->sleeper.close();
 }
 
 boot_timer::executor_type boot_timer::get_executor() const noexcept {
-  return state_->descriptor.get_executor();
+  return state_->sleeper.get_executor();
 }
 
 boot_timer::time_point boot_timer::expiry() const noexcept {
@@ -153,7 +232,7 @@ boot_timer::time_point boot_timer::expiry() const noexcept {
 
 void boot_timer::expires_at(time_point expiry_time) {
   state_->abort_waits();
-  if (const error_code ec = arm(state_->descriptor.native_handle(), expiry_time)) {
+  if (const error_code ec = state_->sleeper.arm(expiry_time)) {
     throw boost::system::system_error(ec, "boot_timer: timerfd_settime");
   }
   state_->expiry = expiry_time;
@@ -171,7 +250,7 @@ void boot_timer::cancel() {
 
 void boot_timer::wait_impl(asio::any_completion_handler<wait_signature> handler) {
   asio::async_compose<asio::any_completion_handler<wait_signature>, wait_signature>(
-      wait_op{state_, state_->generation}, handler, state_->descriptor);
+      wait_op{state_, state_->generation}, handler, state_->sleeper.get_executor());
 }
 
 }  // namespace s3lect::detail

@@ -1,17 +1,24 @@
 #include "cli/child_process.hpp"
 
+#include "base/platform.hpp"
+#include "guardian/cloexec.hpp"
 #include "guardian/process_table.hpp"
 
 #include <boost/asio/use_awaitable.hpp>
 
-#include <dirent.h>
 #include <fcntl.h>
 #include <signal.h>
-#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
+
+#if S3LECT_LINUX_FACILITIES
+#include <dirent.h>
+#include <sys/prctl.h>
+#else
+#include <sys/resource.h>
+#endif
 
 #include <cerrno>
 #include <cstdlib>
@@ -96,6 +103,8 @@ resolved_command resolve_command(const std::string& name, const std::string& sea
   return {{}, error};
 }
 
+#if S3LECT_LINUX_FACILITIES
+
 std::set<int> open_descriptors() {
   std::set<int> result;
   DIR* directory = ::opendir("/proc/self/fd");
@@ -110,6 +119,24 @@ std::set<int> open_descriptors() {
   ::closedir(directory);
   return result;
 }
+
+#else
+
+std::set<int> open_descriptors() {
+  // No /proc/self/fd: every number below the descriptor limit is asked. A descriptor opened
+  // above a limit lowered since is missed.
+  std::set<int> result;
+  rlimit limit{};
+  const rlim_t end = ::getrlimit(RLIMIT_NOFILE, &limit) == 0 && limit.rlim_cur != RLIM_INFINITY
+                         ? limit.rlim_cur
+                         : static_cast<rlim_t>(::sysconf(_SC_OPEN_MAX));
+  for (rlim_t fd = 3; fd < end; ++fd) {
+    if (::fcntl(static_cast<int>(fd), F_GETFD) >= 0) result.insert(static_cast<int>(fd));
+  }
+  return result;
+}
+
+#endif
 
 namespace {
 
@@ -162,9 +189,11 @@ struct exec_plan {
   }
   if (plan.own_group_and_death_signal) {
     ::setpgid(0, 0);
+#if S3LECT_LINUX_FACILITIES
     ::prctl(PR_SET_PDEATHSIG, SIGKILL);
     // The parent may have died before prctl: then no SIGKILL would ever come.
     if (::getppid() != plan.parent) ::_exit(exec_failed_status);
+#endif
   }
   for (std::size_t i = 0; i < plan.passed_count; ++i) ::fcntl(plan.passed[i], F_SETFD, 0);
   ::sigprocmask(SIG_SETMASK, &plan.previous_mask, nullptr);
@@ -250,7 +279,7 @@ std::unique_ptr<child_process> child_process::spawn(asio::any_io_executor execut
   }
   plan.stdin_fd = dev_null.get();
   int exec_status[2];
-  if (::pipe2(exec_status, O_CLOEXEC) != 0) {
+  if (!guardian::open_cloexec_pipe(exec_status)) {
     error.assign(errno, boost::system::system_category());
     return nullptr;
   }

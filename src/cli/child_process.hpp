@@ -37,7 +37,8 @@ struct resolved_command {
 /// (a $PATH value; empty entries mean the current directory).
 resolved_command resolve_command(const std::string& name, const std::string& search_path);
 
-/// The file descriptors above 2 that are open now, e.g. those this process inherited (systemd
+/// The file descriptors above 2 that are open now (from /proc/self/fd on Linux, else by asking
+/// each number below RLIMIT_NOFILE), e.g. those this process inherited (systemd
 /// socket activation) and should hand on to its commands. Call before opening anything.
 std::set<int> open_descriptors();
 
@@ -60,7 +61,8 @@ struct spawn_request {
   /// Descriptors opened close-on-exec that the command must get all the same (the guardian's
   /// control socket): the child clears their close-on-exec flag.
   std::vector<int> passed_descriptors;
-  /// The command leads a process group of its own and gets SIGKILL should this process die.
+  /// The command leads a process group of its own and gets SIGKILL should this process die
+  /// (Linux only: elsewhere nothing ends it when s3lect dies, docs/operations.md).
   /// False for the job guardian, which must outlive s3lect to end the job and release the lock.
   bool own_group_and_death_signal = true;
 };
@@ -70,9 +72,9 @@ struct spawn_request {
 class child_process {
  public:
   /// Forks and execs `request`: the command gets its own process group, and SIGKILL should this
-  /// process die (PR_SET_PDEATHSIG). Between fork and exec the child makes async-signal-safe
-  /// calls only. Returns nullptr and sets `error` (with the errno of the failed step, e.g.
-  /// ENOENT from exec) when the command could not be started.
+  /// process die (PR_SET_PDEATHSIG, Linux only). Between fork and exec the child makes
+  /// async-signal-safe calls only. Returns nullptr and sets `error` (with the errno of the failed
+  /// step, e.g. ENOENT from exec) when the command could not be started.
   static std::unique_ptr<child_process> spawn(boost::asio::any_io_executor executor,
                                               const spawn_request& request,
                                               boost::system::error_code& error);

@@ -1,12 +1,20 @@
 #include "cli/guardian_process.hpp"
 
+#include "base/platform.hpp"
+#include "guardian/cloexec.hpp"
+
 #include <boost/asio/redirect_error.hpp>
 #include <boost/asio/use_awaitable.hpp>
+// std::filesystem rather than Boost.Filesystem, which would need a library of its own.
+#define BOOST_DLL_USE_STD_FS
+#include <boost/dll/runtime_symbol_info.hpp>
 
 #include <fcntl.h>
-#include <sys/mman.h>
 #include <sys/socket.h>
 #include <unistd.h>
+#if S3LECT_LINUX_FACILITIES
+#include <sys/mman.h>
+#endif
 
 #include <cerrno>
 #include <cstdlib>
@@ -43,6 +51,8 @@ bool executable(const std::filesystem::path& path) {
   return ::access(path.c_str(), X_OK) == 0;
 }
 
+#if S3LECT_LINUX_FACILITIES
+
 /// An anonymous file holding `args`, each ended by a NUL: how the guardian gets the release's
 /// arguments without repeating them on its command line. -1 on failure.
 int argument_file(const std::vector<std::string>& args) {
@@ -63,14 +73,18 @@ int argument_file(const std::vector<std::string>& args) {
   return fd;
 }
 
+#endif
+
 }  // namespace
 
 std::string find_guardian() {
   if (const char* configured = std::getenv("S3LECT_GUARDIAN"); configured && *configured) {
     return configured;
   }
+  // This binary's path: /proc/self/exe on Linux, _NSGetExecutablePath on macOS, a sysctl on
+  // FreeBSD.
   std::error_code ec;
-  const auto self = std::filesystem::read_symlink("/proc/self/exe", ec);
+  const std::filesystem::path self = boost::dll::program_location(ec);
   if (ec) return {};
   const auto beside = self.parent_path() / "s3lect-guardian";
   if (executable(beside)) return beside.string();
@@ -107,17 +121,24 @@ std::unique_ptr<guardian_process> guardian_process::spawn(asio::any_io_executor 
                                                           const guardian_request& request,
                                                           error_code& error) {
   int pair[2];
-  if (::socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, pair) != 0) {
+  if (!guardian::open_cloexec_socketpair(SOCK_SEQPACKET, pair)) {
     error.assign(errno, boost::system::system_category());
     return nullptr;
   }
   owned_fd ours(pair[0]);
   const owned_fd theirs(pair[1]);
+#if S3LECT_LINUX_FACILITIES
   // The binary s3lect runs from, for the release: still this one after an upgrade replaced the
   // file on disk.
   const bool release = !request.release_args.empty();
   const owned_fd exe(release ? ::open("/proc/self/exe", O_PATH | O_CLOEXEC) : -1);
   const owned_fd release_args(release ? argument_file(request.release_args) : -1);
+#else
+  // No release by the guardian without execveat: when s3lect dies, its followers take over
+  // when the lease ends (docs/operations.md, Other systems).
+  const owned_fd exe;
+  const owned_fd release_args;
+#endif
   spawn_request spawn = request.command;
   spawn.path = request.guardian_path;
   spawn.argv = {"s3lect-guardian"};

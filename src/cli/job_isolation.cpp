@@ -1,6 +1,7 @@
 #include "cli/job_isolation.hpp"
 
-#include <fcntl.h>
+#include "guardian/cloexec.hpp"
+
 #include <spawn.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -46,7 +47,7 @@ isolation_probe parse_isolation_probe(const std::string& output) {
 std::optional<isolation_probe> probe_isolation(const std::string& guardian_path,
                                                std::string& error) {
   int out[2];
-  if (::pipe2(out, O_CLOEXEC) != 0) {
+  if (!guardian::open_cloexec_pipe(out)) {
     error = std::strerror(errno);
     return std::nullopt;
   }

@@ -1,5 +1,6 @@
 #include "cli/run.hpp"
 
+#include "base/platform.hpp"
 #include "cli/command_supervisor.hpp"
 #include "cli/console.hpp"
 #include "cli/effective_config.hpp"
@@ -401,7 +402,15 @@ const char* run_description() {
          "failures that retrying can fix (timeouts, refused connections, DNS, TLS\n"
          "handshakes, 5xx, throttling) are logged and retried every --frequent interval\n"
          "instead, until the store answers or a stop signal comes (exit 0). Later store\n"
-         "failures are retried and logged, and a leader that cannot renew steps down.\n";
+         "failures are retried and logged, and a leader that cannot renew steps down.\n"
+#if !S3LECT_LINUX_FACILITIES
+         "On this system (not Linux) the guardian is no subreaper and the tree gets no PID\n"
+         "namespace or cgroup: a process that left COMMAND's process group (setsid) is\n"
+         "neither found nor killed, nothing ends the tree if the guardian itself is killed,\n"
+         "and when s3lect dies its lock is not released: followers take over when the\n"
+         "lease ends. Suspend time may not count toward the deadlines (docs/operations.md).\n"
+#endif
+      ;
 }
 
 /// Peer mode, the log format and the exit codes, the tail of its help.

@@ -31,7 +31,7 @@ const char* run_extra_options_help() {
          "                           allows), guardian, pid-namespace, cgroup or\n"
          "                           pid-namespace,cgroup; any but auto is required: s3lect\n"
          "                           exits 2 at start-up when the system does not allow it\n"
-         "                           (default: auto)\n"
+         "                           (pid-namespace and cgroup are Linux only; default: auto)\n"
          "  --print-config           print the effective settings, and which were derived, as\n"
          "                           options, then exit 0 (COMMAND may be omitted; default:\n"
          "                           campaign)\n";

@@ -1,16 +1,18 @@
 #include "guardian/guardian.hpp"
 
+#include "base/platform.hpp"
+#include "guardian/loop_events.hpp"
 #include "guardian/process_table.hpp"
 
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
-#include <sys/signalfd.h>
 #include <sys/socket.h>
-#include <sys/syscall.h>
-#include <sys/timerfd.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#if S3LECT_LINUX_FACILITIES
+#include <sys/syscall.h>
+#endif
 
 #include <cerrno>
 #include <cstring>
@@ -22,7 +24,7 @@ namespace s3lect::guardian {
 
 std::int64_t boot_now_ns() {
   timespec now{};
-  ::clock_gettime(CLOCK_BOOTTIME, &now);
+  ::clock_gettime(detail::boot_clock_id, &now);
   return static_cast<std::int64_t>(now.tv_sec) * 1'000'000'000 + now.tv_nsec;
 }
 
@@ -59,7 +61,9 @@ class guardian_loop {
   void begin_stop(std::chrono::milliseconds grace, end_cause cause);
   void begin_kill(end_cause cause);
   void kill_pass();
-  void arm_timer();
+  /// Signals the job's first process and, without a PID namespace, the command's group.
+  void signal_group(int signal);
+  std::optional<std::int64_t> next_wake() const;
   void finish_job();
   void send(const from_guardian& message);
   [[noreturn]] void release();
@@ -69,8 +73,8 @@ class guardian_loop {
   const guardian_log& log_;
   lead_until confirmed_;
   int control_ = -1;
-  int child_signals_ = -1;
-  int timer_ = -1;
+  child_exits child_exits_;
+  deadline_alarm alarm_;
   launched_job job_;
   std::optional<int> main_status_;
   bool tree_gone_ = false;
@@ -113,7 +117,8 @@ void guardian_loop::begin_stop(std::chrono::milliseconds grace, end_cause cause)
   cause_ = cause;
   if (grace.count() <= 0) return begin_kill(end_cause::killed);
   kill_at_ = boot_now_ns() + std::chrono::nanoseconds(grace).count();
-  signal_descendants(::getpid(), SIGTERM);
+  // Without a process table (no /proc), the command's group: one SIGTERM each, never two.
+  if (signal_descendants(::getpid(), SIGTERM) == 0) signal_group(SIGTERM);
 }
 
 void guardian_loop::begin_kill(end_cause cause) {
@@ -132,8 +137,12 @@ void guardian_loop::kill_pass() {
   // death ends the namespace). Until the guardian reaps it, the first process's PID, which is
   // also the command's group's, cannot have been reused.
   if (main_status_) return;
-  ::kill(job_.root, SIGKILL);
-  if (!settings_.launch.level.pid_namespace) ::kill(-job_.command, SIGKILL);
+  signal_group(SIGKILL);
+}
+
+void guardian_loop::signal_group(int signal) {
+  ::kill(job_.root, signal);
+  if (!settings_.launch.level.pid_namespace) ::kill(-job_.command, signal);
 }
 
 void guardian_loop::on_packet(const to_guardian& message) {
@@ -179,9 +188,7 @@ void guardian_loop::on_control() {
 }
 
 void guardian_loop::on_child() {
-  signalfd_siginfo info{};
-  while (::read(child_signals_, &info, sizeof info) == sizeof info) {
-  }
+  child_exits_.drain();
   for (;;) {
     int status = 0;
     const pid_t reaped = ::waitpid(-1, &status, WNOHANG);
@@ -196,6 +203,9 @@ void guardian_loop::on_child() {
     // Whatever the command left behind must not outlive it: it could still act for a
     // leadership that its command's end has just given up.
     leftovers_ = signal_descendants(::getpid(), SIGKILL) + read_leftovers(job_.leftovers_fd);
+    // Without a process table (no /proc), the command's group at least: its ID cannot be
+    // reused while the group has members.
+    if (!settings_.launch.level.pid_namespace) ::kill(-job_.command, SIGKILL);
     killing_ = true;
     kill_at_.reset();
     kill_pass();
@@ -203,8 +213,6 @@ void guardian_loop::on_child() {
 }
 
 void guardian_loop::on_timer() {
-  std::uint64_t expirations = 0;
-  [[maybe_unused]] const ssize_t ignored = ::read(timer_, &expirations, sizeof expirations);
   const std::int64_t now = boot_now_ns();
   if (killing_) return kill_pass();
   if (kill_at_ && now >= *kill_at_) return begin_kill(end_cause::killed);
@@ -218,24 +226,11 @@ void guardian_loop::on_timer() {
   }
 }
 
-void guardian_loop::arm_timer() {
-  std::optional<std::int64_t> wake;
-  if (killing_ && !tree_gone_) {
-    wake = boot_now_ns() + kill_rescan_ns;
-  } else if (kill_at_) {
-    wake = *kill_at_;
-  } else if (!main_status_) {
-    wake = confirmed_.boot_ns;
-  }
-  itimerspec setting{};
-  if (wake) {
-    // Relative, on CLOCK_BOOTTIME: a suspend counts, and no library that shifts absolute
-    // clocks (libfaketime) moves it.
-    const std::int64_t left = std::max<std::int64_t>(*wake - boot_now_ns(), 1);
-    setting.it_value.tv_sec = static_cast<time_t>(left / 1'000'000'000);
-    setting.it_value.tv_nsec = static_cast<long>(left % 1'000'000'000);
-  }
-  ::timerfd_settime(timer_, 0, &setting, nullptr);
+std::optional<std::int64_t> guardian_loop::next_wake() const {
+  if (killing_ && !tree_gone_) return boot_now_ns() + kill_rescan_ns;
+  if (kill_at_) return *kill_at_;
+  if (!main_status_) return confirmed_.boot_ns;
+  return std::nullopt;
 }
 
 void guardian_loop::finish_job() {
@@ -255,7 +250,11 @@ void guardian_loop::finish_job() {
   std::vector<char*> argv;
   for (auto& arg : args) argv.push_back(arg.data());
   argv.push_back(nullptr);
+#if S3LECT_LINUX_FACILITIES
   ::syscall(SYS_execveat, settings_.release->exe_fd, "", argv.data(), environ, AT_EMPTY_PATH);
+#else
+  errno = ENOSYS;  // Without execveat, s3lect gives no release plan (guardian_process.cpp).
+#endif
   log_.error("cannot start the release of the lock: followers take over when the lease ends",
              {{"error", std::strerror(errno)}});
   ::_exit(1);
@@ -263,26 +262,21 @@ void guardian_loop::finish_job() {
 
 int guardian_loop::run() {
   control_ = settings_.control_fd;
-  sigset_t child_signal;
-  sigemptyset(&child_signal);
-  sigaddset(&child_signal, SIGCHLD);
-  child_signals_ = ::signalfd(-1, &child_signal, SFD_CLOEXEC | SFD_NONBLOCK);
-  timer_ = ::timerfd_create(CLOCK_BOOTTIME, TFD_CLOEXEC | TFD_NONBLOCK);
-  if (child_signals_ < 0 || timer_ < 0) {
+  if (!child_exits_.open() || !alarm_.open()) {
     send(job_failed{errno, "guardian"});
     return 1;
   }
   if (!start_job()) return 1;
   while (!(job_over() && (farewell_ || s3lect_gone_))) {
     if (job_over()) finish_job();
-    arm_timer();
+    alarm_.arm(next_wake());
     pollfd fds[3] = {{s3lect_gone_ ? -1 : control_, POLLIN, 0},
-                     {child_signals_, POLLIN, 0},
-                     {timer_, POLLIN, 0}};
-    if (::poll(fds, 3, -1) < 0 && errno != EINTR) return 1;
+                     {child_exits_.fd(), POLLIN, 0},
+                     {alarm_.fd(), POLLIN, 0}};
+    if (::poll(fds, 3, alarm_.poll_timeout_ms()) < 0 && errno != EINTR) return 1;
     if (fds[0].revents != 0) on_control();
     if (fds[1].revents != 0) on_child();
-    if (fds[2].revents != 0) on_timer();
+    if (alarm_.fired(fds[2].revents)) on_timer();
   }
   if (job_.cgroup) job_.cgroup->remove();
   if (s3lect_gone_ && !farewell_ && settings_.release) release();

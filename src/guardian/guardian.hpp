@@ -2,11 +2,11 @@
 // that owns the command's whole process tree, so that no process of the job outlives the
 // leadership whatever happens to the s3lect process (docs/safety-and-fencing.md#the-job-guardian).
 //
-// It is a child subreaper, so every descendant of the command, setsid daemons included, stays
-// in its tree. It ends the whole tree
+// On Linux it is a child subreaper, so every descendant of the command, setsid daemons included,
+// stays in its tree. It ends the whole tree
 //   - at T + kill grace, T being the "leading until" time s3lect last confirmed (no later than
-//     its own demotion deadline), on its own CLOCK_BOOTTIME clock: a stopped or stuck s3lect
-//     cannot keep the job alive (SIGTERM at T, SIGKILL at T + grace);
+//     its own demotion deadline), on its own boot clock (CLOCK_BOOTTIME on Linux): a stopped or
+//     stuck s3lect cannot keep the job alive (SIGTERM at T, SIGKILL at T + grace);
 //   - at once, with SIGKILL, when s3lect's end of the control socket closes (s3lect died); once
 //     every process is reaped it then releases the lock on s3lect's behalf, conditionally on
 //     s3lect's last write, so that a follower takes over at once;
@@ -46,7 +46,8 @@ struct guardian_settings {
 /// lock (by exec, not returning) when s3lect is gone. Returns the guardian's exit status.
 int run_guardian(const guardian_settings& settings, const guardian_log& log);
 
-/// The CLOCK_BOOTTIME time in nanoseconds.
+/// The boot clock's time in nanoseconds: CLOCK_BOOTTIME on Linux, the same clock as s3lect's
+/// boot_clock (base/platform.hpp).
 std::int64_t boot_now_ns();
 
 }  // namespace s3lect::guardian

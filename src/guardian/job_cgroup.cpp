@@ -1,5 +1,6 @@
 #include "guardian/job_cgroup.hpp"
 
+#include "base/platform.hpp"
 #include "guardian/process_table.hpp"
 
 #include <fcntl.h>
@@ -113,6 +114,7 @@ std::string cgroup_directory(const std::string& mountinfo, const std::string& pr
 }
 
 cgroup_location own_cgroup() {
+  if (!detail::linux_facilities) return {{}, "not supported on this system (Linux only)"};
   const std::string directory =
       cgroup_directory(read_text("/proc/self/mountinfo"), read_text("/proc/self/cgroup"));
   if (directory.empty()) return {{}, "no cgroup v2 hierarchy (cgroup2 not mounted)"};

@@ -1,15 +1,18 @@
 #include "guardian/job_launch.hpp"
 
+#include "base/platform.hpp"
+#include "guardian/cloexec.hpp"
 #include "guardian/process_table.hpp"
 
-#include <dirent.h>
 #include <fcntl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#if S3LECT_LINUX_FACILITIES
+#include <dirent.h>
 #include <sched.h>
 #include <sys/mount.h>
 #include <sys/prctl.h>
-#include <sys/syscall.h>
-#include <sys/wait.h>
-#include <unistd.h>
+#endif
 
 #include <array>
 #include <cerrno>
@@ -49,8 +52,8 @@ struct child_plan {
   char* const* argv = nullptr;
   const sigset_t* ignored = nullptr;
   const sigset_t* mask = nullptr;
-  int go_fd = -1;         ///< Read end: one byte once the guardian has set the child up.
-  int status_fd = -1;     ///< Write end: {errno, step} on failure; closed by a successful exec.
+  int go_fd = -1;      ///< Read end: one byte once the guardian has set the child up.
+  int status_fd = -1;  ///< Write end: {errno, step} on failure; closed by a successful exec.
   /// Write end: the namespace's init reports there the command's PID in the namespace, then
   /// how many processes were left when the command exited.
   int leftovers_fd = -1;
@@ -90,6 +93,8 @@ void await_go(const child_plan& plan) {
   ::execve(plan.path, plan.argv, environ);
   fail(plan, launch_step::exec, errno);
 }
+
+#if S3LECT_LINUX_FACILITIES
 
 /// How many processes the namespace's own /proc shows.
 unsigned processes_in_namespace() {
@@ -143,14 +148,21 @@ unsigned processes_in_namespace() {
   ::_exit(WIFSIGNALED(command_status) ? 128 + WTERMSIG(command_status) : 1);
 }
 
-/// The job's process when it is the guardian's child: dies with the guardian, waits until the
-/// guardian has put it in its cgroup, then becomes the command.
-[[noreturn]] void run_direct_child(const child_plan& plan, pid_t guardian) {
+#endif
+
+/// The job's process when it is the guardian's child: dies with the guardian (on Linux), waits
+/// until the guardian has put it in its cgroup, then becomes the command. Elsewhere nothing
+/// ends it when the guardian dies after the go; before it, the go pipe closes and it exits.
+[[noreturn]] void run_direct_child(const child_plan& plan, [[maybe_unused]] pid_t guardian) {
+#if S3LECT_LINUX_FACILITIES
   ::prctl(PR_SET_PDEATHSIG, SIGKILL);
   if (::getppid() != guardian) ::_exit(127);  // The guardian died before prctl.
+#endif
   await_go(plan);
   exec_command(plan);
 }
+
+#if S3LECT_LINUX_FACILITIES
 
 /// Writes `text` to /proc/self/`file`.
 bool write_own_proc(const char* file, const char* text) {
@@ -200,6 +212,8 @@ bool enter_user_namespace() {
   ::_exit(WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status));
 }
 
+#endif
+
 /// Kills and reaps a job's first process that will not become a job after all.
 void discard(pid_t pid) {
   ::kill(pid, SIGKILL);
@@ -239,7 +253,7 @@ struct pipe_pair {
   int write = -1;
   bool open() {
     int fds[2];
-    if (::pipe2(fds, O_CLOEXEC) != 0) return false;
+    if (!open_cloexec_pipe(fds)) return false;
     read = fds[0];
     write = fds[1];
     return true;
@@ -289,7 +303,18 @@ std::optional<isolation> parse_isolation(std::string_view text) {
   return std::nullopt;
 }
 
+std::string launch_problem(const launch_error& error) {
+  // ENOTSUP comes from launch_job alone where the isolation is Linux's.
+  const bool linux_only = !detail::linux_facilities && error.error == ENOTSUP;
+  return error.step + ": " +
+         (linux_only ? "not supported on this system (Linux only)" : std::strerror(error.error));
+}
+
 std::variant<launched_job, launch_error> launch_job(const launch_request& request) {
+#if !S3LECT_LINUX_FACILITIES
+  if (request.level.pid_namespace) return launch_error{ENOTSUP, "pid-namespace"};
+  if (request.level.cgroup) return launch_error{ENOTSUP, "cgroup"};
+#endif
   launched_job job;
   if (request.level.cgroup) {
     if (request.cgroup_parent.empty()) return launch_error{ENOENT, "cgroup"};
@@ -308,7 +333,9 @@ std::variant<launched_job, launch_error> launch_job(const launch_request& reques
   if (child < 0) return launch_error{errno, "fork"};
   if (child == 0) {
     ::close(go.write);
+#if S3LECT_LINUX_FACILITIES
     if (request.level.pid_namespace) run_namespace_parent(plan, guardian);
+#endif
     run_direct_child(plan, guardian);
   }
   ::close(go.take_read());

@@ -64,7 +64,11 @@ struct launch_error {
   std::string step;  ///< "cgroup", "user-namespace", "pid-namespace", "proc", "exec", ...
 };
 
-/// Starts the job. Blocks until the command has been exec'd (or failed to be): microseconds,
+/// "STEP: REASON" for `error`, as the probe and s3lect say it.
+std::string launch_problem(const launch_error& error);
+
+/// Starts the job (a PID namespace or a cgroup only on Linux: elsewhere asking for one fails
+/// with ENOTSUP). Blocks until the command has been exec'd (or failed to be): microseconds,
 /// or a few milliseconds with a PID namespace.
 std::variant<launched_job, launch_error> launch_job(const launch_request& request);
 

@@ -1,13 +1,16 @@
 // s3lect-guardian: started by `s3lect run` for each job (guardian.hpp); with --probe, tells
 // which isolation this system allows.
+#include "base/platform.hpp"
 #include "guardian/guardian.hpp"
 #include "guardian/guardian_options.hpp"
 
 #include <fcntl.h>
 #include <signal.h>
-#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#if S3LECT_LINUX_FACILITIES
+#include <sys/prctl.h>
+#endif
 
 #include <cstring>
 #include <string>
@@ -55,7 +58,7 @@ int probe(const launch_request& base) {
     auto launched = launch_job(request);
     std::string line = isolation_name(level);
     if (auto* error = std::get_if<launch_error>(&launched)) {
-      line += " unavailable " + error->step + ": " + std::strerror(error->error);
+      line += " unavailable " + launch_problem(*error);
     } else {
       int status = 0;
       const pid_t root = std::get<launched_job>(launched).root;
@@ -99,9 +102,11 @@ int main(int argc, char** argv) {
   launch.ignored = ignored_signals();
   ::sigprocmask(SIG_SETMASK, nullptr, &launch.mask);
   launch.cgroup_parent = own_cgroup().directory;
+#if S3LECT_LINUX_FACILITIES
   // Every descendant of the job that loses its parent comes to the guardian rather than to
   // init: setsid and double forks cannot leave its tree.
   ::prctl(PR_SET_CHILD_SUBREAPER, 1);
+#endif
   if (options->probe) return probe(launch);
   if (!keep_from_job(options->control_fd) ||
       (options->release_exe_fd >= 0 && !keep_from_job(options->release_exe_fd))) {
@@ -109,10 +114,6 @@ int main(int argc, char** argv) {
     return 2;
   }
   ignore_job_control();
-  sigset_t child_signal;
-  sigemptyset(&child_signal);
-  sigaddset(&child_signal, SIGCHLD);
-  ::sigprocmask(SIG_BLOCK, &child_signal, nullptr);
 
   guardian_settings settings;
   settings.control_fd = options->control_fd;

@@ -1,10 +1,14 @@
 #include "guardian/process_table.hpp"
 
+#include "base/platform.hpp"
+
 #include <dirent.h>
 #include <fcntl.h>
 #include <signal.h>
-#include <sys/syscall.h>
 #include <unistd.h>
+#if S3LECT_LINUX_FACILITIES
+#include <sys/syscall.h>
+#endif
 
 #include <cerrno>
 #include <charconv>
@@ -16,7 +20,7 @@ namespace s3lect::guardian {
 namespace {
 
 int send_through_pidfd(int pidfd, int signal) {
-#ifdef SYS_pidfd_send_signal
+#if S3LECT_LINUX_FACILITIES && defined(SYS_pidfd_send_signal)
   return static_cast<int>(::syscall(SYS_pidfd_send_signal, pidfd, signal, nullptr, 0));
 #else
   (void)pidfd;
@@ -59,7 +63,7 @@ std::optional<Number> field(std::string_view fields, int index) {
 }  // namespace
 
 int open_pidfd(pid_t pid) {
-#ifdef SYS_pidfd_open
+#if S3LECT_LINUX_FACILITIES && defined(SYS_pidfd_open)
   return static_cast<int>(::syscall(SYS_pidfd_open, pid, 0));
 #else
   (void)pid;
@@ -110,6 +114,9 @@ std::optional<pid_t> innermost_pid(pid_t pid) {
 
 std::vector<process_info> read_process_table() {
   std::vector<process_info> table;
+  // Elsewhere no /proc in this format: the table is empty, as in a container without /proc,
+  // and the job is found by its process group (guardian.cpp).
+  if (!detail::linux_facilities) return table;
   DIR* proc = ::opendir("/proc");
   if (!proc) return table;
   while (const dirent* entry = ::readdir(proc)) {

@@ -21,7 +21,7 @@ struct process_info {
 };
 
 /// A pidfd for `pid` (close-on-exec), or -1 with errno set: ENOSYS where the kernel (before
-/// 5.3) or libc has no pidfd_open.
+/// 5.3) or libc has no pidfd_open, and on other systems.
 int open_pidfd(pid_t pid);
 
 /// Parses the text of /proc/PID/stat; nullopt when it is not one.

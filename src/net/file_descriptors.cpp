@@ -15,6 +15,28 @@ std::uint64_t from_rlim(rlim_t value) {
   return static_cast<std::uint64_t>(value);
 }
 
+/// Raises the soft limit of `limit` toward `target` as far as the system accepts. macOS refuses
+/// a soft limit above OPEN_MAX (kern.maxfilesperproc) even under an unlimited hard limit; then
+/// the highest value it accepts is found by bisection. Returns the limit in force.
+rlimit raise_soft_limit(const rlimit& limit, rlim_t target) {
+  rlimit raised = limit;
+  raised.rlim_cur = target;
+  if (::setrlimit(RLIMIT_NOFILE, &raised) == 0) return raised;
+  rlim_t accepted = limit.rlim_cur;  // in force, so accepted
+  rlim_t refused = target;
+  while (refused - accepted > 1) {
+    raised.rlim_cur = accepted + (refused - accepted) / 2;
+    if (::setrlimit(RLIMIT_NOFILE, &raised) == 0) {
+      accepted = raised.rlim_cur;
+    } else {
+      refused = raised.rlim_cur;
+    }
+  }
+  raised.rlim_cur = accepted;
+  if (accepted != limit.rlim_cur) ::setrlimit(RLIMIT_NOFILE, &raised);
+  return raised;
+}
+
 }  // namespace
 
 file_descriptor_limit ensure_file_descriptors(std::uint64_t needed) {
@@ -29,14 +51,12 @@ file_descriptor_limit ensure_file_descriptors(std::uint64_t needed) {
     return result;
   }
   if (from_rlim(limit.rlim_cur) < needed) {
-    rlimit raised = limit;
-    raised.rlim_cur = limit.rlim_max == RLIM_INFINITY
-                          ? static_cast<rlim_t>(needed)
-                          : std::min(limit.rlim_max, static_cast<rlim_t>(needed));
-    if (::setrlimit(RLIMIT_NOFILE, &raised) == 0) {
-      result.raised = raised.rlim_cur != limit.rlim_cur;
-      limit = raised;
-    }
+    const rlim_t target = limit.rlim_max == RLIM_INFINITY
+                              ? static_cast<rlim_t>(needed)
+                              : std::min(limit.rlim_max, static_cast<rlim_t>(needed));
+    const rlimit raised = raise_soft_limit(limit, target);
+    result.raised = raised.rlim_cur != limit.rlim_cur;
+    limit = raised;
   }
   result.soft = from_rlim(limit.rlim_cur);
   result.hard = from_rlim(limit.rlim_max);

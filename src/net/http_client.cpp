@@ -5,6 +5,7 @@
 #include <s3lect/error.hpp>
 
 #include "beast_names.hpp"
+#include "platform.hpp"
 #include "tls_context.hpp"
 #include "tls_identity.hpp"
 #include "tls_verify.hpp"
@@ -22,7 +23,7 @@
 
 #include <openssl/ssl.h>
 #include <poll.h>
-#if defined(__linux__)
+#if S3LECT_LINUX_FACILITIES
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #endif
@@ -56,9 +57,9 @@ struct connection {
   /// that sends its reply in two segments (the local radosgw does) waits for the ACK of the
   /// first before it sends the second: without this every reply on a kept-alive connection
   /// stalls ~40 ms. Linux leaves quick-ACK mode on its own, so it is set again before each
-  /// read; elsewhere a no-op.
+  /// read; elsewhere a no-op (docs/operations.md, Other systems).
   void acknowledge_promptly() {
-#if defined(TCP_QUICKACK)
+#if S3LECT_LINUX_FACILITIES
     const int on = 1;
     ::setsockopt(socket().native_handle(), IPPROTO_TCP, TCP_QUICKACK, &on, sizeof on);
 #endif

@@ -65,4 +65,9 @@ inline std::string job_tree_command(const std::string& marker) {
          marker + "3";
 }
 
+/// The same tree without the setsid daemon: two processes, both in the command's process group.
+inline std::string group_tree_command(const std::string& marker) {
+  return "sleep 600." + marker + "1 & exec sleep 600." + marker + "3";
+}
+
 }  // namespace s3lect::test

@@ -256,4 +256,15 @@ TEST(ChildProcess, WaitCanBeCancelledAndResumed) {
   EXPECT_EQ(result.get(), std::make_pair(-1, 4));
 }
 
+TEST(OpenDescriptors, ListsWhatIsOpenAndNotWhatIsClosed) {
+  // Read from /proc/self/fd on Linux, found by asking each number elsewhere: the same answer.
+  const int opened = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
+  ASSERT_GE(opened, 3);
+  EXPECT_EQ(s3lect::cli::open_descriptors().count(opened), 1U);
+  ::close(opened);
+  const std::set<int> after = s3lect::cli::open_descriptors();
+  EXPECT_EQ(after.count(opened), 0U);
+  EXPECT_EQ(after.count(STDERR_FILENO), 0U) << "0 to 2 are never listed";
+}
+
 }  // namespace
