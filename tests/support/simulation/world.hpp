@@ -397,8 +397,10 @@ class world {
       return nanoseconds{
           static_cast<std::int64_t>(std::llround(static_cast<double>(d.count()) * n.rate))};
     };
+    // floor: system_clock counts nanoseconds in libstdc++ but microseconds in libc++.
     return {steady_time{} + n.steady_offset + scaled(t - frozen_before(n, t)),
-            test_wall_epoch() + n.wall_offset + scaled(t)};
+            std::chrono::floor<std::chrono::system_clock::duration>(test_wall_epoch() +
+                                                                    n.wall_offset + scaled(t))};
   }
   // The first real time at which the node's boot clock reads `when`; nullopt while a suspend
   // in progress stops it short of that.

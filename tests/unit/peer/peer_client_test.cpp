@@ -64,7 +64,6 @@ using boost::system::error_code;
 using namespace std::chrono_literals;
 using clock_type = std::chrono::steady_clock;
 
-const std::string path = "/health/leadership";
 const std::string record =
     R"({"leaderID":"node-a","leaderAddr":"127.0.0.1:8443","lastUpdated":"2026-11-21T10:30:45.123Z","term":42,"leaseMs":15000,"released":false,"nonce":"9f1c2a7e5b3d4c11"})";
 
