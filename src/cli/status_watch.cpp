@@ -7,6 +7,8 @@
 #include "cli/lock_reader.hpp"
 #include "cli/run_to_completion.hpp"
 
+#include "base/log_text.hpp"
+
 #include <s3lect/error.hpp>
 #include <s3lect/leader_endpoint.hpp>
 #include <s3lect/s3_client.hpp>
@@ -70,8 +72,8 @@ lock_observation observation_of(const lock_read& read) {
 /// Reports a failed read on stderr, once per streak of failures that retrying can fix. Returns
 /// true when the watch must end: the failure is not one of those.
 bool report_failure(const watch_settings& settings, const lock_read& read, bool& failing) {
-  const std::string problem = "s3lect status: cannot read " + settings.url + " at " +
-                              settings.endpoint + ": " +
+  const std::string problem = "s3lect status: cannot read " + log_text::value(settings.url) +
+                              " at " + settings.endpoint + ": " +
                               describe_store_error(read.error, read.info);
   if (!is_transient(read.error)) {
     print_err(problem + "\n");
@@ -112,9 +114,10 @@ void report_endpoint_failure(const watch_settings& settings, watch_progress& pro
                              const lock_record& record, const std::string& problem) {
   if (progress.endpoint_failing) return;
   progress.endpoint_failing = true;
-  print_err("s3lect status: cannot follow the leader's endpoint at " + record.leader_addr + ": " +
-            problem + "; reading " + settings.url + " every " +
-            std::to_string(settings.interval.count()) + "ms instead\n");
+  print_err("s3lect status: cannot follow the leader's endpoint at " +
+            log_text::value(record.leader_addr) + ": " + problem + "; reading " +
+            log_text::value(settings.url) + " every " + std::to_string(settings.interval.count()) +
+            "ms instead\n");
 }
 
 /// Follows `record`'s leader until it says it no longer leads, fails, or a signal arrives;

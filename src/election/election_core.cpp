@@ -1,5 +1,6 @@
 #include "election_core.hpp"
 #include "election_core_helpers.hpp"
+#include "log_text.hpp"
 
 #include <boost/asio/error.hpp>
 
@@ -45,7 +46,8 @@ step election_core::start(const instant& now) {
   peer_.introduced = false;
   peer_.view_stale = false;
   reread_.reset();
-  log(log_level::info, "election started key=" + config_.lock_key + " id=" + config_.server_id);
+  log(log_level::info, "election started key=" + log_text::value(config_.lock_key) +
+                           " id=" + log_text::value(config_.server_id));
   return finish(now, {});
 }
 
@@ -237,7 +239,8 @@ void election_core::start_acquisition(const instant& now, step& out) {
       reason = "expired";
       break;
   }
-  log(log_level::info, "acquiring reason=" + reason + " term=" + std::to_string(term));
+  log(log_level::info,
+      "acquiring reason=" + log_text::value(reason) + " term=" + std::to_string(term));
   start_write(now, purpose::acquire, std::move(condition), term, grace, out);
 }
 

@@ -2,6 +2,7 @@
 // leader instead of the store, and what the leader's answer means.
 #include "election_core.hpp"
 #include "election_core_helpers.hpp"
+#include "log_text.hpp"
 
 #include <s3lect/error.hpp>
 
@@ -54,7 +55,7 @@ step election_core::on_peer_done(const instant& now, const boost::system::error_
     return finish(now, std::move(out));
   }
   if (answer.leader_id != known.leader_id || (answer.term != 0 && answer.term != known.term)) {
-    fall_back_to_store("peer_is_another_leader peer=" + answer.leader_id +
+    fall_back_to_store("peer_is_another_leader peer=" + log_text::value(answer.leader_id) +
                        " term=" + std::to_string(answer.term));
     return finish(now, std::move(out));
   }
@@ -129,7 +130,8 @@ void election_core::take_over_released(const instant& now, const lock_record& kn
   // the leader that wrote it told us; any other write in between fails it with 412, which
   // reads the store as ever (docs/safety-and-fencing.md#one-round-trip-handover).
   log(log_level::info, "leader released through the watch: taking over without a read etag=" +
-                           released.etag + " term=" + std::to_string(released.term));
+                           log_text::value(released.etag) +
+                           " term=" + std::to_string(released.term));
   lock_record record = known;
   record.term = released.term;
   record.released = true;
@@ -146,7 +148,7 @@ void election_core::peer_check_failed(const boost::system::error_code& ec,
   last_error_code_ = ec;
   last_error_ =
       "peer check: " + ec.message() + (answer.message.empty() ? "" : ": ") + answer.message;
-  fall_back_to_store("peer_check_failed error=\"" + last_error_ + "\"");
+  fall_back_to_store("peer_check_failed error=" + log_text::value(last_error_));
   // "Went away" only if it was there: an endpoint that never answered for this leadership
   // (not running, a firewall) would otherwise cost a burst every time we go stable.
   const bool answered_before = peer_.seen && peer_.seen->record.leader_id == known.leader_id &&
