@@ -13,6 +13,7 @@
 
 #include "base/log_text.hpp"
 
+#include <s3lect/core_dumps.hpp>
 #include <s3lect/elector.hpp>
 #include <s3lect/error.hpp>
 #include <s3lect/health.hpp>
@@ -546,6 +547,10 @@ int run_run(const std::vector<std::string>& args) {
     print_err("s3lect run: " + error + "\n");
     return exit_usage;
   }
+  // Before the credentials are used (docs/operations.md#core-dumps).
+  if (const auto ec = options->extras.allow_core_dumps ? boost::system::error_code{}
+                                                       : exclude_from_core_dumps())
+    print_err("s3lect run: warning: cannot keep secrets out of core dumps: " + ec.message() + "\n");
   if (options->extras.print_config) {
     print_out(print_config_text(*options));
     return exit_ok;
