@@ -42,6 +42,9 @@ struct watch_settings {
   bool json = false;
   /// --peer-ca was given: leaders without a key pin in their record may be followed too.
   bool have_peer_ca = false;
+  /// The store's answers are authenticated (s3_config::answers_authenticated()): only then is
+  /// a record's key pin trusted; over plain HTTP anyone on the path could have written it.
+  bool pins_trusted = false;
 };
 
 /// What the watch loop carries from one read to the next.
@@ -105,8 +108,10 @@ std::optional<lock_record> take_read(const watch_settings& settings, watch_progr
   progress.may_follow = true;
   const auto& current = progress.tracker.current();
   if (!follow_now || !current || current->state != "leading" || !seen.record) return std::nullopt;
-  if (!can_follow(*seen.record, settings.have_peer_ca)) return std::nullopt;
-  return seen.record;
+  lock_record record = *seen.record;
+  if (!settings.pins_trusted) record.key_pin.clear();  // the leader is checked by --peer-ca
+  if (!can_follow(record, settings.have_peer_ca)) return std::nullopt;
+  return record;
 }
 
 /// Reports that the leader's endpoint cannot be followed, once per streak of failures.
@@ -207,6 +212,7 @@ int run_status_watch(const parsed_args& args, const store_target& target) {
   settings.key = target.key;
   settings.url = target.url();
   settings.endpoint = target.config.endpoint;
+  settings.pins_trusted = target.config.answers_authenticated();
   settings.json = args.has("json");
   if (auto interval = args.get("interval")) {
     const auto parsed = parse_duration(*interval);

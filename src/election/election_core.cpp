@@ -21,7 +21,8 @@ constexpr std::size_t max_own_writes = 16;
 
 }  // namespace
 
-election_core::election_core(elector_config config) : config_(std::move(config)) {}
+election_core::election_core(elector_config config, bool store_authenticated)
+    : config_(std::move(config)), store_authenticated_(store_authenticated) {}
 
 // ---------------------------------------------------------------------------------------------
 // Events
@@ -145,6 +146,7 @@ void election_core::advance(const instant& now, step& out) {
   // renewed many times meanwhile): read first, a takeover decided on it would be a wasted PUT.
   if (!peer_.view_stale && takeover_allowed(now)) return start_acquisition(now, out);
   if (peer_usable()) {
+    if (now.steady >= store_read_due(now)) return start_read(out);
     if (now.steady >= peer_due(now)) start_peer_check(now, out);
     return;
   }
@@ -171,7 +173,7 @@ std::optional<steady_time> election_core::next_wake(const instant& now) const {
     }
     return wake;
   }
-  consider(peer_usable() ? peer_due(now) : read_due(now));
+  consider(peer_usable() ? std::min(peer_due(now), store_read_due(now)) : read_due(now));
   // In stable mode the follower trusts the healthy leader until its next read: that is the
   // point of stable mode. Acting at the expiry moment is for frequent mode.
   if (mode_ == poll_mode::frequent && !acquire_in_doubt_ && !peer_.view_stale) {

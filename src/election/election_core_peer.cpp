@@ -19,6 +19,12 @@ namespace {
 // The first pause of the re-read burst; each next one is twice as long, until F.
 constexpr milliseconds first_reread_gap{50};
 
+// A stable follower reads the store at least every this many I, however well the leader says
+// it is: no peer (an impostor reached through a trusted plain-HTTP store, or a leader whose
+// endpoint answers while its elector is wedged) holds it off the store for longer. Every I
+// would cost what S3 mode costs and leave no room for plain checks (docs/peer-mode.md).
+constexpr int store_read_every_intervals = 10;
+
 /// The leader's endpoint is not there any more: nobody listens (refused), or the connection was
 /// closed or reset under a check or a watch. What a crashed process leaves behind; a frozen one
 /// keeps its connections and gives timeouts instead.
@@ -99,13 +105,23 @@ steady_time election_core::peer_due(const instant& now) const {
   return last + config_.infrequent_interval;
 }
 
+steady_time election_core::store_read_due(const instant& now) const {
+  if (!last_read_at_) return now.steady;
+  return *last_read_at_ + store_read_every_intervals * config_.infrequent_interval;
+}
+
 void election_core::start_peer_check(const instant& now, step& out) {
   const lock_record& leader = *observed_->record;
   in_flight_ = in_flight{purpose::peer, {}};
   storage_request request;
   request.type = storage_request::kind::peer_check;
   request.peer.address = leader.leader_addr;
-  request.peer.key_pin = leader.key_pin;
+  // A pin is only as good as the record that carried it: from a store anyone on the path may
+  // answer for, the leader is checked against peer.tls's CAs instead
+  // (docs/peer-mode.md#trust-chain).
+  if (store_authenticated_ || config_.peer.trust_unauthenticated_store) {
+    request.peer.key_pin = leader.key_pin;
+  }
   request.peer.term = leader.term;
   // With watches on: first a plain check, which answers at once with the leader's write serial,
   // then watches. With a serial the leader answers on each renewal, so silence for D means

@@ -449,6 +449,10 @@ s3_client::executor_type s3_client::get_executor() const {
   return impl_->executor;
 }
 
+bool s3_client::answers_authenticated() const noexcept {
+  return impl_->config.answers_authenticated();
+}
+
 const s3_config& s3_client::config() const noexcept {
   return impl_->config;
 }
