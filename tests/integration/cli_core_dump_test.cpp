@@ -12,8 +12,6 @@ namespace s3lect {
 namespace {
 
 using test::CliIntegration;
-using test::eventually;
-using test::read_file;
 using namespace std::chrono_literals;
 
 /// RLIMIT_CORE raised as far as allowed and the working directory set to `directory` (where a
@@ -50,13 +48,13 @@ std::pair<std::size_t, std::size_t> files_holding(const std::string& directory,
   std::size_t files = 0, holding = 0;
   for (const auto& entry : std::filesystem::directory_iterator(directory)) {
     ++files;
-    if (read_file(entry.path().string()).find(secret) != std::string::npos) ++holding;
+    if (test::read_file(entry.path().string()).find(secret) != std::string::npos) ++holding;
   }
   return {files, holding};
 }
 
 TEST_F(CliIntegration, ACrashOfRunLeavesNoCoreHoldingTheSecretKey) {
-  const std::string pattern = read_file("/proc/sys/kernel/core_pattern");
+  const std::string pattern = test::read_file("/proc/sys/kernel/core_pattern");
   if (pattern.empty() || pattern.front() == '|' || pattern.front() == '/') {
     GTEST_SKIP() << "cores go to a handler or a fixed place, not the working directory: "
                  << pattern;
@@ -73,7 +71,7 @@ TEST_F(CliIntegration, ACrashOfRunLeavesNoCoreHoldingTheSecretKey) {
       const core_dump_scope cores(directory);
       process = &start(args);
     }
-    ASSERT_TRUE(eventually(
+    ASSERT_TRUE(test::eventually(
         [&] { return process->err().find("command started") != std::string::npos; }, 15s))
         << process->err();
     ::kill(process->pid, SIGSEGV);

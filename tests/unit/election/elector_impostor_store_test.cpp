@@ -96,12 +96,7 @@ elector_config follower_config() {
   elector_config config;
   config.lock_key = "group/leader.json";
   config.server_id = "follower";
-  config.lease = 1500ms;
-  config.renew_deadline = 1000ms;
-  config.frequent_interval = 150ms;
-  config.infrequent_interval = 300ms;
-  config.request_timeout = 100ms;
-  config.retry.delays = {10ms, 50ms};
+  use_short_timing(config);
   config.peer.enabled = true;
   config.peer.timeout = 500ms;
   return config;
