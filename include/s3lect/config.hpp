@@ -17,6 +17,7 @@
 namespace s3lect {
 
 struct s3_config;
+class storage;
 
 /// Peer mode (docs/peer-mode.md): followers in stable mode ask the leader's health endpoint whether
 /// it still leads instead of reading S3. Nested in elector_config as `peer`.
@@ -42,10 +43,26 @@ struct peer_config {
   /// the certificate this node's health endpoint presents, e.g. make_self_signed_identity()'s.
   /// Written as "peerKeyPin" into every record this elector writes while leading, so that
   /// followers trust that certificate by its key instead of by a CA. Empty: no pin (CA mode).
-  /// A follower always uses the pin of the record it read when there is one, whatever `tls`
-  /// says, and `tls`'s CAs otherwise.
+  /// A follower uses the pin of the record it read when there is one and the record came from
+  /// a store whose answers are authenticated (storage::answers_authenticated()) or trusted
+  /// (below), whatever `tls` says; `tls`'s CAs otherwise.
   std::string key_pin;
+  /// Trust the leader's address and key pin in records read from a store whose answers are not
+  /// authenticated: plain HTTP over a network (storage::answers_authenticated() false). SigV4
+  /// signs requests, not answers, so anyone on the path to such a store can answer with a
+  /// forged record whose leaderAddr and peerKeyPin send followers to an impostor that says
+  /// "all well" for as long as it likes: they stay off the store and never take over. The
+  /// session token travels in clear there too. Set it only for a path as trusted as the store.
+  /// Off (the default), peer mode over such a store needs CAs in `tls` (the follower then
+  /// ignores record pins and checks the leader's certificate against them), and
+  /// validate(const storage&) refuses it without (docs/peer-mode.md#trust-chain).
+  bool trust_unauthenticated_store = false;
 };
+
+/// The rule of elector_config::validate(const storage&) that depends on the store, for a store
+/// whose answers_authenticated() is `store_authenticated`: nullopt when `peer` may be used with
+/// it, else why not and what to do.
+std::optional<std::string> validate_store_trust(const peer_config& peer, bool store_authenticated);
 
 /// The timing of an elector with every setting optional, for elector_config::apply_timing(): the
 /// settings given are kept, and each one not given follows those given.
@@ -93,6 +110,9 @@ struct elector_timing {
 ///   at most one of file and PEM each, both or neither; verify_peer on; require_client_cert
 ///   off; peer.key_pin empty or "sha256:" and 64 lowercase hex digits. (Unreadable files are
 ///   reported by the elector's constructor.)
+/// - validate(const storage&) only, which the elector's constructor and update_config() apply:
+///   with peer.enabled over a store whose answers are not authenticated, peer.tls names CAs or
+///   peer.trust_unauthenticated_store is set (validate_store_trust()).
 struct elector_config {
   /// S3 object key of the lock record, e.g. "leader/my-group.json".
   std::string lock_key;
@@ -179,6 +199,8 @@ struct elector_config {
   /// Returns nullopt when valid, else "field: what is wrong" for the first offending field,
   /// e.g. "renew_deadline: must be less than lease (15000 ms), is 15000 ms".
   std::optional<std::string> validate() const;
+  /// validate(), then validate_store_trust() for `store`.
+  std::optional<std::string> validate(const storage& store) const;
 };
 
 /// Checks that `next` may replace `current` in a running elector: `next` is valid and keeps

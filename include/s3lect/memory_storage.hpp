@@ -155,6 +155,8 @@ class memory_storage final : public storage {
   memory_storage& operator=(const memory_storage&) = delete;
 
   executor_type get_executor() const override;
+  /// True: in-process, nobody can answer in its place.
+  bool answers_authenticated() const noexcept override { return true; }
 
   /// The shared bucket.
   const std::shared_ptr<memory_store>& store() const noexcept;

@@ -62,6 +62,10 @@ struct s3_config {
   void apply_environment();
   /// Returns nullopt when valid, else "field: what is wrong" naming the first offending field.
   std::optional<std::string> validate() const;
+  /// True when the store's answers are authenticated (storage::answers_authenticated()): the
+  /// endpoint is https://, or http:// to a loopback IP literal (127.0.0.0/8, [::1]), whose
+  /// traffic never leaves the host. An empty endpoint counts as AWS's, which is https://.
+  bool answers_authenticated() const;
 };
 
 /// Counters of one client, for tests, benchmarks and metrics.
@@ -94,6 +98,8 @@ class s3_client final : public storage {
   s3_client& operator=(const s3_client&) = delete;
 
   executor_type get_executor() const override;
+  /// config().answers_authenticated().
+  bool answers_authenticated() const noexcept override;
 
   /// The configuration after apply_environment().
   const s3_config& config() const noexcept;

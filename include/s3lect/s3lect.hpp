@@ -4,6 +4,7 @@
 
 #include <s3lect/completion_token.hpp>
 #include <s3lect/config.hpp>
+#include <s3lect/core_dumps.hpp>
 #include <s3lect/elector.hpp>
 #include <s3lect/elector_counters.hpp>
 #include <s3lect/error.hpp>

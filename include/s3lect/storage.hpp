@@ -91,6 +91,15 @@ class storage {
   /// The executor the operations run on.
   virtual executor_type get_executor() const = 0;
 
+  /// True when an answer can only come from the store itself: the channel authenticates it
+  /// (HTTPS with a verified certificate, an in-process store) or never leaves this host (plain
+  /// HTTP to a loopback address). False for plain HTTP over a network, where anyone on the path
+  /// can answer in its place. A peer-mode follower takes the leader's address and key pin from
+  /// the records it reads, so it trusts a pin only from a store for which this is true, or one
+  /// declared trusted (peer_config::trust_unauthenticated_store; docs/peer-mode.md#trust-chain).
+  /// The default is false: a storage must say so to be trusted.
+  virtual bool answers_authenticated() const noexcept { return false; }
+
   /// Reads `key`. Completes with `void(error_code, get_result)`; a missing object is success
   /// with `found == nullopt`. Cancellation: terminal; the request is abandoned.
   template <class CompletionToken = default_token>

@@ -6,6 +6,7 @@
 #include "credentials_container.hpp"
 #include "credentials_detail.hpp"
 #include "imds.hpp"
+#include "log_text.hpp"
 #include "sts.hpp"
 
 #include <boost/asio/as_tuple.hpp>
@@ -120,7 +121,7 @@ class chain_provider final : public detail::coroutine_provider {
       auto [ec, result] = co_await provider->async_fetch(asio::as_tuple(asio::use_awaitable));
       if (ec == credentials_errc::not_configured) {
         log_.log(log_level::debug,
-                 "credentials provider skipped detail=\"" + result.message + "\"");
+                 "credentials provider skipped detail=" + log_text::value(result.message));
         if (!skipped.empty()) skipped += "; ";
         skipped += result.message;
         continue;

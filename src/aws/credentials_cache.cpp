@@ -1,5 +1,6 @@
 #include "credentials_cache.hpp"
 
+#include "log_text.hpp"
 #include "manual_clock.hpp"
 #include "rfc3339.hpp"
 
@@ -98,9 +99,9 @@ std::optional<aws_credentials> credentials_cache::current() {
     if (!fetching_ && schedule_.refresh_due(now)) start = fetching_ = true;
   }
   if (start) {
-    settings_.log.log(log_level::debug,
-                      "credentials refresh started in the background provider=" + out->provider +
-                          " expiration=" + describe_expiration(out->expiration));
+    settings_.log.log(log_level::debug, "credentials refresh started in the background provider=" +
+                                            log_text::value(out->provider) +
+                                            " expiration=" + describe_expiration(out->expiration));
     launch_fetch();
   }
   return out;
@@ -186,7 +187,7 @@ void credentials_cache::on_fetched(error_code ec, credentials_result result) {
         level = log_level::error;
         line =
             "credentials unavailable retry_in_ms=" + std::to_string(schedule_.backoff().count()) +
-            " error=\"" + result.message + "\"";
+            " error=" + log_text::value(result.message);
       }
       delivered.message = result.message;
     }

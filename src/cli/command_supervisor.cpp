@@ -69,9 +69,8 @@ std::optional<int> take_signals(supervisor& s) {
   return stop;
 }
 
-std::string ms_since(steady::time_point start) {
-  return std::to_string(
-      std::chrono::duration_cast<std::chrono::milliseconds>(steady::now() - start).count());
+std::int64_t ms_since(steady::time_point start) {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(steady::now() - start).count();
 }
 
 namespace {
@@ -125,7 +124,7 @@ asio::awaitable<std::variant<leadership_lease, int>> await_election(
       co_return exit_failure;
     }
     s.log.log(log_level::info, "became leader",
-              {{"term", std::to_string(lease.term)}, {"after_ms", ms_since(campaign_started)}});
+              {{"term", lease.term}, {"after_ms", ms_since(campaign_started)}});
     s.give_up_at.reset();
     co_return lease;
   }
@@ -136,11 +135,11 @@ asio::awaitable<std::variant<leadership_lease, int>> await_election(
 /// so that it still releases it should s3lect die meanwhile.
 asio::awaitable<int> finish_after_exit(supervisor& s, const leadership_lease& lease, job_end end) {
   s.log.log(log_level::info, "command exited",
-            {{"pid", std::to_string(s.started.pid)},
-             {"status", std::to_string(end.status)},
-             {"term", std::to_string(lease.term)},
-             {"leftovers_killed", std::to_string(end.leftovers)}});
-  s.log.log(log_level::info, "releasing the lock", {{"term", std::to_string(lease.term)}});
+            {{"pid", s.started.pid},
+             {"status", end.status},
+             {"term", lease.term},
+             {"leftovers_killed", end.leftovers}});
+  s.log.log(log_level::info, "releasing the lock", {{"term", lease.term}});
   co_await release_lock(s);
   co_await retire_guardian(s);
   co_return end.status;
@@ -151,7 +150,7 @@ asio::awaitable<int> stop_and_release(supervisor& s, const leadership_lease& lea
   s.log.log(log_level::info, "stopping", {{"signal", signal_name(signal)}});
   const job_end end = co_await stop_job(s, "stop_signal");
   if (!end.tree_gone) co_return exit_failure;  // Not released: processes of it may still run.
-  s.log.log(log_level::info, "releasing the lock", {{"term", std::to_string(lease.term)}});
+  s.log.log(log_level::info, "releasing the lock", {{"term", lease.term}});
   co_await release_lock(s);
   co_await retire_guardian(s);
   co_return exit_ok;
@@ -165,9 +164,7 @@ asio::awaitable<std::optional<int>> after_deadline_stop(supervisor& s,
                                                         job_end end) {
   s.log.log(log_level::warning,
             "the guardian stopped the command: the leadership was not confirmed in time",
-            {{"pid", std::to_string(s.started.pid)},
-             {"status", std::to_string(end.status)},
-             {"term", std::to_string(lease.term)}});
+            {{"pid", s.started.pid}, {"status", end.status}, {"term", lease.term}});
   co_await retire_guardian(s);
   const leadership_status now = s.election.status();
   if (s.shutdown_requested) {
@@ -176,7 +173,7 @@ asio::awaitable<std::optional<int>> after_deadline_stop(supervisor& s,
   }
   if (now.is_leader && now.term == lease.term) {
     s.log.log(log_level::info, "resigning: the command of this leadership is gone",
-              {{"term", std::to_string(lease.term)}});
+              {{"term", lease.term}});
     co_await s.election.async_resign(asio::as_tuple(asio::use_awaitable));
   }
   co_return std::nullopt;
@@ -215,7 +212,7 @@ asio::awaitable<std::optional<std::optional<int>>> on_guardian_message(
 asio::awaitable<std::optional<int>> after_loss(supervisor& s, const leadership_lease& lease,
                                                steady::time_point leader_since) {
   s.log.log(log_level::warning, "lost leadership",
-            {{"term", std::to_string(lease.term)}, {"held_ms", ms_since(leader_since)}});
+            {{"term", lease.term}, {"held_ms", ms_since(leader_since)}});
   const job_end end = co_await stop_job(s, "leadership_lost");
   co_await retire_guardian(s);
   if (!end.tree_gone) co_return exit_failure;
@@ -231,7 +228,7 @@ asio::awaitable<std::optional<int>> lead(supervisor& s, leadership_lease lease) 
   const error_code start_error = co_await start_job(s, lease, step);
   if (start_error == errc::not_leader) {
     s.log.log(log_level::warning, "lost leadership before the command started",
-              {{"term", std::to_string(lease.term)}});
+              {{"term", lease.term}});
     co_return std::nullopt;
   }
   if (start_error) {
@@ -241,9 +238,9 @@ asio::awaitable<std::optional<int>> lead(supervisor& s, leadership_lease lease) 
     co_return start_failure_status(step, start_error);
   }
   s.log.log(log_level::info, "command started",
-            {{"pid", std::to_string(s.started.pid)},
-             {"term", std::to_string(lease.term)},
-             {"guardian", std::to_string(s.job->pid())},
+            {{"pid", s.started.pid},
+             {"term", lease.term},
+             {"guardian", s.job->pid()},
              {"isolation", s.started.isolation}});
   const auto leader_since = steady::now();
   for (;;) {

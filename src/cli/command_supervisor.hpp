@@ -83,6 +83,6 @@ std::optional<int> take_signals(supervisor& s);
 std::string signal_name(int signal);
 
 /// Milliseconds from `start` to now, for the log.
-std::string ms_since(std::chrono::steady_clock::time_point start);
+std::int64_t ms_since(std::chrono::steady_clock::time_point start);
 
 }  // namespace s3lect::cli

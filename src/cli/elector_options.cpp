@@ -258,6 +258,16 @@ std::optional<elector_settings> make_elector_settings(const parsed_args& args, s
     error = invalid_configuration(*problem);
     return std::nullopt;
   }
+  if (validate_store_trust(config.peer, target.config.answers_authenticated())) {
+    error = "--peer: the store at " + target.config.endpoint +
+            " is reached over plain HTTP, which authenticates no answer: anyone on the network "
+            "path can forge the lock record's leaderAddr and peerKeyPin and pin the followers "
+            "to an impostor that keeps them off the store and the lock, and the session token "
+            "travels in clear. Use an https:// --endpoint, CA mode (--peer-cert, --peer-key, "
+            "--peer-ca), or --trust-plain-http-store if that path is trusted "
+            "(docs/peer-mode.md#trust-chain)";
+    return std::nullopt;
+  }
   return settings;
 }
 

@@ -6,6 +6,8 @@
 #include "cli/object_target.hpp"
 #include "cli/run_to_completion.hpp"
 
+#include "base/log_text.hpp"
+
 #include <s3lect/error.hpp>
 #include <s3lect/fenced_object.hpp>
 #include <s3lect/s3_client.hpp>
@@ -62,7 +64,7 @@ int run_get(const std::vector<std::string>& args) {
   asio::io_context io;
   s3_client client(io.get_executor(), command->target.config);
   const auto [ec, read] = run_to_completion(io, get(client, command->target.key));
-  const std::string url = command->target.url();
+  const std::string url = log_text::value(command->target.url());
   if (ec) {
     print_err("s3lect get: cannot read " + url + ": " + describe_store_error(ec, read.info) + "\n");
     return exit_failure;

@@ -92,7 +92,7 @@ asio::awaitable<int> release_for_s3lect(s3_client& client, std::string key, rele
   }
   if (const auto why = not_ours(read, request, request.holder)) {
     log.log(log_level::info, "not releasing the lock for s3lect: " + *why,
-            {{"term", std::to_string(request.term)}});
+            {{"term", request.term}});
     co_return exit_lost_race;
   }
   const lock_record next = released_record(*read.decoded.record, std::chrono::system_clock::now());
@@ -100,7 +100,7 @@ asio::awaitable<int> release_for_s3lect(s3_client& client, std::string key, rele
   if (ec == errc::precondition_failed) {
     log.log(log_level::info,
             "not releasing the lock for s3lect: the record changed between reading and writing",
-            {{"term", std::to_string(request.term)}});
+            {{"term", request.term}});
     co_return exit_lost_race;
   }
   if (ec) {
@@ -109,7 +109,7 @@ asio::awaitable<int> release_for_s3lect(s3_client& client, std::string key, rele
     co_return exit_store_error;
   }
   log.log(log_level::info, "lock released for s3lect, which is gone: a follower may take over",
-          {{"term", std::to_string(request.term)}});
+          {{"term", request.term}});
   co_return exit_ok;
 }
 
@@ -131,10 +131,9 @@ int run_guardian_release(const std::vector<std::string>& args) {
   }
   const log_output log(options->elector.format, options->elector.level,
                        {{"lock", url}, {"id", request->holder}});
-  log.log(log_level::warning, "s3lect is gone: its guardian killed the job, releasing the lock",
-          {{"term", std::to_string(request->term)},
-           {"processes", request->processes},
-           {"kill_ms", request->kill_ms}});
+  log.log(
+      log_level::warning, "s3lect is gone: its guardian killed the job, releasing the lock",
+      {{"term", request->term}, {"processes", request->processes}, {"kill_ms", request->kill_ms}});
   asio::io_context io;
   s3_client client(io.get_executor(), options->store.config);
   return run_to_completion(io, release_for_s3lect(client, key, *request, *options, log));

@@ -146,13 +146,14 @@ asio::awaitable<job_end> guardian_lost(supervisor& s) {
   } else {
     end.tree_gone = s.jobs.level.pid_namespace;
   }
-  s.log.log(log_level::error,
-            end.tree_gone ? "the job's guardian died: the job is gone with it"
-                          : "the job's guardian died: processes of the job may still run",
-            {{"guardian_pid", std::to_string(guardian_pid)},
-             {"guardian_status", status ? std::to_string(*status) : "unknown"},
-             {"pid", std::to_string(s.started.pid)},
-             {"isolation", s.started.isolation}});
+  s.log.log(
+      log_level::error,
+      end.tree_gone ? "the job's guardian died: the job is gone with it"
+                    : "the job's guardian died: processes of the job may still run",
+      {{"guardian_pid", guardian_pid},
+       status ? log_field{"guardian_status", *status} : log_field{"guardian_status", "unknown"},
+       {"pid", s.started.pid},
+       {"isolation", s.started.isolation}});
   co_return end;
 }
 
@@ -160,9 +161,9 @@ asio::awaitable<job_end> stop_job(supervisor& s, std::string reason) {
   const auto started = steady::now();
   const std::chrono::milliseconds grace = s.options.kill_grace;
   s.log.log(log_level::info, "stopping command",
-            {{"pid", std::to_string(s.started.pid)},
+            {{"pid", s.started.pid},
              {"signal", grace.count() == 0 ? "SIGKILL" : "SIGTERM"},
-             {"grace_ms", std::to_string(grace.count())},
+             {"grace_ms", grace.count()},
              {"reason", reason}});
   s.job->send(guardian::stop_job{grace.count()});
   std::optional<job_end> end;
@@ -176,10 +177,9 @@ asio::awaitable<job_end> stop_job(supervisor& s, std::string reason) {
         s.log.log(log_level::info, "stop requested, waiting for the command",
                   {{"signal", signal_name(*signal)}});
       } else {
-        s.log.log(log_level::warning, "killing command",
-                  {{"pid", std::to_string(s.started.pid)},
-                   {"signal", "SIGKILL"},
-                   {"reason", "second_stop_signal"}});
+        s.log.log(
+            log_level::warning, "killing command",
+            {{"pid", s.started.pid}, {"signal", "SIGKILL"}, {"reason", "second_stop_signal"}});
         s.job->send(guardian::kill_job{});
       }
     }
@@ -189,9 +189,9 @@ asio::awaitable<job_end> stop_job(supervisor& s, std::string reason) {
     }
   }
   s.log.log(log_level::info, "command stopped",
-            {{"pid", std::to_string(s.started.pid)},
-             {"status", std::to_string(end->status)},
-             {"killed", end->cause == guardian::end_cause::killed ? "true" : "false"},
+            {{"pid", s.started.pid},
+             {"status", end->status},
+             {"killed", end->cause == guardian::end_cause::killed},
              {"stop_ms", ms_since(started)}});
   co_return *end;
 }

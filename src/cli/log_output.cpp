@@ -2,8 +2,6 @@
 
 #include "cli/json_text.hpp"
 
-#include "guardian/log_text.hpp"
-
 #include <unistd.h>
 
 #include <cctype>
@@ -11,9 +9,6 @@
 
 namespace s3lect::cli {
 namespace {
-
-using guardian::is_integer;
-using guardian::needs_quotes;
 
 bool is_key_char(char c) {
   return std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '_';
@@ -41,6 +36,33 @@ std::string_view trim(std::string_view text) {
   return text;
 }
 
+/// A quoted value starting at `start`: its text, and where the next field starts (npos at the
+/// end of the line).
+struct quoted_field {
+  std::string text;
+  std::size_t next = std::string_view::npos;
+};
+
+/// The JSON string literal at `start` when it ends at the end of the line or before the next
+/// field; nullopt when there is none (the value is then read unquoted).
+std::optional<quoted_field> quoted_value(std::string_view line, std::size_t start) {
+  if (start >= line.size() || line[start] != '"') return std::nullopt;
+  for (std::size_t i = start + 1; i < line.size(); ++i) {
+    if (line[i] == '\\') {
+      ++i;
+      continue;
+    }
+    if (line[i] != '"') continue;
+    const std::size_t after = i + 1;
+    const bool at_end = after == line.size();
+    if (!at_end && (line[after] != ' ' || field_start_length(line, after + 1) == 0)) continue;
+    auto text = log_text::unquote(line.substr(start + 1, i - start - 1));
+    if (!text) return std::nullopt;
+    return quoted_field{std::move(*text), at_end ? std::string_view::npos : after + 1};
+  }
+  return std::nullopt;
+}
+
 }  // namespace
 
 std::optional<log_level> parse_log_level(std::string_view text) {
@@ -64,29 +86,18 @@ log_event split_log_line(std::string_view line) {
   event.message = std::string(trim(line.substr(0, pos)));
   while (pos != std::string_view::npos) {
     const std::size_t key_length = field_start_length(line, pos);
-    log_field field;
-    field.key = std::string(line.substr(pos, key_length - 1));
+    std::string key(line.substr(pos, key_length - 1));
     const std::size_t value_start = pos + key_length;
-    std::size_t next = next_field(line, value_start);
-    std::string_view value = line.substr(
-        value_start, next == std::string_view::npos ? std::string_view::npos : next - value_start);
-    value = trim(value);
-    if (value.size() >= 2 && value.front() == '"') {
-      // A quoted value may contain " key=" itself: it ends at a quote followed by the end of
-      // the line or by the next field.
-      for (std::size_t close = line.find('"', value_start + 1); close != std::string_view::npos;
-           close = line.find('"', close + 1)) {
-        const std::size_t after = close + 1;
-        if (after == line.size() ||
-            (line[after] == ' ' && field_start_length(line, after + 1) != 0)) {
-          value = line.substr(value_start + 1, close - value_start - 1);
-          next = after == line.size() ? std::string_view::npos : after + 1;
-          break;
-        }
-      }
+    if (auto quoted = quoted_value(line, value_start)) {
+      event.fields.emplace_back(std::move(key), std::move(quoted->text));
+      pos = quoted->next;
+      continue;
     }
-    field.value = std::string(value);
-    event.fields.push_back(std::move(field));
+    const std::size_t next = next_field(line, value_start);
+    const std::string_view value = trim(line.substr(
+        value_start, next == std::string_view::npos ? std::string_view::npos : next - value_start));
+    event.fields.emplace_back(std::move(key), std::string(value));
+    event.fields.back().literal = log_text::is_literal(value);
     pos = next;
   }
   return event;
@@ -101,27 +112,14 @@ std::string format_log_line(log_format format, std::chrono::system_clock::time_p
     if (!seen) fields.push_back(&field);
   }
   if (format == log_format::json) {
-    json_object line;
-    line.add_string("time", format_utc_ms(time));
-    line.add_string("level", to_string(level));
-    line.add_string("msg", event.message);
-    for (const auto* field : fields) {
-      if (is_integer(field->value) || field->value == "true" || field->value == "false") {
-        line.add_raw(field->key, field->value);
-      } else {
-        line.add_string(field->key, field->value);
-      }
-    }
-    return line.str();
+    std::string line = "{\"time\":\"" + format_utc_ms(time) + "\",\"level\":\"" +
+                       std::string(to_string(level)) + "\",\"msg\":" + json_quote(event.message);
+    for (const auto* field : fields) log_text::append_json(line, *field);
+    return line + "}";
   }
   std::string line = "time=" + format_utc_ms(time) + " level=" + std::string(to_string(level)) +
                      " msg=" + json_quote(event.message);
-  for (const auto* field : fields) {
-    line += ' ';
-    line += field->key;
-    line += '=';
-    line += needs_quotes(field->value) ? json_quote(field->value) : field->value;
-  }
+  for (const auto* field : fields) log_text::append_text(line, *field);
   return line;
 }
 

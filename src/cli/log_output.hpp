@@ -3,6 +3,8 @@
 // fields, so that both kinds of line come out in one shape.
 #pragma once
 
+#include "base/log_text.hpp"
+
 #include <s3lect/logger.hpp>
 
 #include <chrono>
@@ -24,13 +26,10 @@ std::optional<log_level> parse_log_level(std::string_view text);
 /// Parses text|json.
 std::optional<log_format> parse_log_format(std::string_view text);
 
-/// One `key=value` pair of a log line.
-struct log_field {
-  std::string key;
-  std::string value;
-
-  friend bool operator==(const log_field&, const log_field&) = default;
-};
+/// One `key=value` pair of a log line: made from a string, it is a string in every format
+/// (`{"id","-1"}` gives `id="-1"` and `"id":"-1"`); made from a number or a bool, it is
+/// written bare (`{"term", 3}` gives `term=3` and `"term":3`).
+using log_field = log_text::field;
 
 /// A log line split into its message and fields.
 struct log_event {
@@ -39,12 +38,13 @@ struct log_event {
 };
 
 /// Splits an elector line `message key=value key="quoted value" …`. A field starts at a word
-/// of letters, digits and `_` followed by `=`; an unquoted value runs to the next field, so
-/// values with spaces (error texts) survive whole.
+/// of letters, digits and `_` followed by `=`. A quoted value is a JSON string literal
+/// (log_text::quote()) and a string; an unquoted one runs to the next field, so values with
+/// spaces survive whole, and is a literal when it reads as a number or true/false.
 log_event split_log_line(std::string_view line);
 
 /// Formats one line (without the newline). Fields with a key already given earlier are
-/// dropped. In JSON, values that are integers or true/false are written as such.
+/// dropped. Every value is written by log_text, as the library and the guardian write theirs.
 std::string format_log_line(log_format format, std::chrono::system_clock::time_point time,
                             log_level level, const log_event& event);
 

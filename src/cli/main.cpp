@@ -9,6 +9,8 @@
 #include "cli/run.hpp"
 #include "cli/status.hpp"
 
+#include <s3lect/core_dumps.hpp>
+
 #include <exception>
 #include <string>
 #include <vector>
@@ -70,6 +72,9 @@ int main(int argc, char** argv) {
   }
   const std::string command = args[0];
   args.erase(args.begin());
+  // Every command but run (which has --allow-core-dumps) may hold credentials: no core dump
+  // holds them (docs/operations.md#core-dumps). A failure leaves the process as it was.
+  if (command != "run") s3lect::exclude_from_core_dumps();
   try {
     if (command == "check") return run_check(args);
     if (command == "run") return run_run(args);

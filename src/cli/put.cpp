@@ -6,6 +6,8 @@
 #include "cli/object_target.hpp"
 #include "cli/run_to_completion.hpp"
 
+#include "base/log_text.hpp"
+
 #include <s3lect/error.hpp>
 #include <s3lect/fenced_object.hpp>
 #include <s3lect/s3_client.hpp>
@@ -134,8 +136,9 @@ int run_put(const std::vector<std::string>& args) {
   }
   asio::io_context io;
   s3_client client(io.get_executor(), command->target.config);
-  const put_outcome outcome = run_to_completion(
-      io, put(client, command->target.key, command->target.url(), *term, std::move(*body)));
+  const put_outcome outcome =
+      run_to_completion(io, put(client, command->target.key, log_text::value(command->target.url()),
+                                *term, std::move(*body)));
   print_err("s3lect put: " + outcome.message + "\n");
   return outcome.exit_code;
 }

@@ -6,6 +6,8 @@
 #include "cli/run_to_completion.hpp"
 #include "cli/store_options.hpp"
 
+#include "base/log_text.hpp"
+
 #include <s3lect/error.hpp>
 #include <s3lect/s3_client.hpp>
 
@@ -109,7 +111,7 @@ asio::awaitable<release_outcome> release(s3_client& client, std::string key, std
   }
   release_outcome outcome;
   outcome.out = "released " + url + " (term " + std::to_string(current.term) + ", held by " +
-                current.leader_id + ")";
+                log_text::value(current.leader_id) + ")";
   co_return outcome;
 }
 
@@ -205,7 +207,7 @@ int run_release(const std::vector<std::string>& args) {
   asio::io_context io;
   s3_client client(io.get_executor(), target->config);
   const release_outcome outcome =
-      run_to_completion(io, release(client, target->key, target->url(), if_term));
+      run_to_completion(io, release(client, target->key, log_text::value(target->url()), if_term));
   if (!outcome.out.empty()) print_out(outcome.out + "\n");
   if (!outcome.error.empty()) print_err("s3lect release: " + outcome.error + "\n");
   return outcome.exit_code;

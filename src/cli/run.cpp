@@ -12,6 +12,9 @@
 #include "cli/server_limits.hpp"
 #include "cli/slot_supervisor.hpp"
 
+#include "base/log_text.hpp"
+
+#include <s3lect/core_dumps.hpp>
 #include <s3lect/elector.hpp>
 #include <s3lect/error.hpp>
 #include <s3lect/health.hpp>
@@ -84,8 +87,8 @@ asio::awaitable<void> observe(elector& election, const log_output& log, std::str
     log.log(log_level::info, "leader changed",
             {{"holder", status.leader_id.empty() ? "none" : status.leader_id},
              {"holder_addr", status.leader_addr},
-             {"term", std::to_string(status.term)},
-             {"self", status.leader_id == self_id ? "true" : "false"}});
+             {"term", status.term},
+             {"self", status.leader_id == self_id}});
   }
 }
 
@@ -112,7 +115,7 @@ asio::awaitable<std::optional<lock_read>> read_at_start(s3_client& client, std::
     if (!wait || !is_transient(read.error)) co_return read;
     log.log(log_level::warning, "waiting for the store",
             {{"error", describe_store_error(read.error, read.info)},
-             {"retry_in_ms", std::to_string(interval.count())}});
+             {"retry_in_ms", interval.count()}});
     timer.expires_after(interval);
     // A stop signal ends the wait; another one (nothing to forward it to yet) retries at once.
     co_await (timer.async_wait(token) || signals.wait());
@@ -174,7 +177,7 @@ std::optional<int> read_before_campaigning(run_context& run) {
                                               settings.frequent_interval, run.signals, run.output));
   if (!read) return exit_ok;  // Stopped while waiting for the store: nothing was held.
   if (read->error) {
-    print_err("s3lect run: cannot read " + run.options.store.url() + " at " +
+    print_err("s3lect run: cannot read " + log_text::value(run.options.store.url()) + " at " +
               run.client.config().endpoint + ": " + describe_store_error(read->error, read->info) +
               "\n");
     return exit_store_error;
@@ -270,7 +273,7 @@ void log_isolation(const run_context& run) {
     } else {
       run.output.log(log_level::warning,
                      "a job of an earlier run outlived its s3lect and guardian: killed it",
-                     {{"cgroup", directory}, {"processes", std::to_string(processes)}});
+                     {{"cgroup", directory}, {"processes", processes}});
     }
   }
   if (missing.empty()) return;
@@ -314,12 +317,12 @@ int campaign(run_context& run, spawn_request command) {
   if (run.options.extras.timeout) state.give_up_at = steady::now() + *run.options.extras.timeout;
   run.output.log(log_level::info, "campaigning",
                  {{"command", run.options.command[0]},
-                  {"lease_ms", std::to_string(settings.lease.count())},
-                  {"renew_deadline_ms", std::to_string(settings.renew_deadline.count())},
-                  {"kill_grace_ms", std::to_string(run.options.kill_grace.count())},
-                  {"peer", settings.peer.enabled ? "true" : "false"},
+                  {"lease_ms", settings.lease.count()},
+                  {"renew_deadline_ms", settings.renew_deadline.count()},
+                  {"kill_grace_ms", run.options.kill_grace.count()},
+                  {"peer", settings.peer.enabled},
                   {"addr", electors.front()->config().server_address},
-                  {"slots", std::to_string(run.options.extras.slots)},
+                  {"slots", run.options.extras.slots},
                   {"isolation", guardian::isolation_name(run.jobs.level)}});
   log_isolation(run);
   run.output.log(log_level::debug, "configuration", effective_config_fields(run.options));
@@ -553,6 +556,10 @@ int run_run(const std::vector<std::string>& args) {
     print_err("s3lect run: " + error + "\n");
     return exit_usage;
   }
+  // Before the credentials are used (docs/operations.md#core-dumps).
+  if (const auto ec = options->extras.allow_core_dumps ? boost::system::error_code{}
+                                                       : exclude_from_core_dumps())
+    print_err("s3lect run: warning: cannot keep secrets out of core dumps: " + ec.message() + "\n");
   if (options->extras.print_config) {
     print_out(print_config_text(*options));
     return exit_ok;

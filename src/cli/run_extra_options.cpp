@@ -7,7 +7,7 @@ namespace s3lect::cli {
 using std::chrono::milliseconds;
 
 const std::vector<std::string>& run_extra_flag_names() {
-  static const std::vector<std::string> names{"print-config", "pass-stdin"};
+  static const std::vector<std::string> names{"print-config", "pass-stdin", "allow-core-dumps"};
   return names;
 }
 
@@ -32,6 +32,10 @@ const char* run_extra_options_help() {
          "                           pid-namespace,cgroup; any but auto is required: s3lect\n"
          "                           exits 2 at start-up when the system does not allow it\n"
          "                           (pid-namespace and cgroup are Linux only; default: auto)\n"
+         "  --allow-core-dumps       leave s3lect dumpable: by default it is not (Linux:\n"
+         "                           PR_SET_DUMPABLE 0), so that no core dump and no ptrace\n"
+         "                           of another process of the user reads its credentials;\n"
+         "                           COMMAND is dumpable either way\n"
          "  --print-config           print the effective settings, and which were derived, as\n"
          "                           options, then exit 0 (COMMAND may be omitted; default:\n"
          "                           campaign)\n";
@@ -41,6 +45,7 @@ std::optional<run_extras> read_run_extras(const parsed_args& args, std::string& 
   run_extras extras;
   extras.print_config = args.has("print-config");
   extras.pass_stdin = args.has("pass-stdin");
+  extras.allow_core_dumps = args.has("allow-core-dumps");
   if (auto timeout = args.get("timeout")) {
     const auto parsed = parse_duration(*timeout);
     if (!parsed || *parsed <= milliseconds::zero()) {

@@ -1,5 +1,5 @@
 // The options of `s3lect run` beyond the elector's and the store's: --print-config, the
-// consul-lock ones (--timeout, --pass-stdin, --slots) and --isolation.
+// consul-lock ones (--timeout, --pass-stdin, --slots), --isolation and --allow-core-dumps.
 #pragma once
 
 #include "cli/options.hpp"
@@ -26,6 +26,9 @@ struct run_extras {
   /// --isolation: what must keep the job's processes together beyond its guardian; s3lect
   /// refuses to start without it. nullopt (auto): whatever this system allows.
   std::optional<guardian::isolation> isolation;
+  /// --allow-core-dumps: leave the process dumpable (by default it is not, so that no core
+  /// dump holds the credentials).
+  bool allow_core_dumps = false;
 };
 
 /// The largest --slots: each slot is an elector, with its reads, on every node.

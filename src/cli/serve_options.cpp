@@ -48,8 +48,9 @@ bool readable(const std::string& option, const std::string& path, std::string& e
 
 const std::vector<std::string>& peer_only_options() {
   static const std::vector<std::string> names{
-      "peer-listen",      "peer-advertise",  "peer-cert",  "peer-key",    "peer-ca",
-      "peer-client-cert", "peer-client-key", "peer-watch", "peer-timeout"};
+      "peer-listen",  "peer-advertise",        "peer-cert",       "peer-key",
+      "peer-ca",      "peer-client-cert",      "peer-client-key", "peer-watch",
+      "peer-timeout", "trust-plain-http-store"};
   return names;
 }
 
@@ -68,7 +69,7 @@ std::optional<std::string> check_metrics_listen(const std::string& address) {
 }  // namespace
 
 const std::vector<std::string>& serve_flag_names() {
-  static const std::vector<std::string> names{"peer", "peer-watch"};
+  static const std::vector<std::string> names{"peer", "peer-watch", "trust-plain-http-store"};
   return names;
 }
 
@@ -82,7 +83,12 @@ const std::vector<std::string>& serve_valued_names() {
 const char* serve_options_help() {
   return "  --peer                   peer mode: every node serves an HTTPS health endpoint\n"
          "                           (/health/leadership), and settled followers ask the\n"
-         "                           leader there instead of reading S3 (default: off)\n"
+         "                           leader there instead of reading S3, and at least\n"
+         "                           every 10 --infrequent (default: off). Followers trust\n"
+         "                           the leader by the key pin in the lock record only when\n"
+         "                           the store is reached over https:// or a loopback IP;\n"
+         "                           over plain HTTP they need --peer-ca (or\n"
+         "                           --trust-plain-http-store)\n"
          "  --peer-listen IP:PORT    where the health endpoint listens; port 0 picks a free\n"
          "                           one (default: all interfaces, 0.0.0.0 or [::], on the\n"
          "                           port of --addr or --peer-advertise, else on a free port)\n"
@@ -99,8 +105,8 @@ const char* serve_options_help() {
          "  --peer-ca PATH           PEM CAs that the leader's certificate, and with mutual TLS\n"
          "                           the followers' client certificates, must chain to\n"
          "                           (default: the system's CAs; required with\n"
-         "                           --peer-client-cert). A record with a key pin is trusted\n"
-         "                           by its pin instead\n"
+         "                           --peer-client-cert). A record with a key pin, read over\n"
+         "                           https:// or a loopback IP, is trusted by its pin instead\n"
          "  --peer-client-cert PATH  mutual TLS: the certificate this node presents to the\n"
          "                           leader. A node that presents one also requires one, signed\n"
          "                           by --peer-ca, from every follower that asks it: give all\n"
@@ -110,6 +116,14 @@ const char* serve_options_help() {
          "  --peer-watch             followers keep a watch open on the leader's endpoint, so a\n"
          "                           release or a crash is noticed at once (default: off; a\n"
          "                           check every --infrequent)\n"
+         "  --trust-plain-http-store  with --peer over an http:// --endpoint that is not a\n"
+         "                           loopback address: trust the leader's address and key pin\n"
+         "                           in the records read anyway. Anyone on the network path\n"
+         "                           can then forge a record that pins the followers to an\n"
+         "                           impostor, keeping them off the store and the lock, and\n"
+         "                           the session token travels in clear. Without it, --peer\n"
+         "                           over such a store needs --peer-ca (default: refused,\n"
+         "                           exit 2)\n"
          "  --peer-timeout DUR       bound on one attempt to ask the leader; each check runs\n"
          "                           under the --retry-delays schedule (default 3s)\n"
          "  --metrics-listen IP:PORT serve Prometheus metrics at http://IP:PORT/metrics, plain\n"
@@ -320,6 +334,7 @@ bool apply_peer_behaviour(const parsed_args& args, elector_config& config, std::
   }
   config.peer.enabled = true;
   config.peer.watch = args.has("peer-watch");
+  config.peer.trust_unauthenticated_store = args.has("trust-plain-http-store");
   return true;
 }
 

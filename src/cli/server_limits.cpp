@@ -13,9 +13,8 @@ void check_file_descriptors(const serve_settings& serve, const log_output& outpu
   }
   if (serve.metrics_listen) needed += metrics_server_config{}.max_connections + 1;
   const file_descriptor_limit limit = ensure_file_descriptors(needed);
-  const std::vector<log_field> fields = {{"soft", std::to_string(limit.soft)},
-                                         {"hard", std::to_string(limit.hard)},
-                                         {"needed", std::to_string(needed)}};
+  const std::vector<log_field> fields = {
+      {"soft", limit.soft}, {"hard", limit.hard}, {"needed", needed}};
   if (!limit.enough()) {
     output.log(log_level::warning,
                "file descriptor limit (ulimit -n) below what the servers may hold: connections "

@@ -95,9 +95,7 @@ asio::awaitable<std::variant<std::pair<unsigned, leadership_lease>, int>> await_
   co_await stop_slots(slots, slot);
   slots.front()->give_up_at.reset();
   slots.front()->log.log(log_level::info, "became leader",
-                         {{"slot", std::to_string(slot)},
-                          {"term", std::to_string(lease.term)},
-                          {"after_ms", ms_since(started)}});
+                         {{"slot", slot}, {"term", lease.term}, {"after_ms", ms_since(started)}});
   co_return std::make_pair(slot, lease);
 }
 

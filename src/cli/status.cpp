@@ -8,6 +8,8 @@
 #include "cli/status_watch.hpp"
 #include "cli/store_options.hpp"
 
+#include "base/log_text.hpp"
+
 #include <s3lect/s3_client.hpp>
 
 #include <boost/asio/io_context.hpp>
@@ -158,19 +160,20 @@ int run_status(const std::vector<std::string>& args) {
   const lock_read read = run_to_completion(io, read_lock(client, target->key, retry_policy{}));
 
   const std::string url = target->url();
+  const std::string shown_url = log_text::value(url);
   if (read.error) {
-    print_err("s3lect status: cannot read " + url + " at " + client.config().endpoint + ": " +
+    print_err("s3lect status: cannot read " + shown_url + " at " + client.config().endpoint + ": " +
               describe_store_error(read.error, read.info) + "\n");
     return exit_store_error;
   }
   if (!read.found) {
-    print_err("s3lect status: no lock record at " + url + "\n");
+    print_err("s3lect status: no lock record at " + shown_url + "\n");
     return exit_no_record;
   }
   if (!read.decoded.record) {
     const std::string problem = "malformed lock record: " + read.decoded.message;
     print_out(malformed_status_json(url, read.found->etag, problem, read.found->body) + "\n");
-    print_err("s3lect status: " + url + ": " + problem + "\n");
+    print_err("s3lect status: " + shown_url + ": " + problem + "\n");
     return exit_malformed_record;
   }
   print_out(status_json(url, read.found->etag, *read.decoded.record, system_clock::now(),

@@ -7,6 +7,8 @@
 #include "cli/lock_reader.hpp"
 #include "cli/run_to_completion.hpp"
 
+#include "base/log_text.hpp"
+
 #include <s3lect/error.hpp>
 #include <s3lect/leader_endpoint.hpp>
 #include <s3lect/s3_client.hpp>
@@ -40,6 +42,9 @@ struct watch_settings {
   bool json = false;
   /// --peer-ca was given: leaders without a key pin in their record may be followed too.
   bool have_peer_ca = false;
+  /// The store's answers are authenticated (s3_config::answers_authenticated()): only then is
+  /// a record's key pin trusted; over plain HTTP anyone on the path could have written it.
+  bool pins_trusted = false;
 };
 
 /// What the watch loop carries from one read to the next.
@@ -70,8 +75,8 @@ lock_observation observation_of(const lock_read& read) {
 /// Reports a failed read on stderr, once per streak of failures that retrying can fix. Returns
 /// true when the watch must end: the failure is not one of those.
 bool report_failure(const watch_settings& settings, const lock_read& read, bool& failing) {
-  const std::string problem = "s3lect status: cannot read " + settings.url + " at " +
-                              settings.endpoint + ": " +
+  const std::string problem = "s3lect status: cannot read " + log_text::value(settings.url) +
+                              " at " + settings.endpoint + ": " +
                               describe_store_error(read.error, read.info);
   if (!is_transient(read.error)) {
     print_err(problem + "\n");
@@ -103,8 +108,10 @@ std::optional<lock_record> take_read(const watch_settings& settings, watch_progr
   progress.may_follow = true;
   const auto& current = progress.tracker.current();
   if (!follow_now || !current || current->state != "leading" || !seen.record) return std::nullopt;
-  if (!can_follow(*seen.record, settings.have_peer_ca)) return std::nullopt;
-  return seen.record;
+  lock_record record = *seen.record;
+  if (!settings.pins_trusted) record.key_pin.clear();  // the leader is checked by --peer-ca
+  if (!can_follow(record, settings.have_peer_ca)) return std::nullopt;
+  return record;
 }
 
 /// Reports that the leader's endpoint cannot be followed, once per streak of failures.
@@ -112,9 +119,10 @@ void report_endpoint_failure(const watch_settings& settings, watch_progress& pro
                              const lock_record& record, const std::string& problem) {
   if (progress.endpoint_failing) return;
   progress.endpoint_failing = true;
-  print_err("s3lect status: cannot follow the leader's endpoint at " + record.leader_addr + ": " +
-            problem + "; reading " + settings.url + " every " +
-            std::to_string(settings.interval.count()) + "ms instead\n");
+  print_err("s3lect status: cannot follow the leader's endpoint at " +
+            log_text::value(record.leader_addr) + ": " + problem + "; reading " +
+            log_text::value(settings.url) + " every " + std::to_string(settings.interval.count()) +
+            "ms instead\n");
 }
 
 /// Follows `record`'s leader until it says it no longer leads, fails, or a signal arrives;
@@ -204,6 +212,7 @@ int run_status_watch(const parsed_args& args, const store_target& target) {
   settings.key = target.key;
   settings.url = target.url();
   settings.endpoint = target.config.endpoint;
+  settings.pins_trusted = target.config.answers_authenticated();
   settings.json = args.has("json");
   if (auto interval = args.get("interval")) {
     const auto parsed = parse_duration(*interval);

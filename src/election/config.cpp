@@ -2,6 +2,7 @@
 
 #include "s3lect/record.hpp"
 #include "s3lect/s3_client.hpp"
+#include "s3lect/storage.hpp"
 
 #include <cstddef>
 #include <string>
@@ -247,6 +248,25 @@ std::optional<std::string> elector_config::validate() const {
   if (auto e = validate_timing(*this)) return e;
   if (auto e = validate_retry(*this)) return e;
   return validate_peer(peer);
+}
+
+std::optional<std::string> elector_config::validate(const storage& store) const {
+  if (auto e = validate()) return e;
+  return validate_store_trust(peer, store.answers_authenticated());
+}
+
+std::optional<std::string> validate_store_trust(const peer_config& peer, bool store_authenticated) {
+  const bool has_ca = !peer.tls.ca_file.empty() || !peer.tls.ca_pem.empty();
+  if (!peer.enabled || store_authenticated || peer.trust_unauthenticated_store || has_ca) {
+    return std::nullopt;
+  }
+  // Without CAs the follower trusts the leader by the pin in the record it read, or by the
+  // system's CAs, which vouch for any host of leaderAddr an attacker could name.
+  return "peer.enabled: the store's answers are not authenticated (plain HTTP over a network): "
+         "anyone on the path can answer with a forged lock record whose leaderAddr and "
+         "peerKeyPin pin followers to an impostor that keeps them off the store and the lock, "
+         "and the session token travels in clear; reach the store over HTTPS, give peer.tls CAs "
+         "(CA mode), or set peer.trust_unauthenticated_store if the path is trusted";
 }
 
 std::optional<std::string> validate_update(const elector_config& current,

@@ -1,5 +1,6 @@
 #include "election_core.hpp"
 #include "election_core_helpers.hpp"
+#include "log_text.hpp"
 
 #include <boost/asio/error.hpp>
 
@@ -20,7 +21,8 @@ constexpr std::size_t max_own_writes = 16;
 
 }  // namespace
 
-election_core::election_core(elector_config config) : config_(std::move(config)) {}
+election_core::election_core(elector_config config, bool store_authenticated)
+    : config_(std::move(config)), store_authenticated_(store_authenticated) {}
 
 // ---------------------------------------------------------------------------------------------
 // Events
@@ -45,7 +47,8 @@ step election_core::start(const instant& now) {
   peer_.introduced = false;
   peer_.view_stale = false;
   reread_.reset();
-  log(log_level::info, "election started key=" + config_.lock_key + " id=" + config_.server_id);
+  log(log_level::info, "election started key=" + log_text::value(config_.lock_key) +
+                           " id=" + log_text::value(config_.server_id));
   return finish(now, {});
 }
 
@@ -143,6 +146,7 @@ void election_core::advance(const instant& now, step& out) {
   // renewed many times meanwhile): read first, a takeover decided on it would be a wasted PUT.
   if (!peer_.view_stale && takeover_allowed(now)) return start_acquisition(now, out);
   if (peer_usable()) {
+    if (now.steady >= store_read_due(now)) return start_read(out);
     if (now.steady >= peer_due(now)) start_peer_check(now, out);
     return;
   }
@@ -169,7 +173,7 @@ std::optional<steady_time> election_core::next_wake(const instant& now) const {
     }
     return wake;
   }
-  consider(peer_usable() ? peer_due(now) : read_due(now));
+  consider(peer_usable() ? std::min(peer_due(now), store_read_due(now)) : read_due(now));
   // In stable mode the follower trusts the healthy leader until its next read: that is the
   // point of stable mode. Acting at the expiry moment is for frequent mode.
   if (mode_ == poll_mode::frequent && !acquire_in_doubt_ && !peer_.view_stale) {
@@ -237,7 +241,8 @@ void election_core::start_acquisition(const instant& now, step& out) {
       reason = "expired";
       break;
   }
-  log(log_level::info, "acquiring reason=" + reason + " term=" + std::to_string(term));
+  log(log_level::info,
+      "acquiring reason=" + log_text::value(reason) + " term=" + std::to_string(term));
   start_write(now, purpose::acquire, std::move(condition), term, grace, out);
 }
 

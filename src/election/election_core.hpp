@@ -178,8 +178,10 @@ struct core_status {
 /// second operation before the first one's completion is reported.
 class election_core {
  public:
-  /// Takes a configuration the caller has validated.
-  explicit election_core(elector_config config);
+  /// Takes a configuration the caller has validated, and whether the store's answers are
+  /// authenticated (storage::answers_authenticated()): if not, the leader's key pin in the
+  /// records read is used only with peer.trust_unauthenticated_store.
+  election_core(elector_config config, bool store_authenticated);
 
   /// Begins (or, after core_stopped, begins again): the first step reads the lock.
   step start(const instant& now);
@@ -326,6 +328,7 @@ class election_core {
   void start_read(step& out);
   bool peer_usable() const;
   steady_time peer_due(const instant& now) const;
+  steady_time store_read_due(const instant& now) const;
   void start_peer_check(const instant& now, step& out);
   /// A failed peer check: back to the store, with the re-read burst if the endpoint went away.
   /// After a watch's answer: when the next one goes (immediately, or after a growing pause).
@@ -357,6 +360,7 @@ class election_core {
   void log(log_level level, const std::string& line) const;
 
   elector_config config_;
+  bool store_authenticated_;
   bool started_ = false;
   bool stop_wanted_ = false;
   bool release_wanted_ = false;

@@ -2,6 +2,7 @@
 // leader instead of the store, and what the leader's answer means.
 #include "election_core.hpp"
 #include "election_core_helpers.hpp"
+#include "log_text.hpp"
 
 #include <s3lect/error.hpp>
 
@@ -24,6 +25,12 @@ constexpr milliseconds first_watch_pause{250};
 // A leader answers a watch on its serial when it next renews, every F. An answer within a
 // quarter of that (at most 1 s) was not held: the watch was answered at once.
 constexpr milliseconds longest_quick_watch{1000};
+
+// A stable follower reads the store at least every this many I, however well the leader says
+// it is: no peer (an impostor reached through a trusted plain-HTTP store, or a leader whose
+// endpoint answers while its elector is wedged) holds it off the store for longer. Every I
+// would cost what S3 mode costs and leave no room for plain checks (docs/peer-mode.md).
+constexpr int store_read_every_intervals = 10;
 
 /// The leader's endpoint is not there any more: nobody listens (refused), or the connection was
 /// closed or reset under a check or a watch. What a crashed process leaves behind; a frozen one
@@ -61,7 +68,7 @@ step election_core::on_peer_done(const instant& now, const boost::system::error_
     return finish(now, std::move(out));
   }
   if (answer.leader_id != known.leader_id || (answer.term != 0 && answer.term != known.term)) {
-    fall_back_to_store("peer_is_another_leader peer=" + answer.leader_id +
+    fall_back_to_store("peer_is_another_leader peer=" + log_text::value(answer.leader_id) +
                        " term=" + std::to_string(answer.term));
     return finish(now, std::move(out));
   }
@@ -122,6 +129,11 @@ steady_time election_core::peer_due(const instant& now) const {
   return last + config_.infrequent_interval;
 }
 
+steady_time election_core::store_read_due(const instant& now) const {
+  if (!last_read_at_) return now.steady;
+  return *last_read_at_ + store_read_every_intervals * config_.infrequent_interval;
+}
+
 void election_core::start_peer_check(const instant& now, step& out) {
   const lock_record& leader = *observed_->record;
   in_flight_ = in_flight{purpose::peer, {}};
@@ -129,7 +141,12 @@ void election_core::start_peer_check(const instant& now, step& out) {
   storage_request request;
   request.type = storage_request::kind::peer_check;
   request.peer.address = leader.leader_addr;
-  request.peer.key_pin = leader.key_pin;
+  // A pin is only as good as the record that carried it: from a store anyone on the path may
+  // answer for, the leader is checked against peer.tls's CAs instead
+  // (docs/peer-mode.md#trust-chain).
+  if (store_authenticated_ || config_.peer.trust_unauthenticated_store) {
+    request.peer.key_pin = leader.key_pin;
+  }
   request.peer.term = leader.term;
   // With watches on: first a plain check, which answers at once with the leader's write serial,
   // then watches. With a serial the leader answers on each renewal, so silence for D means
@@ -154,7 +171,8 @@ void election_core::take_over_released(const instant& now, const lock_record& kn
   // the leader that wrote it told us; any other write in between fails it with 412, which
   // reads the store as ever (docs/safety-and-fencing.md#one-round-trip-handover).
   log(log_level::info, "leader released through the watch: taking over without a read etag=" +
-                           released.etag + " term=" + std::to_string(released.term));
+                           log_text::value(released.etag) +
+                           " term=" + std::to_string(released.term));
   lock_record record = known;
   record.term = released.term;
   record.released = true;
@@ -171,7 +189,7 @@ void election_core::peer_check_failed(const boost::system::error_code& ec,
   last_error_code_ = ec;
   last_error_ =
       "peer check: " + ec.message() + (answer.message.empty() ? "" : ": ") + answer.message;
-  fall_back_to_store("peer_check_failed error=\"" + last_error_ + "\"");
+  fall_back_to_store("peer_check_failed error=" + log_text::value(last_error_));
   // "Went away" only if it was there: an endpoint that never answered for this leadership
   // (not running, a firewall) would otherwise cost a burst every time we go stable.
   const bool answered_before = peer_.seen && peer_.seen->record.leader_id == known.leader_id &&

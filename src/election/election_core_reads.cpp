@@ -2,6 +2,7 @@
 // holder's, unreadable), and the follower's poll mode.
 #include "election_core.hpp"
 #include "election_core_helpers.hpp"
+#include "log_text.hpp"
 
 #include <boost/asio/error.hpp>
 
@@ -63,7 +64,7 @@ step election_core::on_read_done(const instant& now, const boost::system::error_
   read_now_ = false;
   if (ec) {
     note_failure(ec, result.info.message);
-    log(log_level::warning, "read failed error=" + last_error_);
+    log(log_level::warning, "read failed error=" + log_text::value(last_error_));
     step_down_if_clock_refused(ec, out);
     if (mode_ == poll_mode::stable)
       log(log_level::info, "back to frequent mode reason=read_failed");
@@ -105,7 +106,8 @@ void election_core::observe(const instant& now, const get_result& result, step& 
     // no timestamp from the record: the store's headers date it).
     last_error_code_ = decoded.error;
     last_error_ = decoded.message;
-    log(log_level::error, "unreadable lock record etag=" + etag + " error=" + decoded.message);
+    log(log_level::error, "unreadable lock record etag=" + log_text::value(etag) +
+                              " error=" + log_text::value(decoded.message));
     if (holding_) demote(loss_reason::superseded, out);
     const bool seen = observed_ && observed_->etag == etag;
     observed_ = observation{

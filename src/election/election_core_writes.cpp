@@ -2,6 +2,7 @@
 // holding and losing the lock.
 #include "election_core.hpp"
 #include "election_core_helpers.hpp"
+#include "log_text.hpp"
 
 #include <boost/asio/error.hpp>
 
@@ -72,7 +73,7 @@ void election_core::write_failed(const instant& now, purpose what, const own_wri
                                  const boost::system::error_code& ec, bool cancelled, step& out) {
   step_down_if_clock_refused(ec, out);
   if (what == purpose::release) {
-    log(log_level::warning, "release failed error=" + last_error_);
+    log(log_level::warning, "release failed error=" + log_text::value(last_error_));
     finish_release(now, false, {}, out);
     return;
   }
@@ -98,7 +99,9 @@ void election_core::write_failed(const instant& now, purpose what, const own_wri
     acquire_in_doubt_ = own.resumable;
     acquire_not_before_ = now.steady + renew_retry_pause();
   }
-  if (!cancelled) log(log_level::warning, "write outcome unknown, re-reading error=" + last_error_);
+  if (!cancelled)
+    log(log_level::warning,
+        "write outcome unknown, re-reading error=" + log_text::value(last_error_));
 }
 
 void election_core::become_holder(const instant& now, const own_write& own, const std::string& etag,

@@ -1,6 +1,7 @@
 // The elector's loop: one coroutine on the strand that feeds the core its events and its timer,
 // and performs the steps the core answers with. Decides nothing itself.
 #include "elector_impl.hpp"
+#include "log_text.hpp"
 
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/use_awaitable.hpp>
@@ -11,7 +12,7 @@ namespace asio = boost::asio;
 using detail::steady_time;
 
 void elector::impl::log(log_level level, const std::string& line) const {
-  core.config().log.log(level, line + " id=" + core.config().server_id);
+  core.config().log.log(level, line + " id=" + log_text::value(core.config().server_id));
 }
 
 detail::instant elector::impl::now() const {

@@ -19,8 +19,8 @@ using boost::system::error_code;
 
 namespace {
 
-elector_config validated(elector_config config) {
-  if (auto problem = config.validate()) {
+elector_config validated(elector_config config, const storage& store) {
+  if (auto problem = config.validate(store)) {
     throw boost::system::system_error(errc::invalid_config, *problem);
   }
   return config;
@@ -31,16 +31,18 @@ elector_config validated(elector_config config) {
 elector::impl::impl(executor_type executor, storage& store_ref, elector_config config)
     : strand(asio::make_strand(executor)),
       clock(detail::clock_source::of(strand)),
+      store_authenticated(store_ref.answers_authenticated()),
       store(store_ref, strand),
       store_clock(clock),
       publisher(strand, clock, config.server_id, config.lock_key),
       config_snapshot(config),
       peer(detail::make_peer_client(strand, config)),
-      core(std::move(config)),
+      core(std::move(config), store_authenticated),
       loop(strand, clock) {}
 
 elector::elector(executor_type executor, storage& store, elector_config config)
-    : impl_(std::make_shared<impl>(std::move(executor), store, validated(std::move(config)))),
+    : impl_(
+          std::make_shared<impl>(std::move(executor), store, validated(std::move(config), store))),
       health_source_(std::make_unique<detail::elector_health_source>(*this, impl_->publisher)) {}
 
 elector::~elector() {
@@ -151,6 +153,7 @@ std::optional<std::string> elector::update_config(elector_config config) {
   {
     std::lock_guard lock(self->config_mutex);
     if (auto problem = validate_update(self->config_snapshot, config)) return problem;
+    if (auto problem = validate_store_trust(config.peer, self->store_authenticated)) return problem;
     if (!detail::same_peer_settings(self->config_snapshot, config)) {
       try {
         new_peer = detail::make_peer_client(self->strand, config);

@@ -94,6 +94,7 @@ struct elector::impl : std::enable_shared_from_this<impl> {
   detail::clock_source clock;
 
   // ---- Thread-safe.
+  const bool store_authenticated;   // The storage's answers_authenticated().
   detail::guarded_storage store;    // Cleared by ~elector.
   detail::store_clock store_clock;  // From the Date of the store's answers.
   detail::leadership_publisher publisher;

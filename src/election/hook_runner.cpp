@@ -2,6 +2,7 @@
 // report (renewals go on meanwhile), on_lose after a reported leadership ended. The back-off
 // after a failed on_acquire is decided by acquire_hook_backoff (hold_offs.hpp).
 #include "elector_impl.hpp"
+#include "log_text.hpp"
 
 #include <boost/asio/bind_cancellation_slot.hpp>
 #include <boost/asio/co_spawn.hpp>
@@ -78,8 +79,8 @@ void elector::impl::on_hook_done(const detail::hook_done& done) {
     return;
   }
   const std::chrono::milliseconds hold_off = hooks.backoff.after_failure(core.config());
-  log(log_level::error, "on_acquire hook failed, resigning error=\"" + done.error +
-                            "\" hold_off_ms=" + std::to_string(hold_off.count()));
+  log(log_level::error, "on_acquire hook failed, resigning error=" + log_text::value(done.error) +
+                            " hold_off_ms=" + std::to_string(hold_off.count()));
   apply(core.resign(now(), hold_off));
 }
 
@@ -103,7 +104,7 @@ asio::awaitable<void> elector::impl::run_lose_hook(std::shared_ptr<impl> self, h
     co_await hook(term);
   } catch (const std::exception& e) {
     // Best effort, as in the Go package: the transition has happened already.
-    self->log(log_level::warning, std::string("on_lose hook failed error=\"") + e.what() + "\"");
+    self->log(log_level::warning, "on_lose hook failed error=" + log_text::value(e.what()));
   } catch (...) {
     self->log(log_level::warning, "on_lose hook failed error=\"non-standard exception\"");
   }

@@ -170,7 +170,7 @@ void guardian_loop::on_s3lect_gone() {
   killed_when_gone_ =
       static_cast<unsigned>(descendants_of(read_process_table(), ::getpid()).size());
   log_.warning("s3lect is gone: killing its job",
-               {{"term", std::to_string(confirmed_.term)}, {"pid", std::to_string(job_.command)}});
+               {{"term", confirmed_.term}, {"pid", job_.command}});
   begin_kill(end_cause::killed);
 }
 
@@ -218,10 +218,10 @@ void guardian_loop::on_timer() {
   if (kill_at_ && now >= *kill_at_) return begin_kill(end_cause::killed);
   if (!kill_at_ && !main_status_ && now >= confirmed_.boot_ns) {
     log_.warning("leadership not confirmed in time: stopping the job",
-                 {{"term", std::to_string(confirmed_.term)},
-                  {"pid", std::to_string(job_.command)},
-                  {"late_ms", ms_text(now - confirmed_.boot_ns)},
-                  {"grace_ms", std::to_string(settings_.kill_grace.count())}});
+                 {{"term", confirmed_.term},
+                  {"pid", job_.command},
+                  {"late_ms", (now - confirmed_.boot_ns) / 1'000'000},
+                  {"grace_ms", settings_.kill_grace.count()}});
     begin_stop(settings_.kill_grace, end_cause::deadline);
   }
 }

@@ -1,7 +1,5 @@
 #include "guardian/guardian_log.hpp"
 
-#include "guardian/log_text.hpp"
-
 #include <unistd.h>
 
 #include <chrono>
@@ -23,23 +21,14 @@ std::string utc_time(long long unix_ms) {
   return text;
 }
 
-std::string escaped(std::string_view text) {
-  std::string out;
-  for (const char c : text) {
-    if (c == '"' || c == '\\') out.push_back('\\');
-    if (c == '\n') {
-      out += "\\n";
-      continue;
-    }
-    out.push_back(c);
-  }
-  return out;
-}
-
 }  // namespace
 
-guardian_log::guardian_log(bool json, bool info_enabled, std::vector<log_field> context)
-    : json_(json), info_enabled_(info_enabled), context_(std::move(context)) {}
+guardian_log::guardian_log(bool json, bool info_enabled,
+                           const std::vector<std::pair<std::string, std::string>>& context)
+    : json_(json), info_enabled_(info_enabled) {
+  // s3lect hands its context fields (lock, id) over as text, and they stay text.
+  for (const auto& [key, value] : context) context_.emplace_back(key, value);
+}
 
 void guardian_log::info(std::string_view message, std::vector<log_field> fields) const {
   if (info_enabled_) write("info", message, std::move(fields));
@@ -60,18 +49,13 @@ std::string guardian_log::format(std::string_view level, std::string_view messag
   std::string line;
   if (json_) {
     line = "{\"time\":\"" + utc_time(unix_ms) + "\",\"level\":\"" + std::string(level) +
-           "\",\"msg\":\"" + escaped(message) + "\"";
-    for (const auto& [key, value] : all) {
-      line += ",\"" + escaped(key) + "\":";
-      line += is_integer(value) ? value : "\"" + escaped(value) + "\"";
-    }
+           "\",\"msg\":" + log_text::quote(message);
+    for (const auto& field : all) log_text::append_json(line, field);
     return line + "}";
   }
-  line = "time=" + utc_time(unix_ms) + " level=" + std::string(level) + " msg=\"" +
-         escaped(message) + "\"";
-  for (const auto& [key, value] : all) {
-    line += " " + key + "=" + (needs_quotes(value) ? "\"" + escaped(value) + "\"" : value);
-  }
+  line = "time=" + utc_time(unix_ms) + " level=" + std::string(level) +
+         " msg=" + log_text::quote(message);
+  for (const auto& field : all) log_text::append_text(line, field);
   return line;
 }
 

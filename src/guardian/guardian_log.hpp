@@ -2,6 +2,8 @@
 // (cli/log_output), on the stderr it shares with s3lect.
 #pragma once
 
+#include "base/log_text.hpp"
+
 #include <string>
 #include <string_view>
 #include <utility>
@@ -9,15 +11,16 @@
 
 namespace s3lect::guardian {
 
-/// A `key=value` field.
-using log_field = std::pair<std::string, std::string>;
+/// A `key=value` field, written as s3lect's own (base/log_text.hpp).
+using log_field = log_text::field;
 
 /// Writes lines as `time=… level=warning msg="…" key=value …`, or as JSON objects.
 class guardian_log {
  public:
   /// `json`: JSON lines; `info_enabled`: false drops info lines; `context`: fields added
   /// to every line (s3lect's lock and id).
-  guardian_log(bool json, bool info_enabled, std::vector<log_field> context);
+  guardian_log(bool json, bool info_enabled,
+               const std::vector<std::pair<std::string, std::string>>& context);
 
   void info(std::string_view message, std::vector<log_field> fields = {}) const;
   void warning(std::string_view message, std::vector<log_field> fields = {}) const;

@@ -8,6 +8,7 @@
 #include "health_protocol.hpp"
 #include "http_server.hpp"
 #include "listener_settings.hpp"
+#include "log_text.hpp"
 
 #include <boost/asio/ip/address.hpp>
 #include <boost/system/system_error.hpp>
@@ -84,7 +85,7 @@ class metrics_responder final : public http_responder {
       if (detached_) return plain_text_answer(503, "stopped\n");
       body = render_();
     } catch (const std::exception& e) {
-      log_.log(log_level::error, std::string("metrics rendering failed what=") + e.what());
+      log_.log(log_level::error, "metrics rendering failed what=" + log_text::value(e.what()));
       return plain_text_answer(500, "metrics unavailable\n");
     }
     server_answer answer = plain_text_answer(200, std::move(body));
@@ -110,7 +111,7 @@ class metrics_responder final : public http_responder {
       if (detached_) return plain_text_answer(503, "stopped\n");
       report = liveness_();
     } catch (const std::exception& e) {
-      log_.log(log_level::error, std::string("liveness check failed what=") + e.what());
+      log_.log(log_level::error, "liveness check failed what=" + log_text::value(e.what()));
       return plain_text_answer(500, "liveness unavailable\n");
     }
     const bool ok = live ? report.live : report.ready;

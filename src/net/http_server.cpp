@@ -8,6 +8,7 @@
 
 #include "beast_names.hpp"
 #include "dropped_connection_report.hpp"
+#include "log_text.hpp"
 #include "server_connection.hpp"
 #include "tcp_listen.hpp"
 
@@ -372,9 +373,10 @@ asio::awaitable<void> serve_requests(http_server_state& server, server_connectio
       if (connection.timed_out && connection.first_request) {
         server.note_dropped(dropped_kind::first_request_timeout, connection.peer_address);
       } else if (read_ec && (!connection.timed_out || buffer.size() != 0)) {
-        server.log(log_level::debug,
-                   "read ended error=" +
-                       (connection.timed_out ? std::string("timeout") : describe(read_ec)));
+        server.log(
+            log_level::debug,
+            "read ended error=" +
+                log_text::value(connection.timed_out ? std::string("timeout") : describe(read_ec)));
       }
       break;
     }
@@ -435,7 +437,7 @@ struct coroutine_done {
       try {
         std::rethrow_exception(failure);
       } catch (const std::exception& e) {
-        server->log(log_level::error, std::string("server coroutine failed what=") + e.what());
+        server->log(log_level::error, "server coroutine failed what=" + log_text::value(e.what()));
       }
     }
     if (accept_loop) {
@@ -485,7 +487,7 @@ asio::awaitable<void> accept_connections(state_ptr server) {
       continue;
     }
     if (ec == asio::error::operation_aborted) co_return;
-    server->log(log_level::warning, "accept failed error=" + describe(ec));
+    server->log(log_level::warning, "accept failed error=" + log_text::value(describe(ec)));
     asio::steady_timer backoff(server->strand, accept_backoff);
     auto [timer_ec] = co_await backoff.async_wait(use_tuple);
     (void)timer_ec;
@@ -537,7 +539,7 @@ error_code http_server::start() {
     state_->log(log_level::debug,
                 "server cannot listen address=" + state_->settings.endpoint.address().to_string() +
                     " port=" + std::to_string(state_->settings.endpoint.port()) +
-                    " error=" + describe(ec));
+                    " error=" + log_text::value(describe(ec)));
     return ec;
   }
   state_->check_descriptors();

@@ -6,6 +6,7 @@
 #include "health_protocol.hpp"
 #include "http_server.hpp"
 #include "listener_settings.hpp"
+#include "log_text.hpp"
 #include "tls_context.hpp"
 
 #include <boost/asio/as_tuple.hpp>
@@ -119,7 +120,7 @@ class health_responder final : public http_responder {
         rendered = true;
       }
     } catch (const std::exception& e) {
-      log_.log(log_level::error, std::string("metrics rendering failed what=") + e.what());
+      log_.log(log_level::error, "metrics rendering failed what=" + log_text::value(e.what()));
     }
     if (!rendered) return plain_text_answer(500, "metrics unavailable\n");
     server_answer answer = plain_text_answer(200, std::move(body));
@@ -182,7 +183,8 @@ error_code health_server::start() {
   if (state_->key_pin.empty() && !state_->publish_endpoint) return {};
   if (auto problem = state_->source.publish_peer_endpoint(state_->key_pin, local_endpoint())) {
     // The server still answers; followers without the pin fall back to S3.
-    state_->log.log(log_level::warning, "cannot publish the peer endpoint error=" + *problem);
+    state_->log.log(log_level::warning,
+                    "cannot publish the peer endpoint error=" + log_text::value(*problem));
   }
   return {};
 }

@@ -8,6 +8,7 @@
 
 #include "health_protocol.hpp"
 #include "http_client.hpp"
+#include "log_text.hpp"
 #include "request_operation.hpp"
 #include "tls_context.hpp"
 
@@ -189,14 +190,15 @@ class check_operation final : public request_operation<peer_answer> {
     if (ec) ++client_->failures;
     const logger& log = client_->config.log;
     if (!log.enabled(log_level::debug)) return;
-    std::string line = "peer check address=" + address_;
+    std::string line = "peer check address=" + log_text::value(address_);
     if (watch_) {
       line += " watch_ms=" + std::to_string(watch_->duration.count()) +
               " term=" + std::to_string(watch_->term);
     }
     line += " status=" + std::to_string(answer.http_status) + " ms=" + elapsed_ms();
     if (ec) {
-      line += " result=\"" + ec.message() + "\" detail=\"" + answer.message + "\"";
+      line +=
+          " result=" + log_text::value(ec.message()) + " detail=" + log_text::value(answer.message);
     } else {
       line += std::string(" result=ok leader=") + (answer.leader ? "true" : "false") +
               " term=" + std::to_string(answer.term) +

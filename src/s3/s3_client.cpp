@@ -7,6 +7,7 @@
 #include "credentials_cache.hpp"
 #include "etag.hpp"
 #include "http_client.hpp"
+#include "log_text.hpp"
 #include "metadata_headers.hpp"
 #include "request_operation.hpp"
 #include "s3_endpoint.hpp"
@@ -297,12 +298,13 @@ class operation final : public detail::request_operation<Result> {
     }
     const logger& log = client_->config.log;
     if (!log.enabled(log_level::debug)) return;
-    std::string line = "s3 request method=" + std::string(method_of(kind_)) + " key=" + key_ +
+    std::string line = "s3 request method=" + std::string(method_of(kind_)) +
+                       " key=" + log_text::value(key_) +
                        " status=" + std::to_string(info.http_status) + " ms=" + this->elapsed_ms();
-    line += ec ? " result=\"" + ec.message() + "\"" : std::string(" result=ok");
-    if (!info.error_code.empty()) line += " s3_code=" + info.error_code;
-    if (ec && !info.message.empty()) line += " detail=\"" + info.message + "\"";
-    if (!info.request_id.empty()) line += " request_id=" + info.request_id;
+    line += ec ? " result=" + log_text::value(ec.message()) : std::string(" result=ok");
+    if (!info.error_code.empty()) line += " s3_code=" + log_text::value(info.error_code);
+    if (ec && !info.message.empty()) line += " detail=" + log_text::value(info.message);
+    if (!info.request_id.empty()) line += " request_id=" + log_text::value(info.request_id);
     log.log(log_level::debug, line);
   }
 
@@ -445,6 +447,10 @@ s3_client::~s3_client() {
 
 s3_client::executor_type s3_client::get_executor() const {
   return impl_->executor;
+}
+
+bool s3_client::answers_authenticated() const noexcept {
+  return impl_->config.answers_authenticated();
 }
 
 const s3_config& s3_client::config() const noexcept {

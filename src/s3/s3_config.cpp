@@ -4,6 +4,8 @@
 #include "aws_profile.hpp"
 #include "s3_endpoint.hpp"
 
+#include <boost/asio/ip/address.hpp>
+
 #include <cstdlib>
 #include <string>
 
@@ -62,6 +64,18 @@ void s3_config::apply_environment() {
     fill_if_empty(creds.session_token, "AWS_SESSION_TOKEN");
     if (!creds.access_key_id.empty() && creds.provider.empty()) creds.provider = "environment";
   }
+}
+
+bool s3_config::answers_authenticated() const {
+  if (endpoint.empty()) return true;  // AWS's regional endpoint, https://
+  std::string problem;
+  const auto url = detail::parse_endpoint_url(endpoint, problem);
+  if (!url) return false;
+  if (url->tls) return true;
+  // Plain HTTP: only when the traffic never leaves this host.
+  boost::system::error_code ec;
+  const auto address = boost::asio::ip::make_address(url->host, ec);
+  return !ec && address.is_loopback();
 }
 
 std::optional<std::string> s3_config::validate() const {

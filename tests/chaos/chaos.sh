@@ -335,8 +335,10 @@ start_node() {
       exit 97
     fi
     export CHAOS_TAG=$tags
+    # --allow-core-dumps: the harness reads the node's /proc/PID/environ (--no-cgroup) and maps
+    # (the clock fault), which a non-dumpable process keeps from other processes of its user.
     exec "${launcher[@]}" "$s3lect" run --lock "$lock" --endpoint "http://${endpoint[i]}" \
-      --path-style --region "$S3LECT_TEST_REGION" --id "node$i" \
+      --path-style --region "$S3LECT_TEST_REGION" --id "node$i" --allow-core-dumps \
       --lease "${lease_ms}ms" --renew-deadline "${renew_deadline_ms}ms" \
       --frequent "${frequent_ms}ms" --infrequent "${infrequent_ms}ms" \
       --request-timeout "${request_timeout_ms}ms" \

@@ -91,6 +91,14 @@ TEST_F(CliIntegration, UnreachableOrRefusingStoreExitsFour) {
       "cannot read");
 }
 
+TEST_F(CliIntegration, StatusErrorsShowAHostileKeyEscapedOnOneLine) {
+  // A newline followed by a space once cut the message; quotes must not end the value either.
+  const std::string hostile = "s3://s3lect-no-such-bucket/k\n evil=\"1\"";
+  expect_one_line_error(run({"status", "--lock", hostile, "--endpoint", "http://127.0.0.1:1",
+                             "--path-style", "--request-timeout", "200ms"}),
+                        4, "cannot read \"s3://s3lect-no-such-bucket/k\\n evil=\\\"1\\\"\" at");
+}
+
 TEST_F(CliIntegration, StatusOfAMissingKeyExitsThree) {
   auto& process = status();
   expect_one_line_error(process, 3, "no lock record at " + lock());

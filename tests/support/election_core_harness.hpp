@@ -79,7 +79,9 @@ inline std::string released_body(const std::string& id, std::uint64_t term) {
 /// One core with its own fake clocks. Every step it returns is recorded in `last` and checked.
 class core_driver {
  public:
-  explicit core_driver(elector_config config) : core(std::move(config)) {}
+  /// `store_authenticated`: as storage::answers_authenticated() would say.
+  explicit core_driver(elector_config config, bool store_authenticated = true)
+      : core(std::move(config), store_authenticated) {}
 
   election_core core;
   instant now{steady_time{std::chrono::hours{1000}}, test_wall_epoch()};

@@ -155,7 +155,7 @@ inline void world::restart(std::size_t i, bool fresh) {
   }
   if (fresh || !n.core) {
     ++n.incarnation;
-    n.core = std::make_unique<election_core>(with_id(n.config, i));
+    n.core = std::make_unique<election_core>(with_id(n.config, i), true);  // an in-process store
     n.op.reset();
     n.leader = false;
     n.first_read.clear();

@@ -1,7 +1,9 @@
 // Log lines of the s3lect tool: the elector's lines split into message and fields, written as
 // logfmt text or JSON lines; and the JSON text helpers behind them.
-#include "cli/json_text.hpp"
 #include "cli/log_output.hpp"
+#include "cli/json_text.hpp"
+
+#include "base/log_text.hpp"
 
 #include <gtest/gtest.h>
 
@@ -23,7 +25,7 @@ const std::chrono::system_clock::time_point noon =
 TEST(SplitLogLine, SeparatesMessageAndFields) {
   auto event = split_log_line("leadership gained term=3 id=host:12");
   EXPECT_EQ(event.message, "leadership gained");
-  EXPECT_EQ(event.fields, (std::vector<log_field>{{"term", "3"}, {"id", "host:12"}}));
+  EXPECT_EQ(event.fields, (std::vector<log_field>{{"term", 3}, {"id", "host:12"}}));
 }
 
 TEST(SplitLogLine, KeepsUnquotedValuesWithSpacesWhole) {
@@ -44,14 +46,14 @@ TEST(SplitLogLine, HandlesMessagesAloneAndFieldsAlone) {
   EXPECT_TRUE(split_log_line("stopped").fields.empty());
   auto fields_only = split_log_line("term=4");
   EXPECT_EQ(fields_only.message, "");
-  EXPECT_EQ(fields_only.fields, (std::vector<log_field>{{"term", "4"}}));
+  EXPECT_EQ(fields_only.fields, (std::vector<log_field>{{"term", 4}}));
   auto empty_value = split_log_line("released reason= id=x");
   EXPECT_EQ(empty_value.fields, (std::vector<log_field>{{"reason", ""}, {"id", "x"}}));
 }
 
 TEST(FormatLogLine, WritesLogfmtTextQuotingWhereNeeded) {
   log_event event{"became leader",
-                  {{"term", "3"}, {"lock", "s3://b/k"}, {"error", "a \"b\" c"}, {"empty", ""}}};
+                  {{"term", 3}, {"lock", "s3://b/k"}, {"error", "a \"b\" c"}, {"empty", ""}}};
   EXPECT_EQ(format_log_line(log_format::text, noon, log_level::info, event),
             "time=2026-11-21T10:30:45.123Z level=info msg=\"became leader\" term=3 "
             "lock=s3://b/k error=\"a \\\"b\\\" c\" empty=\"\"");
@@ -59,15 +61,57 @@ TEST(FormatLogLine, WritesLogfmtTextQuotingWhereNeeded) {
 
 TEST(FormatLogLine, WritesJsonWithNumbersAndBooleans) {
   log_event event{"leader changed",
-                  {{"term", "42"},
-                   {"self", "false"},
+                  {{"term", 42},
+                   {"self", false},
                    {"holder", "api-7"},
                    {"big", "0123"},
-                   {"after_ms", "-5"}}};
+                   {"after_ms", -5},
+                   {"id", "-1"},
+                   {"flag", "true"}}};
   EXPECT_EQ(format_log_line(log_format::json, noon, log_level::warning, event),
             "{\"time\":\"2026-11-21T10:30:45.123Z\",\"level\":\"warning\",\"msg\":\"leader "
             "changed\",\"term\":42,\"self\":false,\"holder\":\"api-7\",\"big\":\"0123\","
-            "\"after_ms\":-5}");
+            "\"after_ms\":-5,\"id\":\"-1\",\"flag\":\"true\"}");
+}
+
+/// The library's own line for hostile values: each value is one field, whatever it holds.
+std::string election_started(const std::string& key, const std::string& id) {
+  return "election started key=" + s3lect::log_text::value(key) +
+         " id=" + s3lect::log_text::value(id);
+}
+
+const std::vector<std::string> hostile_values = {
+    "a\n b=c", "new\nline",        "say \"hi\" id=x", "-1", "true",
+    "42",      "bell\x07\x1b[31m", "back\\slash",     "",   "caf\xc3\xa9 \xff"};
+
+TEST(HostileValues, SurviveTheLibraryLineWholeAndStayStrings) {
+  for (const std::string& value : hostile_values) {
+    SCOPED_TRACE(s3lect::log_text::quote(value));
+    const log_event event = split_log_line(election_started(value, value));
+    EXPECT_EQ(event.message, "election started");
+    log_field expected{"key", value};
+    ASSERT_EQ(event.fields.size(), 2u);
+    EXPECT_EQ(event.fields[0], expected);
+    expected.key = "id";
+    EXPECT_EQ(event.fields[1], expected);
+  }
+}
+
+TEST(HostileValues, TextAndJsonLinesStayOneLineAndStrings) {
+  for (const std::string& value : hostile_values) {
+    SCOPED_TRACE(s3lect::log_text::quote(value));
+    const log_event event = split_log_line(election_started("k", value));
+    const std::string text = format_log_line(log_format::text, noon, log_level::info, event);
+    const std::string json = format_log_line(log_format::json, noon, log_level::info, event);
+    for (const std::string* line : {&text, &json}) {
+      for (const unsigned char c : *line) EXPECT_GE(c, 0x20) << "a raw control byte";
+    }
+    EXPECT_NE(json.find(",\"id\":" + json_quote(value)), std::string::npos) << json;
+    // Read back by the same splitter, the text line gives the value back as a string.
+    const log_event reread = split_log_line(text.substr(text.find(" id=") + 1));
+    ASSERT_EQ(reread.fields.size(), 1u);
+    EXPECT_EQ(reread.fields[0], (log_field{"id", value}));
+  }
 }
 
 TEST(FormatLogLine, DropsRepeatedAndReservedKeys) {

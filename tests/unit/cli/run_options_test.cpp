@@ -70,6 +70,32 @@ class RunOptions : public ::testing::Test {
   std::map<std::string, std::string> saved_;
 };
 
+TEST_F(RunOptions, ZeroConfigurationPeerModeOverPlainHttpOffThisHostIsRefused) {
+  const auto parse_with = [this](const std::string& endpoint, std::vector<std::string> more) {
+    std::vector<std::string> args{"--lock", "s3://bucket/k", "--endpoint", endpoint, "--peer"};
+    args.insert(args.end(), more.begin(), more.end());
+    args.insert(args.end(), {"--", "true"});
+    error_.clear();
+    return parse_run_options(args, error_);
+  };
+  EXPECT_FALSE(parse_with("http://10.0.0.5:9000", {}));
+  for (const char* part : {"plain HTTP", "forge", "impostor", "session token", "https://",
+                           "--peer-ca", "--trust-plain-http-store"}) {
+    EXPECT_NE(error_.find(part), std::string::npos) << error_ << " lacks " << part;
+  }
+  const auto trusted = parse_with("http://10.0.0.5:9000", {"--trust-plain-http-store"});
+  ASSERT_TRUE(trusted) << error_;
+  EXPECT_TRUE(trusted->elector.config.peer.trust_unauthenticated_store);
+  EXPECT_TRUE(parse_with("https://10.0.0.5:9000", {})) << error_;
+  EXPECT_TRUE(parse_with("http://127.0.0.1:7480", {})) << "loopback: " << error_;
+  EXPECT_TRUE(parse_with("http://[::1]:7480", {})) << "loopback: " << error_;
+  EXPECT_FALSE(parse_with("http://localhost:7480", {})) << "a name may resolve anywhere";
+  EXPECT_FALSE(parse_run_options({"--lock", "s3://bucket/k", "--endpoint", "http://10.0.0.5",
+                                  "--trust-plain-http-store", "--", "true"},
+                                 error_));
+  EXPECT_NE(error_.find("needs --peer"), std::string::npos) << error_;
+}
+
 TEST_F(RunOptions, DefaultsAreTheLibrarysWithAOneSecondRequestTimeoutAndThreeSecondsGrace) {
   auto options = parse({});
   ASSERT_TRUE(options) << error_;

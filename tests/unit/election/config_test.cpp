@@ -1,5 +1,6 @@
 // elector_config: the design's defaults, and each validation rule naming its field.
 #include <s3lect/config.hpp>
+#include <s3lect/s3_client.hpp>
 
 #include <gtest/gtest.h>
 
@@ -76,6 +77,36 @@ TEST(ElectorConfig, TextMustBeUtf8) {
   config = valid();
   config.lock_key = "leader/\xfe.json";
   expect_invalid(config, "lock_key: must be valid UTF-8");
+}
+
+TEST(ElectorConfig, PeerModeOverAnUnauthenticatedStoreNeedsCasOrExplicitTrust) {
+  s3lect::peer_config peer;
+  EXPECT_FALSE(s3lect::validate_store_trust(peer, false)) << "peer mode off";
+  peer.enabled = true;
+  EXPECT_FALSE(s3lect::validate_store_trust(peer, true));
+  const auto refused = s3lect::validate_store_trust(peer, false);
+  ASSERT_TRUE(refused);
+  EXPECT_EQ(refused->rfind("peer.enabled: ", 0), 0u) << *refused;
+  peer.tls.ca_pem = "-----BEGIN CERTIFICATE-----";
+  EXPECT_FALSE(s3lect::validate_store_trust(peer, false)) << "CA mode ignores record pins";
+  peer.tls.ca_pem.clear();
+  peer.trust_unauthenticated_store = true;
+  EXPECT_FALSE(s3lect::validate_store_trust(peer, false));
+}
+
+TEST(ElectorConfig, S3EndpointsAuthenticateOverHttpsOrLoopbackOnly) {
+  s3lect::s3_config s3;
+  EXPECT_TRUE(s3.answers_authenticated()) << "empty: AWS's https:// endpoint";
+  for (const char* endpoint : {"https://s3.example.com", "http://127.0.0.1:7480",
+                               "http://127.9.9.9", "http://[::1]:9000"}) {
+    s3.endpoint = endpoint;
+    EXPECT_TRUE(s3.answers_authenticated()) << endpoint;
+  }
+  for (const char* endpoint : {"http://s3.example.com", "http://10.0.0.1:9000", "http://localhost",
+                               "http://[::ffff:127.0.0.1]", "garbage"}) {
+    s3.endpoint = endpoint;
+    EXPECT_FALSE(s3.answers_authenticated()) << endpoint;
+  }
 }
 
 TEST(ElectorConfig, PeerModeAddressMayComeFromAZeroConfigurationServer) {

@@ -131,6 +131,8 @@ TEST(ConfigurationDoc, ElectorConfigDefaults) {
   EXPECT_EQ(default_of(lines, "peer.health_path"), "`" + defaults.peer.health_path + "`");
   EXPECT_EQ(default_of(lines, "peer.enabled"), defaults.peer.enabled ? "true" : "false");
   EXPECT_EQ(default_of(lines, "peer.watch"), defaults.peer.watch ? "true" : "false");
+  EXPECT_EQ(default_of(lines, "peer.trust_unauthenticated_store"),
+            defaults.peer.trust_unauthenticated_store ? "true" : "false");
   EXPECT_EQ(default_of(lines, "peer.tls.verify_peer"),
             defaults.peer.tls.verify_peer ? "true" : "false");
 }

@@ -95,14 +95,19 @@ TEST(JobCgroup, FindsItsDirectoryInPureAndHybridHierarchies) {
 
 TEST(GuardianLog, WritesLinesAsS3lectDoes) {
   const guardian::guardian_log text(false, true, {{"lock", "s3://b/k"}, {"id", "node a"}});
-  EXPECT_EQ(
-      text.format("warning", "s3lect is gone: killing its job", {{"term", "7"}}, 1795318742614),
-      "time=2026-11-22T03:39:02.614Z level=warning msg=\"s3lect is gone: killing its job\" "
-      "term=7 lock=s3://b/k id=\"node a\"");
-  const guardian::guardian_log json(true, true, {{"id", "n"}});
-  EXPECT_EQ(json.format("error", "say \"no\"", {{"late_ms", "12"}, {"pid", "007"}}, 0),
+  EXPECT_EQ(text.format("warning", "s3lect is gone: killing its job", {{"term", 7}}, 1795318742614),
+            "time=2026-11-22T03:39:02.614Z level=warning msg=\"s3lect is gone: killing its job\" "
+            "term=7 lock=s3://b/k id=\"node a\"");
+  // s3lect's context fields are strings, whatever they look like; the guardian's numbers are
+  // numbers.
+  const guardian::guardian_log json(true, true, {{"id", "-1"}, {"lock", "a\n b\x01"}});
+  EXPECT_EQ(json.format("error", "say \"no\"", {{"late_ms", 12}, {"pid", "007"}}, 0),
             "{\"time\":\"1970-01-01T00:00:00.000Z\",\"level\":\"error\",\"msg\":\"say "
-            "\\\"no\\\"\",\"late_ms\":12,\"pid\":\"007\",\"id\":\"n\"}");
+            "\\\"no\\\"\",\"late_ms\":12,\"pid\":\"007\",\"id\":\"-1\",\"lock\":\"a\\n "
+            "b\\u0001\"}");
+  const guardian::guardian_log hostile(false, true, {{"id", "true"}, {"lock", "a\n b=c"}});
+  EXPECT_EQ(hostile.format("info", "m", {}, 0),
+            "time=1970-01-01T00:00:00.000Z level=info msg=\"m\" id=\"true\" lock=\"a\\n b=c\"");
 }
 
 TEST(GuardianOptions, ReadsWhatS3lectGivesAndRefusesTheRest) {
