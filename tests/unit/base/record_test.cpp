@@ -59,7 +59,8 @@ TEST(RecordEncode, IsTheDesignsJson) {
 
 TEST(RecordEncode, RoundsTimestampsUpToTheMillisecond) {
   lock_record r = example();
-  r.last_updated = at(2026, 11, 21, 23h, 59min, 59s, 999'000'001ns);
+  // One step of the clock past the millisecond (1 ns in libstdc++, 1 us in libc++).
+  r.last_updated = at(2026, 11, 21, 23h, 59min, 59s, 999ms) + system_clock::duration{1};
   EXPECT_NE(encode_record(r).find(R"("lastUpdated":"2026-11-22T00:00:00.000Z")"), std::string::npos)
       << encode_record(r);
   r.last_updated = at(2026, 11, 21, 10h, 0min, 0s, 7ms);
