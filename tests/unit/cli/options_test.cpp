@@ -7,8 +7,8 @@ using namespace std::chrono_literals;
 using s3lect::cli::format_duration;
 using s3lect::cli::parse_duration;
 using s3lect::cli::parse_duration_at_most;
-using s3lect::cli::parse_term;
 using s3lect::cli::parse_s3_location;
+using s3lect::cli::parse_term;
 using s3lect::cli::parsed_args;
 
 TEST(ParseDuration, AcceptsUnitsAndCombinations) {
@@ -81,9 +81,9 @@ TEST(ParseS3Location, RejectsMissingPieces) {
 
 TEST(ParsedArgs, ReadsFlagsValuesPositionalsAndTrailingCommand) {
   std::string error;
-  auto args = parsed_args::parse({"--lock", "s3://b/k", "--path-style", "--region=eu-west-1", "x",
-                                  "--", "cmd", "--lock"},
-                                 {"path-style"}, {"lock", "region"}, error);
+  auto args = parsed_args::parse(
+      {"--lock", "s3://b/k", "--path-style", "--region=eu-west-1", "x", "--", "cmd", "--lock"},
+      {"path-style"}, {"lock", "region"}, error);
   ASSERT_TRUE(args) << error;
   EXPECT_EQ(args->get("lock"), "s3://b/k");
   EXPECT_EQ(args->get("region"), "eu-west-1");
