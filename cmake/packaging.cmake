@@ -47,6 +47,9 @@ leads; status, release and check inspect and manage the lock. With a man page an
 the systemd unit template s3lect@.service.")
 # dpkg-shlibdeps (dpkg-dev) finds the tool's shared libraries: libc, libstdc++, libssl.
 set(CPACK_DEBIAN_CLI_PACKAGE_SHLIBDEPS ON)
+# Added to what dpkg-shlibdeps finds: the system roots that verify HTTPS to AWS when no --ca-file
+# is given, which minimal Debian systems (debootstrap minbase, slim images) lack.
+set(CPACK_DEBIAN_CLI_PACKAGE_DEPENDS "ca-certificates")
 set(CPACK_DEBIAN_DEV_PACKAGE_NAME libs3lect-dev)
 set(CPACK_DEBIAN_DEV_PACKAGE_SECTION libdevel)
 set(CPACK_DEBIAN_DEV_DESCRIPTION "The s3lect C++ library.

@@ -34,7 +34,8 @@ struct check_report {
   std::string unsafe_reason;  ///< Non-empty when the store is unsafe for s3lect.
   std::string store_error;    ///< Non-empty when the store could not be probed at all.
   std::vector<std::chrono::microseconds> round_trips;
-  std::vector<double> skews_seconds;                ///< Local clock minus server clock, per answer.
+  /// The store's clock minus this machine's, per answer: status's clockOffsetMs convention.
+  std::vector<double> offsets_seconds;
   std::chrono::steady_clock::duration duration{0};  ///< The whole check, races included.
 
   void ok(const std::string& what) { lines.push_back("  ok    " + what); }
@@ -52,7 +53,7 @@ struct check_report {
       // average half a second later. The answer left the server about half a round trip ago.
       const auto local = received - info.round_trip / 2;
       const auto server = *info.server_date + std::chrono::milliseconds(500);
-      skews_seconds.push_back(std::chrono::duration<double>(local - server).count());
+      offsets_seconds.push_back(std::chrono::duration<double>(server - local).count());
     }
   }
 };
@@ -70,7 +71,10 @@ std::string describe(const error_code& ec, const response_info& info) {
   if (info.http_status != 0) out += " (HTTP " + std::to_string(info.http_status);
   if (!info.error_code.empty()) out += " " + info.error_code;
   if (info.http_status != 0) out += ")";
-  if (!info.message.empty() && info.http_status == 0) out += ": " + info.message;
+  // With an S3 error code the status says it all; without one, the message says why.
+  if (!info.message.empty() && (info.http_status == 0 || info.error_code.empty())) {
+    out += ": " + info.message;
+  }
   return out;
 }
 
@@ -345,12 +349,12 @@ T median(std::vector<T> values) {
 }
 
 void print_timing(check_report& report) {
-  if (!report.skews_seconds.empty()) {
+  if (!report.offsets_seconds.empty()) {
     char line[160];
     std::snprintf(line, sizeof line,
-                  "clock skew against the server's Date header: %+.1f s (local minus server, "
-                  "resolution about 1 s)",
-                  median(report.skews_seconds));
+                  "clock offset by the server's Date header: %+.1f s (the store's clock minus "
+                  "this machine's, as status's clockOffsetMs; resolution about 1 s)",
+                  median(report.offsets_seconds));
     report.info(line);
   }
   if (!report.round_trips.empty()) {
@@ -384,8 +388,8 @@ const char* check_help() {
          "against its Date header and the round-trip latency. Then writers race: each round\n"
          "they all try create-if-absent on a new key, then If-Match on its ETag; exactly one may\n"
          "win each race (ambiguous answers are settled by re-reading).\n"
-         "Exit 0 when the store is safe for s3lect, 5 when it is not, 4 when it cannot be probed,\n"
-         "2 on bad arguments.\n";
+         "Exit 0 when the store is safe for s3lect, 5 when it is not, 4 when it cannot be "
+         "probed.\n";
 }
 
 int run_check(const std::vector<std::string>& args) {
@@ -396,7 +400,8 @@ int run_check(const std::vector<std::string>& args) {
   valued.insert(valued.end(), {"race-writers", "race-rounds"});
   auto parsed = parsed_args::parse(args, flags, valued, error);
   if (parsed && parsed->has("help")) {
-    print_out(std::string(check_help()) + "options:\n" + store_options_help() + race_options_help);
+    print_out(std::string(check_help()) + "options:\n" + store_options_help() + race_options_help +
+              "\n" + exit_code_table());
     return exit_ok;
   }
   if (parsed && !parsed->positional().empty())

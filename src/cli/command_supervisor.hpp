@@ -33,7 +33,7 @@ struct job_settings {
 /// The state `s3lect run` works on, shared by its coroutines on one io_context.
 struct supervisor {
   elector& election;
-  const log_output& log;
+  const log_output& log;  ///< Lines about this lock (with --slots, lock=KEY.slot-N).
   const run_options& options;
   spawn_request command;  ///< Without the per-leadership environment.
   signal_inbox& signals;
@@ -48,6 +48,8 @@ struct supervisor {
   metrics_server* metrics = nullptr;     ///< With --metrics-listen only.
   /// With --slots: the slot `election` campaigns for (S3LECT_SLOT, and its key in S3LECT_LOCK).
   std::optional<unsigned> slot{};
+  /// Lines about the whole node (lock=KEY), such as stopping; `log` when not set.
+  const log_output* node_log = nullptr;
   /// With --timeout: not elected by then, s3lect stops campaigning and exits exit_timeout.
   /// Cleared once elected: the timeout bounds the wait for the first leadership only.
   std::optional<std::chrono::steady_clock::time_point> give_up_at{};

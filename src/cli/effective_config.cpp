@@ -6,14 +6,6 @@ namespace s3lect::cli {
 
 using std::chrono::milliseconds;
 
-std::string format_duration(milliseconds value) {
-  const auto count = value.count();
-  if (count == 0) return "0";
-  if (count % 60000 == 0) return std::to_string(count / 60000) + "m";
-  if (count % 1000 == 0) return std::to_string(count / 1000) + "s";
-  return std::to_string(count) + "ms";
-}
-
 namespace {
 
 std::string format_delays(const std::vector<milliseconds>& delays) {

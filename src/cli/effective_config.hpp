@@ -3,6 +3,7 @@
 #pragma once
 
 #include "cli/log_output.hpp"
+#include "cli/options.hpp"
 #include "cli/run_options.hpp"
 
 #include <chrono>
@@ -18,9 +19,6 @@ struct effective_setting {
   std::string value;
   bool derived = false;
 };
-
-/// "0", "2m", "15s" or "1333ms": the shortest form parse_duration reads back exactly.
-std::string format_duration(std::chrono::milliseconds value);
 
 /// The settings `s3lect run` runs with, in the order of its help.
 std::vector<effective_setting> effective_settings(const run_options& options);

@@ -12,17 +12,17 @@ namespace {
 
 using std::chrono::milliseconds;
 
-std::string duration_error(const std::string& option, const std::string& value) {
-  return "--" + option + ": expected a duration such as 500ms, 15s or 1m, got '" + value + "'";
-}
+/// The shortest --lease: it derives a 66ms request timeout and retries after 6ms and 66ms,
+/// about the least a store on the same network answers within (docs/configuration.md).
+constexpr milliseconds min_cli_lease{std::chrono::seconds{1}};
 
-/// Reads an optional duration option into `target`; false (with `error`) when malformed.
+/// Reads an optional duration option, at most a lease's 24 h, into `target`; false (with
+/// `error`) when malformed or too long.
 bool read_duration(const parsed_args& args, const std::string& option,
                    std::optional<milliseconds>& target, std::string& error) {
   const auto value = args.get(option);
   if (!value) return true;
-  target = parse_duration(*value);
-  if (!target) error = duration_error(option, *value);
+  target = parse_duration_at_most("--" + option, *value, max_record_lease, error);
   return target.has_value();
 }
 
@@ -86,7 +86,8 @@ const char* elector_options_help() {
          "  --addr HOST:PORT         this node's address, written as the record's leaderAddr:\n"
          "                           where followers reach its health endpoint in peer mode\n"
          "                           (default: empty; with --peer, the --peer-listen address)\n"
-         "  --lease DUR              how long a record stays valid without renewal (default 15s).\n"
+         "  --lease DUR              how long a record stays valid without renewal (default 15s,\n"
+         "                           at least 1s, at most 24h; every duration is at most 24h).\n"
          "                           The timing options not given follow it in the default\n"
          "                           proportions: renew deadline 2/3 of the lease, frequent 1/2\n"
          "                           of the renew deadline, infrequent 6 x frequent, request\n"
@@ -192,6 +193,12 @@ bool read_timing(const parsed_args& args, const store_target& target, elector_ti
     return false;
   }
   if (grace) config.acquire_grace = *grace;
+  if (timing.lease && *timing.lease < min_cli_lease) {
+    error = "--lease: must be at least " + format_duration(min_cli_lease) +
+            " (a shorter lease leaves too little time for the requests it derives), got '" +
+            *args.get("lease") + "'";
+    return false;
+  }
   if (auto skew = args.get("max-clock-skew")) {
     if (*skew == "off") {
       config.max_clock_skew.reset();
@@ -227,11 +234,26 @@ bool read_log_settings(const parsed_args& args, elector_settings& settings, std:
   return true;
 }
 
-/// The library's message names the config field; say which option sets it.
-std::string invalid_configuration(const std::string& problem) {
+/// The library's message names the config field; say which option sets it. When the user did
+/// not give that option (it is a default, or follows --lease), blame the timing options given
+/// that the message names instead: `--frequent 20s` alone breaks the default renew deadline.
+std::string invalid_configuration(const parsed_args& args, const std::string& problem) {
   std::string_view field = problem;
   field = field.substr(0, field.find(':'));
-  const std::string option = option_for_field(field);
+  std::string option = option_for_field(field);
+  if (!option.empty() && !args.has(option.substr(2, option.find(',') - 2))) {
+    std::string given;
+    for (const char* name : {"lease", "renew_deadline", "frequent_interval", "request_timeout"}) {
+      const std::string other = option_for_field(name);
+      if (name != field && problem.find(name) != std::string::npos && args.has(other.substr(2))) {
+        given += (given.empty() ? "" : ", ") + other;
+      }
+    }
+    if (!given.empty()) {
+      option = given + "; " + option + " not given, so it " +
+               (args.has("lease") ? "follows --lease" : "is the default");
+    }
+  }
   return option.empty() ? "invalid configuration: " + problem
                         : "invalid configuration (" + option + "): " + problem;
 }
@@ -255,7 +277,7 @@ std::optional<elector_settings> make_elector_settings(const parsed_args& args, s
   if (!serve) return std::nullopt;
   settings.serve = std::move(*serve);
   if (auto problem = config.validate()) {
-    error = invalid_configuration(*problem);
+    error = invalid_configuration(args, *problem);
     return std::nullopt;
   }
   if (validate_store_trust(config.peer, target.config.answers_authenticated())) {

@@ -41,12 +41,8 @@ std::string get_help() {
          "  --term-file PATH         write the term (digits and a newline) to PATH instead\n" +
          object_store_options_help() +
          "  --help                   print this help\n"
-         "\n"
-         "exit codes:\n"
-         "  0   read\n"
-         "  1   any other failure (the store, the network, a malformed object)\n"
-         "  2   bad arguments\n"
-         "  3   there is no object\n";
+         "\n" +
+         exit_code_table();
 }
 
 int run_get(const std::vector<std::string>& args) {
@@ -66,8 +62,9 @@ int run_get(const std::vector<std::string>& args) {
   const auto [ec, read] = run_to_completion(io, get(client, command->target.key));
   const std::string url = log_text::value(command->target.url());
   if (ec) {
-    print_err("s3lect get: cannot read " + url + ": " + describe_store_error(ec, read.info) + "\n");
-    return exit_failure;
+    print_err("s3lect get: cannot read " + url + ": " + describe_object_error(ec, read.info) +
+              "\n");
+    return exit_code_for_store_error(ec);
   }
   if (!read.found) {
     print_err("s3lect get: no object at " + url + "\n");
@@ -78,7 +75,7 @@ int run_get(const std::vector<std::string>& args) {
     std::ofstream file(*path, std::ios::trunc);
     if (!(file << term << '\n')) {
       print_err("s3lect get: --term-file: cannot write '" + *path + "'\n");
-      return exit_failure;
+      return exit_usage;
     }
   } else {
     print_err("term " + term + "\n");

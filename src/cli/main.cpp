@@ -10,14 +10,18 @@
 #include "cli/status.hpp"
 
 #include <s3lect/core_dumps.hpp>
+#include <s3lect/error.hpp>
+
+#include <boost/system/system_error.hpp>
 
 #include <exception>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace {
 
-const char* top_help() {
+std::string top_help() {
   return "usage: s3lect COMMAND [options]\n"
          "Leader election on S3 conditional writes.\n"
          "\n"
@@ -31,23 +35,27 @@ const char* top_help() {
          "\n"
          "`s3lect COMMAND --help` describes a command's options; `s3lect --version` prints\n"
          "the version.\n"
-         "\n"
-         "exit codes:\n"
-         "  0    success (check: the store is safe; run: stopped by SIGINT/SIGTERM)\n"
-         "  1    unexpected internal failure\n"
-         "  2    bad arguments or configuration\n"
-         "  3    no lock record (status, release)\n"
-         "  4    the store is unreachable or refused the request (network, TLS, credentials)\n"
-         "  5    the store does not honour conditional writes (check)\n"
-         "  6    the record's term is not the one given with --if-term (release)\n"
-         "  7    the lock record cannot be parsed (status, release)\n"
-         "  8    the record changed between reading and writing it (release)\n"
-         "  9    the --peer-listen or --metrics-listen address cannot be bound (run)\n"
-         "  10   fenced out: a higher term has written the object (put)\n"
-         "  11   not elected within --timeout (run)\n"
-         "  126  the command is not an executable file (run)\n"
-         "  127  the command was not found (run)\n"
-         "  run:  otherwise the command's own exit status (128+N if killed by signal N)\n";
+         "\n" +
+         s3lect::cli::exit_code_table();
+}
+
+/// A configuration the library refused as it built a client (an unreadable or non-PEM CA file),
+/// named by the option the user gave: "tls.ca_file: cannot load 'x': …: invalid configuration
+/// [s3lect:20]" becomes "--ca-file: cannot load 'x': …".
+std::string configuration_error(const boost::system::system_error& error) {
+  std::string what = error.what();
+  what = what.substr(0, what.rfind(": " + error.code().message()));
+  constexpr std::string_view store_ca_field = "tls.ca_file:";
+  if (what.starts_with(store_ca_field)) what = "--ca-file:" + what.substr(store_ca_field.size());
+  return what;
+}
+
+/// `-h` before `--` asks for help as `--help` does (after `--` it is the command's).
+void accept_short_help(std::vector<std::string>& args) {
+  for (auto& arg : args) {
+    if (arg == "--") return;
+    if (arg == "-h") arg = "--help";
+  }
 }
 
 }  // namespace
@@ -75,6 +83,7 @@ int main(int argc, char** argv) {
   // Every command but run (which has --allow-core-dumps) may hold credentials: no core dump
   // holds them (docs/operations.md#core-dumps). A failure leaves the process as it was.
   if (command != "run") s3lect::exclude_from_core_dumps();
+  accept_short_help(args);
   try {
     if (command == "check") return run_check(args);
     if (command == "run") return run_run(args);
@@ -83,6 +92,11 @@ int main(int argc, char** argv) {
     if (command == "put") return run_put(args);
     if (command == "get") return run_get(args);
     if (command == "__guardian-release") return run_guardian_release(args);
+  } catch (const boost::system::system_error& e) {
+    const bool configuration = e.code() == s3lect::errc::invalid_config;
+    print_err("s3lect " + command + ": " + (configuration ? configuration_error(e) : e.what()) +
+              "\n");
+    return configuration ? exit_usage : exit_failure;
   } catch (const std::exception& e) {
     print_err("s3lect " + command + ": " + e.what() + "\n");
     return exit_failure;

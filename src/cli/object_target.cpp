@@ -1,5 +1,9 @@
 #include "cli/object_target.hpp"
 
+#include "cli/lock_reader.hpp"
+
+#include <s3lect/error.hpp>
+
 #include <string_view>
 
 namespace s3lect::cli {
@@ -41,6 +45,13 @@ std::string object_store_options_help() {
   const std::size_t first_line_end = all.find('\n');
   const bool starts_with_lock = all.substr(0, first_line_end).find("--lock") != std::string::npos;
   return std::string(starts_with_lock ? all.substr(first_line_end + 1) : all);
+}
+
+std::string describe_object_error(const boost::system::error_code& error,
+                                  const response_info& info) {
+  // The library's text for the code speaks of lock records; here the object is the user's.
+  if (error == errc::malformed_record) return "malformed fenced object: " + info.message;
+  return describe_store_error(error, info);
 }
 
 }  // namespace s3lect::cli

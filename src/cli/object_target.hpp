@@ -5,6 +5,10 @@
 #include "cli/options.hpp"
 #include "cli/store_options.hpp"
 
+#include <s3lect/storage.hpp>
+
+#include <boost/system/error_code.hpp>
+
 #include <optional>
 #include <string>
 #include <vector>
@@ -27,5 +31,10 @@ std::optional<object_command> parse_object_command(const std::vector<std::string
 
 /// The help lines of the store options for an object command (no --lock).
 std::string object_store_options_help();
+
+/// One line describing a failed `put` or `get`: "malformed fenced object: …" for an object
+/// that is not a fenced write's, else the store's failure as describe_store_error says it.
+std::string describe_object_error(const boost::system::error_code& error,
+                                  const response_info& info);
 
 }  // namespace s3lect::cli

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <chrono>
+#include <cstdint>
 #include <map>
 #include <optional>
 #include <string>
@@ -21,8 +22,30 @@ struct s3_location {
 /// Returns nullopt and sets `error` when malformed.
 std::optional<s3_location> parse_s3_location(std::string_view text, std::string& error);
 
-/// Parses a duration such as 500ms, 15s, 1m, 1m30s or 0. Returns nullopt when malformed.
+/// Parses a duration such as 500ms, 15s, 1m, 1m30s, 2h or 0. Returns nullopt when malformed or
+/// longer than a year.
 std::optional<std::chrono::milliseconds> parse_duration(std::string_view text);
+
+/// "0", "10h", "2m", "15s" or "1333ms": the largest unit that gives the duration exactly, as
+/// parse_duration reads it back.
+std::string format_duration(std::chrono::milliseconds value);
+
+/// Parses the value of the duration option `option` ("--lease"), at most `max`. Returns nullopt
+/// and sets `error`, naming the option: "expected a duration such as …" when malformed, "must
+/// be at most 24h" when too long, whatever the size.
+std::optional<std::chrono::milliseconds> parse_duration_at_most(std::string_view option,
+                                                                std::string_view text,
+                                                                std::chrono::milliseconds max,
+                                                                std::string& error);
+
+/// The largest term the tool writes or compares: 2^53 - 1, the largest whole number every JSON
+/// reader (JavaScript, double-based) keeps exact.
+inline constexpr std::uint64_t max_term = (std::uint64_t{1} << 53) - 1;
+
+/// Parses a leadership term, 1 to max_term, given by `origin` ("--term", "$S3LECT_TERM").
+/// Returns nullopt and sets `error`, naming `origin` and the range, otherwise.
+std::optional<std::uint64_t> parse_term(std::string_view origin, std::string_view text,
+                                        std::string& error);
 
 /// Options and positional arguments of one subcommand.
 class parsed_args {

@@ -16,7 +16,6 @@
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/use_awaitable.hpp>
 
-#include <charconv>
 #include <cstdlib>
 #include <fstream>
 #include <iostream>
@@ -35,13 +34,6 @@ struct put_outcome {
   std::string message;  ///< One line for stderr (or stdout on success).
 };
 
-std::optional<std::uint64_t> parse_term(std::string_view text) {
-  std::uint64_t term = 0;
-  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), term);
-  if (ec != std::errc{} || end != text.data() + text.size() || text.empty()) return std::nullopt;
-  return term;
-}
-
 /// --term, else $S3LECT_TERM (set by `s3lect run` for its command).
 std::optional<std::uint64_t> chosen_term(const parsed_args& args, std::string& error) {
   std::optional<std::string> text = args.get("term");
@@ -54,9 +46,7 @@ std::optional<std::uint64_t> chosen_term(const parsed_args& args, std::string& e
     error = "no term: give --term T or run under `s3lect run`, which exports S3LECT_TERM";
     return std::nullopt;
   }
-  auto term = parse_term(*text);
-  if (!term) error = origin + ": expected a whole number, got '" + *text + "'";
-  return term;
+  return parse_term(origin, *text, error);
 }
 
 /// The body: the file named by --file, else all of stdin.
@@ -89,8 +79,8 @@ asio::awaitable<put_outcome> put(storage& store, std::string key, std::string ur
                       std::to_string(result.stored_term) + ", above ours (" + std::to_string(term) +
                       "); nothing written";
   } else {
-    outcome.exit_code = exit_failure;
-    outcome.message = "cannot write " + url + ": " + describe_store_error(ec, result.info);
+    outcome.exit_code = exit_code_for_store_error(ec);
+    outcome.message = "cannot write " + url + ": " + describe_object_error(ec, result.info);
   }
   co_return outcome;
 }
@@ -110,12 +100,8 @@ std::string put_help() {
          "  --file PATH              read the body from PATH instead of stdin\n" +
          object_store_options_help() +
          "  --help                   print this help\n"
-         "\n"
-         "exit codes:\n"
-         "  0   written\n"
-         "  1   any other failure (the store, the network, a malformed object)\n"
-         "  2   bad arguments\n"
-         "  10  fenced out: a higher term has written the object (nothing written)\n";
+         "\n" +
+         exit_code_table();
 }
 
 int run_put(const std::vector<std::string>& args) {

@@ -15,8 +15,6 @@
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/use_awaitable.hpp>
 
-#include <charconv>
-
 namespace s3lect::cli {
 
 namespace asio = boost::asio;
@@ -115,18 +113,6 @@ asio::awaitable<release_outcome> release(s3_client& client, std::string key, std
   co_return outcome;
 }
 
-/// The value of --if-term; nullopt with `error` set when it is not a record's term.
-std::optional<std::uint64_t> parse_term(const std::string& text, std::string& error) {
-  std::uint64_t term = 0;
-  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), term);
-  if (ec != std::errc{} || end != text.data() + text.size() || text.empty() ||
-      term > max_record_term) {
-    error = "--if-term: expected a term (a whole number from 0 to 2^53), got '" + text + "'";
-    return std::nullopt;
-  }
-  return term;
-}
-
 }  // namespace
 
 std::string release_help() {
@@ -145,15 +131,9 @@ std::string release_help() {
          store_options_help() +
          "  --help                   print this help\n"
          "\n"
-         "exit codes:\n"
-         "  0  released, or already released\n"
-         "  1  internal failure\n"
-         "  2  bad arguments\n"
-         "  3  there is no record\n"
-         "  4  the store cannot be read or written\n"
-         "  6  the record's term is not T (nothing written)\n"
-         "  7  the record cannot be parsed (nothing written)\n"
-         "  8  the record changed between the read and the write (nothing written)\n";
+         "Exit 0 when released or already released; on 6, 7 and 8 nothing is written.\n"
+         "\n" +
+         exit_code_table();
 }
 
 asio::awaitable<std::tuple<error_code, put_result>> write_released(s3_client& client,
@@ -195,7 +175,7 @@ int run_release(const std::vector<std::string>& args) {
   }
   std::optional<std::uint64_t> if_term;
   if (parsed) {
-    if (auto text = parsed->get("if-term")) if_term = parse_term(*text, error);
+    if (auto text = parsed->get("if-term")) if_term = parse_term("--if-term", *text, error);
   }
   std::optional<store_target> target;
   if (parsed && error.empty()) target = make_store_target(*parsed, error);

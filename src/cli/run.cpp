@@ -197,8 +197,8 @@ struct run_servers {
 };
 
 /// Starts the peer health server and the metrics server, as configured. Listening before
-/// campaigning: a node never advertises an address nobody answers at. Returns s3lect's exit
-/// code when one cannot start.
+/// the first store request: a node never advertises an address nobody answers at. Returns
+/// s3lect's exit code when one cannot start.
 std::optional<int> start_servers(run_context& run, elector& election,
                                  const std::function<std::string()>& render_metrics,
                                  run_servers& servers) {
@@ -236,15 +236,20 @@ std::optional<int> start_servers(run_context& run, elector& election,
   return std::nullopt;
 }
 
-/// The electors `s3lect run` campaigns with: one for the lock, or one per slot with --slots.
-/// Empty when the library refused the configuration (reported on stderr).
-std::vector<std::unique_ptr<elector>> make_electors(run_context& run) {
+/// The electors `s3lect run` campaigns with: one for the lock, or one per slot with --slots,
+/// logging through `slot_logs`. Empty when the library refused the configuration (reported on
+/// stderr).
+std::vector<std::unique_ptr<elector>> make_electors(
+    run_context& run, const std::vector<std::unique_ptr<log_output>>& slot_logs) {
   elector_config config = run.options.elector.config;
   config.log = run.output.library_logger();
   const unsigned slots = run.options.extras.slots;
   std::vector<std::unique_ptr<elector>> electors;
   for (unsigned slot = 0; slot < std::max(slots, 1u); ++slot) {
-    if (slots > 0) config.lock_key = slot_key(run.options.elector.config.lock_key, slot);
+    if (slots > 0) {
+      config.lock_key = slot_key(run.options.elector.config.lock_key, slot);
+      config.log = slot_logs[slot]->library_logger();
+    }
     auto election = construct_or_report<elector>(
         [&] { return std::make_unique<elector>(run.io.get_executor(), run.client, config); });
     if (!election) return {};
@@ -283,7 +288,9 @@ void log_isolation(const run_context& run) {
 /// Campaigns, and runs the command while leader, until s3lect must exit. Returns its exit code.
 int campaign(run_context& run, spawn_request command) {
   const elector_config& settings = run.options.elector.config;
-  const std::vector<std::unique_ptr<elector>> electors = make_electors(run);
+  const std::vector<std::unique_ptr<log_output>> slot_logs =
+      slot_log_outputs(run.output, run.options);
+  const std::vector<std::unique_ptr<elector>> electors = make_electors(run, slot_logs);
   if (electors.empty()) return exit_usage;
 
   // Metrics of the electors and of the servers, for the health server's /metrics and
@@ -301,14 +308,20 @@ int campaign(run_context& run, spawn_request command) {
     return registry.render() + prometheus_text(servers_metrics(
                                    servers.peer.get(), servers.metrics.get(), server_labels));
   };
+  // Listening before the first store request: /healthz answers while --wait-for-store waits,
+  // and a busy port ends s3lect at once instead of once the store answers.
   if (const auto code = start_servers(run, *electors.front(), render_metrics, servers)) {
     return *code;
   }
+  if (const auto code = read_before_campaigning(run)) return *code;
+  run.io.restart();
 
   slot_supervisors supervisors;
   for (std::size_t slot = 0; slot < electors.size(); ++slot) {
+    const log_output& log = slot_logs.empty() ? run.output : *slot_logs[slot];
     supervisors.push_back(std::unique_ptr<supervisor>(
-        new supervisor{*electors[slot], run.output, run.options, command, run.signals, run.jobs}));
+        new supervisor{*electors[slot], log, run.options, command, run.signals, run.jobs}));
+    supervisors.back()->node_log = &run.output;
     if (run.options.extras.slots > 0) supervisors.back()->slot = static_cast<unsigned>(slot);
   }
   supervisor& state = *supervisors.front();
@@ -430,17 +443,8 @@ const char* run_help_epilogue() {
          "  time=2026-11-21T10:30:45.123Z level=info msg=\"became leader\" term=3 after_ms=1520\n"
          "  lock=s3://b/k id=host:123\n"
          "\n"
-         "exit codes:\n"
-         "  N    COMMAND exited by itself with status N (128+S when killed by signal S)\n"
-         "  0    stopped by SIGINT or SIGTERM: COMMAND stopped, lock released\n"
-         "  1    internal failure\n"
-         "  2    bad arguments or configuration\n"
-         "  4    the store cannot be read at start-up (with --wait-for-store: it refuses us)\n"
-         "  9    the --peer-listen or --metrics-listen address cannot be bound (in use, not\n"
-         "       this host's, or a privileged port)\n"
-         "  11   not elected within --timeout: stopped campaigning\n"
-         "  126  COMMAND is not an executable file\n"
-         "  127  COMMAND was not found\n";
+         "When COMMAND exits by itself, run exits with its status; run's own exit 4 means the\n"
+         "store cannot be read at start-up (with --wait-for-store: it refuses us).\n";
 }
 
 }  // namespace
@@ -458,7 +462,7 @@ std::string run_help() {
          run_extra_options_help() +
          "  --help                   print this help\n"
          "  Durations: 500ms, 15s, 1m, 1m30s, 2h.\n" +
-         run_help_epilogue();
+         run_help_epilogue() + "\n" + exit_code_table();
 }
 
 std::optional<std::string> check_kill_grace(milliseconds kill_grace, const elector_config& config) {
@@ -597,8 +601,6 @@ int run_run(const std::vector<std::string>& args) {
   signal_inbox signals(caught);
   s3_client client(io.get_executor(), options->store.config);
   run_context run{*options, output, io, signals, client, jobs, *probe};
-  if (const auto code = read_before_campaigning(run)) return *code;
-  io.restart();
   return campaign(run, std::move(command));
 }
 

@@ -53,7 +53,7 @@ asio::awaitable<void> stop_slots(slot_supervisors& slots, std::optional<unsigned
 /// Stops campaigning for every slot; returns s3lect's exit code.
 asio::awaitable<int> stop_waiting(slot_supervisors& slots, std::optional<int> signal,
                                   steady::time_point started) {
-  const log_output& log = slots.front()->log;
+  const log_output& log = slots.front()->node_log ? *slots.front()->node_log : slots.front()->log;
   if (!signal) {
     log.log(log_level::warning, "not elected in time: giving up",
             {{"waited_ms", ms_since(started)}});
@@ -94,8 +94,8 @@ asio::awaitable<std::variant<std::pair<unsigned, leadership_lease>, int>> await_
   const auto [slot, lease] = *race->winner;
   co_await stop_slots(slots, slot);
   slots.front()->give_up_at.reset();
-  slots.front()->log.log(log_level::info, "became leader",
-                         {{"slot", slot}, {"term", lease.term}, {"after_ms", ms_since(started)}});
+  slots[slot]->log.log(log_level::info, "became leader",
+                       {{"slot", slot}, {"term", lease.term}, {"after_ms", ms_since(started)}});
   co_return std::make_pair(slot, lease);
 }
 
@@ -110,6 +110,20 @@ asio::awaitable<int> supervise_slots(slot_supervisors& slots) {
 }
 
 }  // namespace
+
+std::vector<std::unique_ptr<log_output>> slot_log_outputs(const log_output& node_output,
+                                                          const run_options& options) {
+  std::vector<std::unique_ptr<log_output>> outputs;
+  for (unsigned slot = 0; slot < options.extras.slots; ++slot) {
+    std::vector<log_field> context = node_output.context();
+    for (log_field& field : context) {
+      if (field.key == "lock") field.value = slot_key(options.store.url(), slot);
+    }
+    outputs.push_back(std::make_unique<log_output>(node_output.format(), options.elector.level,
+                                                   std::move(context)));
+  }
+  return outputs;
+}
 
 asio::awaitable<int> supervise_slots_and_stop(slot_supervisors& slots) {
   const int code = co_await supervise_slots(slots);

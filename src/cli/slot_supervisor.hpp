@@ -18,6 +18,12 @@ namespace s3lect::cli {
 /// first one's give_up_at and servers count for all.
 using slot_supervisors = std::vector<std::unique_ptr<supervisor>>;
 
+/// With --slots, one log output per slot like `node_output` but naming the slot's key
+/// (lock=KEY.slot-N), so that each slot's lines are found under the key `status` reads. Empty
+/// without --slots.
+std::vector<std::unique_ptr<log_output>> slot_log_outputs(const log_output& node_output,
+                                                          const run_options& options);
+
 /// Campaigns for the slots and runs the command while leading one, until s3lect must exit;
 /// then stops the servers. Returns s3lect's exit code.
 boost::asio::awaitable<int> supervise_slots_and_stop(slot_supervisors& slots);

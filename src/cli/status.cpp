@@ -4,6 +4,7 @@
 #include "cli/exit_codes.hpp"
 #include "cli/json_text.hpp"
 #include "cli/lock_reader.hpp"
+#include "cli/run_extra_options.hpp"
 #include "cli/run_to_completion.hpp"
 #include "cli/status_watch.hpp"
 #include "cli/store_options.hpp"
@@ -42,6 +43,19 @@ store_timing timing_of(const lock_read& read) {
   return timing;
 }
 
+/// For a key with no record whose slot 0 has one: it is the base key of `run --slots`, whose
+/// records are at KEY.slot-N. Empty otherwise.
+std::string slots_hint(asio::io_context& io, s3_client& client, const store_target& target) {
+  io.restart();
+  const lock_read slot =
+      run_to_completion(io, read_lock(client, slot_key(target.key, 0), retry_policy{}));
+  if (slot.error || !slot.found) return {};
+  // Escaped as every value in a message is (a key may hold a newline).
+  return " (the base key of `s3lect run --slots`: its records are at " +
+         log_text::value(target.url() + ".slot-N") + ", N from 0; read one with --lock " +
+         log_text::value(target.url() + ".slot-0") + ")";
+}
+
 }  // namespace
 
 std::string status_help() {
@@ -69,13 +83,9 @@ std::string status_help() {
          store_options_help() + status_watch_help() +
          "  --help                   print this help\n"
          "\n"
-         "exit codes:\n"
-         "  0  a record was printed (--watch: interrupted)\n"
-         "  1  internal failure\n"
-         "  2  bad arguments\n"
-         "  3  there is no record (nothing on stdout)\n"
-         "  4  the store cannot be read\n"
-         "  7  the record cannot be parsed (stdout: {\"lock\",\"etag\",\"error\",\"body\"})\n";
+         "A record that cannot be parsed (exit 7) prints {\"lock\",\"etag\",\"error\",\"body\"}.\n"
+         "\n" +
+         exit_code_table();
 }
 
 std::string status_json(const std::string& lock_url, const std::string& etag,
@@ -167,7 +177,8 @@ int run_status(const std::vector<std::string>& args) {
     return exit_store_error;
   }
   if (!read.found) {
-    print_err("s3lect status: no lock record at " + shown_url + "\n");
+    print_err("s3lect status: no lock record at " + shown_url + slots_hint(io, client, *target) +
+              "\n");
     return exit_no_record;
   }
   if (!read.decoded.record) {

@@ -33,6 +33,11 @@ namespace {
 
 constexpr milliseconds default_interval{std::chrono::seconds{1}};
 
+/// How often S3 is read, for one --interval, after a leader's endpoint said its leadership
+/// ended: in peer mode its successor takes over within milliseconds (its followers are told at
+/// once), and waiting a whole --interval would print the new leader that much late.
+constexpr milliseconds successor_poll{100};
+
 /// What to watch and how to print it.
 struct watch_settings {
   std::string key;
@@ -155,6 +160,7 @@ asio::awaitable<int> watch(s3_client& client, leader_endpoint_client& endpoint,
   // Named before the co_await: an aggregate temporary inside one is what GCC 12 miscompiles
   // (docs/architecture.md, GCC 12 coroutine rules).
   const retry_policy policy;
+  auto successor_expected_until = std::chrono::steady_clock::time_point::min();
   for (;;) {
     const lock_read read = co_await read_lock(client, settings.key, policy);
     if (read.error) {
@@ -163,10 +169,15 @@ asio::awaitable<int> watch(s3_client& client, leader_endpoint_client& endpoint,
       progress.store_failing = false;
       if (const auto leader = take_read(settings, progress, read)) {
         if (co_await follow(settings, progress, endpoint, *leader, signals)) co_return exit_ok;
+        if (progress.source == change_source::peer) {
+          successor_expected_until = std::chrono::steady_clock::now() + settings.interval;
+        }
         continue;  // One read at once, whatever ended the following.
       }
     }
-    timer.expires_after(settings.interval);
+    const bool successor_expected = std::chrono::steady_clock::now() < successor_expected_until;
+    timer.expires_after(successor_expected ? std::min(settings.interval, successor_poll)
+                                           : settings.interval);
     co_await (timer.async_wait(token) || signals.wait());
     if (signals.take()) co_return exit_ok;  // Only stop signals are caught.
   }

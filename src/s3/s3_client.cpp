@@ -230,6 +230,15 @@ error_code interpret(detail::s3_operation kind, detail::exchange_result& exchang
   }
   const detail::reply_verdict verdict =
       detail::classify_reply(kind, response.status, info.error_code);
+  // A 4xx without an S3 error body or request id is some other server's answer (a web server,
+  // a wrong --endpoint). Its bare 404 above all must not read as "no object": every lock would
+  // look free, and `run` would campaign for ever against something that stores nothing.
+  const bool s3_shaped = !info.error_code.empty() || !info.request_id.empty();
+  if (!s3_shaped && response.status >= 400 && response.status < 500) {
+    info.message = "the endpoint does not answer like S3: HTTP " + std::to_string(response.status) +
+                   " without an S3 error body or x-amz-request-id (check --endpoint)";
+    if (verdict.object_missing) return errc::bad_request;
+  }
   missing = verdict.object_missing;
   return verdict.error;
 }

@@ -71,7 +71,7 @@ TEST_F(CliFencedIntegration, BadArgumentsAndMissingObjectsGiveOneLine) {
   expect_one_line_error(
       run({"put", "--term", "1", "--endpoint", "http://127.0.0.1:1", "--path-style",
            "--request-timeout", "200ms", "--file", body_file("d", "x"), object()}),
-      1, "cannot write");
+      4, "cannot write");
 }
 
 }  // namespace

@@ -107,6 +107,32 @@ TEST_F(CliStatusFollow, FollowsTheLeadersEndpointAndFallsBackToS3WhenItDies) {
   EXPECT_EQ(watcher.status, std::optional<int>(0)) << watcher.err();
 }
 
+TEST_F(CliStatusFollow, ASuccessorIsPrintedSoonAfterTheFollowedLeaderEnds) {
+  constexpr unsigned short successor_peer_port = 25103, successor_metrics_port = 25113;
+  std::vector<std::string> watch_args{"status"};
+  for (auto& arg : store_args()) watch_args.push_back(arg);
+  watch_args.insert(watch_args.end(), {"--watch", "--json", "--interval", "3s"});
+  auto& watcher = start(watch_args);
+  const auto prints_within = [&](const std::string& part, std::chrono::milliseconds limit) {
+    return eventually([&] { return has_line(watcher.out(), part); }, limit);
+  };
+  auto& first = start(peer_leader("first", first_peer_port, first_metrics_port));
+  ASSERT_TRUE(prints_within("\"state\":\"leading\",\"leaderID\":\"first\"", 15s))
+      << watcher.out() << first.err();
+  ASSERT_TRUE(eventually([&] { return held_watches(first_metrics_port) >= 1; }, 10s));
+  auto& successor = start(peer_leader("successor", successor_peer_port, successor_metrics_port));
+  // The successor follows the first leader's endpoint too, and takes over as soon as it ends.
+  ASSERT_TRUE(eventually([&] { return held_watches(first_metrics_port) == 2; }, 10s))
+      << successor.err();
+
+  ::kill(first.pid, SIGTERM);
+  ASSERT_TRUE(first.wait(10s));
+  // Well within the 3 s --interval: the watch does not wait a whole interval after the
+  // leader's endpoint said its leadership ended.
+  EXPECT_TRUE(prints_within("\"state\":\"leading\",\"leaderID\":\"successor\"", 1500ms))
+      << watcher.out() << successor.err();
+}
+
 TEST_F(CliStatusFollow, PeerCaIsOnlyForWatchesAndMustBeReadable) {
   std::vector<std::string> args{"status"};
   for (auto& arg : store_args()) args.push_back(arg);

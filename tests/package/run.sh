@@ -65,6 +65,8 @@ contains "$(dpkg-deb -c "$deb_dev")" /usr/include/s3lect/s3lect.hpp \
 contains "$(tar tzf "$tarball")" bin/s3lect libexec/s3lect/s3lect-guardian share/man/man1/s3lect.1.gz \
   include/s3lect/elector.hpp 'lib/[a-z0-9_-]*/?libs3lect.a'
 dpkg-deb -f "$deb_tool" Depends | grep -q libssl3 || fail "s3lect does not depend on libssl3"
+dpkg-deb -f "$deb_tool" Depends | grep -q ca-certificates ||
+  fail "s3lect does not depend on ca-certificates (HTTPS to AWS verifies with the system roots)"
 dpkg-deb -f "$deb_dev" Depends | grep -q libssl-dev || fail "libs3lect-dev does not depend on libssl-dev"
 # The man page holds every command's help, generated from the binary.
 for section in '.SS "s3lect run"' '.SS "s3lect status"' '.B s3lect \-\-version'; do

@@ -4,8 +4,11 @@
 #include <gtest/gtest.h>
 
 using namespace std::chrono_literals;
+using s3lect::cli::format_duration;
 using s3lect::cli::parse_duration;
+using s3lect::cli::parse_duration_at_most;
 using s3lect::cli::parse_s3_location;
+using s3lect::cli::parse_term;
 using s3lect::cli::parsed_args;
 
 TEST(ParseDuration, AcceptsUnitsAndCombinations) {
@@ -20,6 +23,42 @@ TEST(ParseDuration, AcceptsUnitsAndCombinations) {
 TEST(ParseDuration, RejectsMalformedAndAbsurdValues) {
   for (const char* bad : {"", "15", "s", "-1s", "1.5s", "10x", "1s ", "99999999999h", "ms"}) {
     EXPECT_FALSE(parse_duration(bad).has_value()) << bad;
+  }
+}
+
+TEST(ParseDuration, TooLongIsOneRangeMessageAndMalformedAnother) {
+  std::string error;
+  EXPECT_EQ(parse_duration_at_most("--lease", "24h", 24h, error), 24h) << error;
+  for (const char* too_long : {"25h", "1000000h", "99999999999999999999999h", "1h1000000h"}) {
+    EXPECT_FALSE(parse_duration_at_most("--lease", too_long, 24h, error)) << too_long;
+    EXPECT_EQ(error, "--lease: must be at most 24h, got '" + std::string(too_long) + "'");
+  }
+  EXPECT_FALSE(parse_duration_at_most("--lease", "15", 24h, error));
+  EXPECT_EQ(error, "--lease: expected a duration such as 500ms, 15s or 1m, got '15'");
+}
+
+TEST(FormatDuration, PrintsTheLargestExactUnitAsWritten) {
+  EXPECT_EQ(format_duration(10h), "10h");
+  EXPECT_EQ(format_duration(90min), "90m");
+  EXPECT_EQ(format_duration(15s), "15s");
+  EXPECT_EQ(format_duration(1333ms), "1333ms");
+  EXPECT_EQ(format_duration(0ms), "0");
+}
+
+TEST(ParseTerm, AcceptsTheJsonSafeRangeAndSaysSoOutsideIt) {
+  std::string error;
+  EXPECT_EQ(parse_term("--term", "1", error), 1u);
+  EXPECT_EQ(parse_term("--term", "9007199254740991", error), 9007199254740991u);
+  for (const char* out_of_range :
+       {"0", "9007199254740992", "18446744073709551615", "99999999999999999999999"}) {
+    EXPECT_FALSE(parse_term("--term", out_of_range, error)) << out_of_range;
+    EXPECT_EQ(error, "--term: a term is from 1 to 2^53-1 (9007199254740991), got " +
+                         std::string(out_of_range));
+  }
+  for (const char* not_a_number : {"", "-1", "1.5", "x", "1 "}) {
+    EXPECT_FALSE(parse_term("$S3LECT_TERM", not_a_number, error)) << not_a_number;
+    EXPECT_EQ(error, "$S3LECT_TERM: expected a term, a whole number, got '" +
+                         std::string(not_a_number) + "'");
   }
 }
 
@@ -42,9 +81,9 @@ TEST(ParseS3Location, RejectsMissingPieces) {
 
 TEST(ParsedArgs, ReadsFlagsValuesPositionalsAndTrailingCommand) {
   std::string error;
-  auto args = parsed_args::parse({"--lock", "s3://b/k", "--path-style", "--region=eu-west-1", "x",
-                                  "--", "cmd", "--lock"},
-                                 {"path-style"}, {"lock", "region"}, error);
+  auto args = parsed_args::parse(
+      {"--lock", "s3://b/k", "--path-style", "--region=eu-west-1", "x", "--", "cmd", "--lock"},
+      {"path-style"}, {"lock", "region"}, error);
   ASSERT_TRUE(args) << error;
   EXPECT_EQ(args->get("lock"), "s3://b/k");
   EXPECT_EQ(args->get("region"), "eu-west-1");

@@ -200,11 +200,12 @@ TEST_F(RunOptions, PassesTheLibrarysValidationMessageNamingTheOption) {
       {"--renew-deadline", "15s"},
       {"--renew-deadline", "renew_deadline: must be less than lease (15000 ms), is 15000 ms"});
   expect_refused({"--frequent", "10s"},
-                 {"--renew-deadline", "renew_deadline: must be greater than frequent_interval"});
+                 {"(--frequent; --renew-deadline not given, so it is the default)",
+                  "renew_deadline: must be greater than frequent_interval"});
   expect_refused({"--infrequent", "1s"}, {"--infrequent", "infrequent_interval: must be at least"});
   expect_refused({"--acquire-grace", "16s"}, {"--acquire-grace", "acquire_grace: must be at most"});
   expect_refused({"--lease", "25h", "--renew-deadline", "10s"},
-                 {"--lease", "lease: must be at most"});
+                 {"--lease: must be at most 24h, got '25h'"});
   expect_refused({"--id", ""}, {"--id", "server_id: must not be empty"});
   expect_refused({"--request-timeout", "2s"}, {"--retry-delays, --request-timeout",
                                                "retry: the worst case of one request (7100 ms"});
@@ -661,11 +662,36 @@ TEST_F(RunOptions, ContradictionsWithTheLeaseAreStillRefused) {
   expect_refused({"--lease", "6s", "--renew-deadline", "6s"},
                  {"--renew-deadline", "must be less than lease (6000 ms)"});
   expect_refused({"--lease", "6s", "--frequent", "5s"},
-                 {"--renew-deadline", "greater than frequent_interval (5000 ms)"});
+                 {"(--frequent; --renew-deadline not given, so it follows --lease)",
+                  "greater than frequent_interval (5000 ms)"});
   expect_refused({"--lease", "6s", "--request-timeout", "2s"},
                  {"--retry-delays, --request-timeout", "(2000 ms)"});
   expect_refused({"--lease", "6s", "--kill-grace", "3s"}, {"--kill-grace", "(2000 ms)"});
-  expect_refused({"--lease", "10ms"}, {"--request-timeout", "request_timeout: must be greater"});
+}
+
+TEST_F(RunOptions, TheShortestLeaseIsOneSecondAndNamedAsGiven) {
+  expect_refused({"--lease", "10ms"}, {"--lease: must be at least 1s", "got '10ms'"});
+  expect_refused({"--lease", "100ms"}, {"--lease: must be at least 1s", "got '100ms'"});
+  auto shortest = parse({"--lease", "1s"});
+  ASSERT_TRUE(shortest) << error_;
+  const s3lect::elector_config& config = shortest->elector.config;
+  EXPECT_EQ(config.request_timeout, 66ms) << "as documented in docs/configuration.md";
+  EXPECT_EQ(config.retry.delays, (std::vector<std::chrono::milliseconds>{6ms, 66ms}));
+  EXPECT_EQ(config.renew_deadline, 666ms);
+  EXPECT_EQ(config.frequent_interval, 333ms);
+}
+
+TEST_F(RunOptions, TooLongDurationsGetOneRangeMessageWhateverTheirSize) {
+  for (const char* too_long : {"25h", "1000000h", "99999999999999999999h"}) {
+    expect_refused({"--lease", too_long}, {"--lease: must be at most 24h", too_long});
+  }
+  expect_refused({"--infrequent", "1000000h"}, {"--infrequent: must be at most 24h"});
+}
+
+TEST_F(RunOptions, FrequentAloneBlamesFrequentNotTheDerivedRenewDeadline) {
+  expect_refused({"--frequent", "20s"},
+                 {"(--frequent; --renew-deadline not given, so it is the default)",
+                  "(20000 ms), is 10000 ms"});
 }
 
 TEST_F(RunOptions, PrintConfigShowsWhatTheLeaseDerived) {

@@ -130,6 +130,29 @@ TEST_F(S3ClientTest, GetOfMissingKeyIsNotFoundWithoutError) {
   EXPECT_EQ(result.info.error_code, "NoSuchKey");
 }
 
+TEST_F(S3ClientTest, BareNotFoundIsNotAnS3StoreNotAMissingKey) {
+  scripted_http_server server(always(http_reply(404, "<html>Not Found</html>")));
+  s3_client client(io.get_executor(), config_for(server.endpoint()));
+
+  auto [ec, result] = get(client, "absent");
+
+  EXPECT_EQ(ec, errc::bad_request) << ec.message();
+  EXPECT_FALSE(result.found);
+  EXPECT_NE(result.info.message.find("does not answer like S3"), std::string::npos)
+      << result.info.message;
+}
+
+TEST_F(S3ClientTest, NotFoundWithOnlyARequestIdIsAMissingKey) {
+  // A HEAD-like 404 without a body, as S3 answers some requests: the request id shows it is S3.
+  scripted_http_server server(always(http_reply(404, "", {"x-amz-request-id: rid-404"})));
+  s3_client client(io.get_executor(), config_for(server.endpoint()));
+
+  auto [ec, result] = get(client, "absent");
+
+  EXPECT_FALSE(ec) << ec.message();
+  EXPECT_FALSE(result.found);
+}
+
 TEST_F(S3ClientTest, GetOfMissingBucketIsNoSuchBucket) {
   scripted_http_server server(always(s3_error_reply(404, "NoSuchBucket")));
   s3_client client(io.get_executor(), config_for(server.endpoint()));
