@@ -1,7 +1,7 @@
 #include "cli/guardian_process.hpp"
 
 #include "base/platform.hpp"
-#include "guardian/cloexec.hpp"
+#include "guardian/control_socket.hpp"
 
 #include <boost/asio/redirect_error.hpp>
 #include <boost/asio/use_awaitable.hpp>
@@ -10,7 +10,6 @@
 #include <boost/dll/runtime_symbol_info.hpp>
 
 #include <fcntl.h>
-#include <sys/socket.h>
 #include <unistd.h>
 #if S3LECT_LINUX_FACILITIES
 #include <sys/mman.h>
@@ -121,7 +120,7 @@ std::unique_ptr<guardian_process> guardian_process::spawn(asio::any_io_executor 
                                                           const guardian_request& request,
                                                           error_code& error) {
   int pair[2];
-  if (!guardian::open_cloexec_socketpair(SOCK_SEQPACKET, pair)) {
+  if (!guardian::open_control_pair(pair)) {
     error.assign(errno, boost::system::system_category());
     return nullptr;
   }
@@ -169,23 +168,24 @@ guardian_process::~guardian_process() {
 
 bool guardian_process::send(const guardian::to_guardian& message) {
   if (!control_.is_open()) return false;
-  const std::string packet = guardian::encode(message);
-  // A sequenced packet goes whole or not at all: never a partial message to finish later.
-  return ::send(control_.native_handle(), packet.data(), packet.size(),
-                MSG_DONTWAIT | MSG_NOSIGNAL) == static_cast<ssize_t>(packet.size());
+  return writer_.send(control_.native_handle(), guardian::encode(message));
 }
 
 asio::awaitable<std::optional<guardian::from_guardian>> guardian_process::async_receive() {
-  char packet[guardian::max_packet];
+  char bytes[guardian::max_packet];
   for (;;) {
+    // Messages already read come first: one read may have brought several.
+    while (const auto text = reader_.next()) {
+      if (auto message = guardian::decode_from_guardian(*text)) co_return message;
+    }
+    if (reader_.broken()) co_return std::nullopt;
     error_code ec;
     const std::size_t got = co_await control_.async_read_some(
-        asio::buffer(packet), asio::redirect_error(asio::use_awaitable, ec));
+        asio::buffer(bytes), asio::redirect_error(asio::use_awaitable, ec));
     if (ec == asio::error::operation_aborted) throw boost::system::system_error(ec);
+    // End of file: a message cut short is the guardian gone, never half a message.
     if (ec || got == 0) co_return std::nullopt;
-    if (auto message = guardian::decode_from_guardian(std::string_view(packet, got))) {
-      co_return message;
-    }
+    reader_.add(std::string_view(bytes, got));
   }
 }
 

@@ -5,6 +5,7 @@
 
 #include "cli/child_process.hpp"
 
+#include "guardian/control_socket.hpp"
 #include "guardian/job_launch.hpp"
 #include "guardian/protocol.hpp"
 
@@ -65,8 +66,8 @@ class guardian_process {
   /// The guardian's own pid.
   pid_t pid() const noexcept { return process_->pid(); }
 
-  /// Sends `message` at once, never waiting: false when it could not be sent (the guardian is
-  /// gone, or so stuck that its socket is full: its deadline then ends the job anyway).
+  /// Sends `message` at once, never waiting: false when it could not be sent whole (the guardian
+  /// is gone, or so stuck that its socket is full: its deadline then ends the job anyway).
   bool send(const guardian::to_guardian& message);
 
   /// The next message. nullopt: the guardian is gone (its socket closed). Cancellation: any
@@ -83,6 +84,8 @@ class guardian_process {
 
   std::unique_ptr<child_process> process_;
   boost::asio::posix::stream_descriptor control_;
+  guardian::control_writer writer_;
+  guardian::control_reader reader_;  // kept across receives: no message lost to a cancellation
 };
 
 }  // namespace s3lect::cli

@@ -1,6 +1,7 @@
 #include "guardian/guardian.hpp"
 
 #include "base/platform.hpp"
+#include "guardian/control_socket.hpp"
 #include "guardian/loop_events.hpp"
 #include "guardian/process_table.hpp"
 
@@ -54,6 +55,7 @@ class guardian_loop {
  private:
   bool start_job();
   void on_control();
+  void on_message(std::string_view text);
   void on_packet(const to_guardian& message);
   void on_s3lect_gone();
   void on_child();
@@ -73,6 +75,7 @@ class guardian_loop {
   const guardian_log& log_;
   lead_until confirmed_;
   int control_ = -1;
+  control_reader control_reader_;
   child_exits child_exits_;
   deadline_alarm alarm_;
   launched_job job_;
@@ -91,9 +94,8 @@ class guardian_loop {
 
 void guardian_loop::send(const from_guardian& message) {
   if (s3lect_gone_) return;
-  const std::string packet = encode(message);
-  // MSG_NOSIGNAL: a closed socket is s3lect gone, found by the next read, not a SIGPIPE.
-  ::send(control_, packet.data(), packet.size(), MSG_NOSIGNAL);
+  // A closed socket is s3lect gone, found by the next read (never a SIGPIPE).
+  send_control_message(control_, encode(message));
 }
 
 bool guardian_loop::start_job() {
@@ -175,15 +177,25 @@ void guardian_loop::on_s3lect_gone() {
 }
 
 void guardian_loop::on_control() {
-  char packet[max_packet];
-  const ssize_t got = ::recv(control_, packet, sizeof packet, 0);
+  char bytes[max_packet];
+  const ssize_t got = ::recv(control_, bytes, sizeof bytes, 0);
   if (got < 0 && (errno == EINTR || errno == EAGAIN)) return;
+  // End of file: a message it cut short is never acted on.
   if (got <= 0) return on_s3lect_gone();
-  if (auto message = decode_to_guardian(std::string_view(packet, static_cast<std::size_t>(got)))) {
+  control_reader_.add(std::string_view(bytes, static_cast<std::size_t>(got)));
+  // One read may bring several messages: poll would not report those already read.
+  while (const auto text = control_reader_.next()) on_message(*text);
+  if (control_reader_.broken()) {
+    log_.error("s3lect's messages cannot be read any more: taking it as gone");
+    on_s3lect_gone();
+  }
+}
+
+void guardian_loop::on_message(std::string_view text) {
+  if (auto message = decode_to_guardian(text)) {
     on_packet(*message);
   } else {
-    log_.error("unreadable message from s3lect: ignored",
-               {{"message", std::string(packet, static_cast<std::size_t>(got))}});
+    log_.error("unreadable message from s3lect: ignored", {{"message", std::string(text)}});
   }
 }
 

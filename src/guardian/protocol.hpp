@@ -1,6 +1,7 @@
-// The messages between `s3lect run` and the guardian of its job (s3lect-guardian), one per
-// packet on a Unix SOCK_SEQPACKET socket pair: a packet is read whole or not at all, and the
-// socket's end of file tells each side that the other process is gone.
+// The messages between `s3lect run` and the guardian of its job (s3lect-guardian), each read
+// whole or not at all from their control socket (control_socket.hpp: one per SOCK_SEQPACKET
+// packet on Linux, framed on a stream elsewhere), whose end of file tells each side that the
+// other process is gone.
 //
 // s3lect -> guardian                      guardian -> s3lect
 //   until BOOT_NS TERM NONCE                started PID ISOLATION [CGROUP]
@@ -20,7 +21,7 @@
 
 namespace s3lect::guardian {
 
-/// The largest packet either side sends; receivers read into a buffer this size.
+/// The longest message either side sends; receivers read into a buffer this size.
 inline constexpr std::size_t max_packet = 4096;
 
 /// The leadership is confirmed until `boot_ns` on CLOCK_BOOTTIME (no later than the elector's

@@ -1,7 +1,8 @@
-// s3lect-guardian started as `s3lect run` starts it (a SOCK_SEQPACKET socket pair, a first
+// s3lect-guardian started as `s3lect run` starts it (its control socket pair, a first
 // deadline, the command after --), with the test in s3lect's place on the other end.
 #pragma once
 
+#include "guardian/control_socket.hpp"
 #include "guardian/guardian.hpp"
 #include "guardian/protocol.hpp"
 
@@ -45,9 +46,9 @@ class guardian_under_test {
  public:
   explicit guardian_under_test(const guardian_setup& setup) {
     int pair[2];
-    EXPECT_EQ(::socketpair(AF_UNIX, SOCK_SEQPACKET, 0, pair), 0);
+    EXPECT_TRUE(guardian::open_control_pair(pair));
     control_ = pair[0];
-    ::fcntl(control_, F_SETFD, FD_CLOEXEC);
+    ::fcntl(pair[1], F_SETFD, 0);  // the guardian's end, inherited
     const std::int64_t deadline =
         guardian::boot_now_ns() + std::chrono::nanoseconds(setup.deadline_in).count();
     std::vector<std::string> args{"s3lect-guardian",
@@ -90,12 +91,20 @@ class guardian_under_test {
   /// The next message, waiting at most `limit`; nullopt on timeout or end of file.
   std::optional<guardian::from_guardian> receive(
       std::chrono::milliseconds limit = std::chrono::seconds{10}) {
-    pollfd ready{control_, POLLIN, 0};
-    if (::poll(&ready, 1, static_cast<int>(limit.count())) <= 0) return std::nullopt;
-    char packet[guardian::max_packet];
-    const ssize_t got = ::recv(control_, packet, sizeof packet, 0);
-    if (got <= 0) return std::nullopt;
-    return guardian::decode_from_guardian(std::string_view(packet, static_cast<size_t>(got)));
+    const auto give_up = std::chrono::steady_clock::now() + limit;
+    for (;;) {
+      if (const auto text = reader_.next()) return guardian::decode_from_guardian(*text);
+      const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+          give_up - std::chrono::steady_clock::now());
+      pollfd ready{control_, POLLIN, 0};
+      if (left.count() <= 0 || ::poll(&ready, 1, static_cast<int>(left.count())) <= 0) {
+        return std::nullopt;
+      }
+      char bytes[guardian::max_packet];
+      const ssize_t got = ::recv(control_, bytes, sizeof bytes, 0);
+      if (got <= 0) return std::nullopt;
+      reader_.add(std::string_view(bytes, static_cast<std::size_t>(got)));
+    }
   }
 
   /// The next message, expected to be of type T.
@@ -111,9 +120,7 @@ class guardian_under_test {
   }
 
   void send(const guardian::to_guardian& message) {
-    const std::string packet = guardian::encode(message);
-    EXPECT_EQ(::send(control_, packet.data(), packet.size(), MSG_NOSIGNAL),
-              static_cast<ssize_t>(packet.size()));
+    EXPECT_TRUE(guardian::send_control_message(control_, guardian::encode(message)));
   }
 
   /// Closes s3lect's end of the socket, as s3lect's death does.
@@ -156,6 +163,7 @@ class guardian_under_test {
   }
 
   int control_ = -1;
+  guardian::control_reader reader_;
   std::optional<int> exit_status_;
 };
 

@@ -1,10 +1,11 @@
 // The guardian's platform parts, in the build at hand (Linux facilities, or the other systems'
 // fallbacks with S3LECT_PORTABLE_FALLBACKS): its alarm wakes poll at, never before, its deadline;
-// a child's exit makes its SIGCHLD descriptor readable; its pipes and socket pairs are
+// a child's exit makes its SIGCHLD descriptor readable; its pipes and control socket pairs are
 // close-on-exec; and without Linux, the Linux-only isolations are refused by name.
 #include "guardian/loop_events.hpp"
 #include "base/platform.hpp"
 #include "guardian/cloexec.hpp"
+#include "guardian/control_socket.hpp"
 #include "guardian/guardian.hpp"
 #include "guardian/job_launch.hpp"
 
@@ -92,7 +93,7 @@ TEST(GuardianLoopEvents, PipesAndSocketPairsAreCloseOnExec) {
   int pipe_ends[2];
   ASSERT_TRUE(guardian::open_cloexec_pipe(pipe_ends));
   int socket_ends[2];
-  ASSERT_TRUE(guardian::open_cloexec_socketpair(SOCK_SEQPACKET, socket_ends));
+  ASSERT_TRUE(guardian::open_control_pair(socket_ends));
   for (const int fd : {pipe_ends[0], pipe_ends[1], socket_ends[0], socket_ends[1]}) {
     EXPECT_TRUE(close_on_exec(fd)) << fd;
     ::close(fd);
