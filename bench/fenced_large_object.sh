@@ -3,7 +3,14 @@
 # (memory must not grow with the object: both stream). For a baseline in the same run, the same
 # commands on a 1 KB object. Prints, per command and size, the peak RSS (/usr/bin/time -v,
 # "Maximum resident set size"), the wall time and the throughput; checks that the object read
-# back is byte-identical. The files (SIZE_MB on disk, twice) are removed at the end.
+# back is byte-identical. The files (SIZE_MB on disk, twice) are removed at the end, and the
+# objects too when the aws CLI is installed.
+#
+# The local radosgw keeps its objects in memory (memstore, 1 GiB in all by default): a 1 GiB
+# object fills it, and a full cluster stops answering GETs. Give it room first, and take it back
+# after (deleted objects' data goes when RGW's garbage collection runs):
+#   ceph -c /tmp/s3lect-local-s3/ceph.conf tell osd.0 config set memstore_device_bytes 4294967296
+#   radosgw-admin -c /tmp/s3lect-local-s3/ceph.conf gc process --include-all
 #
 # usage: bench/fenced_large_object.sh --bin DIR [--size-mb N]
 #   --bin DIR     where s3lect is (DIR/s3lect), e.g. build/release
@@ -27,7 +34,16 @@ use_local_s3
 unset AWS_SESSION_TOKEN AWS_PROFILE
 
 work=$(mktemp -d)
-trap 'rm -rf -- "$work"' EXIT
+objects=()
+cleanup() {
+  rm -rf -- "$work"
+  if command -v aws >/dev/null; then
+    for object in "${objects[@]}"; do
+      aws --endpoint-url "$S3LECT_TEST_ENDPOINT_HTTP" s3 rm --quiet "$object" || true
+    done
+  fi
+}
+trap cleanup EXIT
 export TMPDIR=$work  # where `put` spools stdin
 store=(--endpoint "$S3LECT_TEST_ENDPOINT_HTTP" --path-style)
 prefix="s3://$S3LECT_TEST_BUCKET/bench-large-$$"
@@ -49,6 +65,7 @@ measure() {
 # round NAME BYTES: put then get of an object of BYTES random bytes, checked byte for byte.
 round() {
   local name=$1 bytes=$2 object="$prefix-$1"
+  objects+=("$object")
   head -c "$bytes" /dev/urandom >"$work/in"
   measure "put --file ($name)" "$bytes" "$s3lect" put --term 1 --file "$work/in" "${store[@]}" \
     "$object" 2>/dev/null

@@ -108,7 +108,8 @@ class storage {
   virtual executor_type get_executor() const = 0;
 
   /// Reads `key`. Completes with `void(error_code, get_result)`; a missing object is success
-  /// with `found == nullopt`. Cancellation: terminal; the request is abandoned.
+  /// with `found == nullopt`; a body over the reader's limit (s3_client: max_body_bytes) is cut
+  /// there, with `found->truncated` set. Cancellation: terminal; the request is abandoned.
   template <class CompletionToken = default_token>
   auto async_get(std::string key, CompletionToken&& token = {}) {
     return boost::asio::async_initiate<CompletionToken, get_signature>(initiate_get{this}, token,

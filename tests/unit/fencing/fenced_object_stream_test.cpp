@@ -15,18 +15,11 @@
 #include <memory>
 #include <string>
 
+namespace s3lect {
 namespace {
 
-namespace asio = boost::asio;
 using boost::system::error_code;
-using s3lect::errc;
-using s3lect::fenced_object;
-using s3lect::fenced_read_result;
-using s3lect::fenced_write_result;
-using s3lect::memory_storage;
-using s3lect::memory_store;
-using s3lect::test::run_until_complete;
-using s3lect::test::temporary_file;
+using test::run_until_complete;
 
 class fenced_object_stream_test : public ::testing::Test {
  protected:
@@ -39,7 +32,7 @@ class fenced_object_stream_test : public ::testing::Test {
   /// Reads into `streamed`.
   std::pair<error_code, fenced_read_result> read_to() {
     streamed.clear();
-    s3lect::body_sink sink = [this](std::string_view chunk) {
+    body_sink sink = [this](std::string_view chunk) {
       streamed.append(chunk);
       return error_code{};
     };
@@ -47,7 +40,7 @@ class fenced_object_stream_test : public ::testing::Test {
         io, [&](auto handler) { target.async_read_to(sink, std::move(handler)); });
   }
 
-  asio::io_context io;
+  boost::asio::io_context io;
   std::shared_ptr<memory_store> store = std::make_shared<memory_store>();
   memory_storage view{io.get_executor(), store};
   fenced_object target{view, "jobs/report"};
@@ -56,7 +49,7 @@ class fenced_object_stream_test : public ::testing::Test {
 
 TEST_F(fenced_object_stream_test, FileWrittenWithATermReadsBackWithoutTheEnvelope) {
   const std::string contents = "line one\nline two\n" + std::string(100000, 'z');
-  temporary_file file(contents);
+  test::temporary_file file(contents);
   const auto [ec, written] = write_file(7, file.path());
   ASSERT_FALSE(ec) << ec.message() << " " << written.info.message;
   EXPECT_EQ(written.stored_term, 7u);
@@ -75,8 +68,8 @@ TEST_F(fenced_object_stream_test, FileWrittenWithATermReadsBackWithoutTheEnvelop
 }
 
 TEST_F(fenced_object_stream_test, AFileWriteWithALowerTermIsFencedOut) {
-  temporary_file higher("higher");
-  temporary_file lower("lower");
+  test::temporary_file higher("higher");
+  test::temporary_file lower("lower");
   ASSERT_FALSE(write_file(9, higher.path()).first);
   const auto [ec, refused] = write_file(8, lower.path());
   EXPECT_EQ(ec, errc::fenced_out);
@@ -87,7 +80,7 @@ TEST_F(fenced_object_stream_test, AFileWriteWithALowerTermIsFencedOut) {
 }
 
 TEST_F(fenced_object_stream_test, AnEmptyFileIsAnEmptyBody) {
-  temporary_file empty("");
+  test::temporary_file empty("");
   ASSERT_FALSE(write_file(1, empty.path()).first);
   const auto [ec, got] = read_to();
   ASSERT_FALSE(ec) << ec.message();
@@ -112,3 +105,4 @@ TEST_F(fenced_object_stream_test, AMissingObjectIsNotFoundAndStreamsNothing) {
 }
 
 }  // namespace
+}  // namespace s3lect

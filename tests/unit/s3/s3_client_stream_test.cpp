@@ -19,7 +19,6 @@
 namespace s3lect {
 namespace {
 
-namespace asio = boost::asio;
 using boost::system::error_code;
 using test::http_reply;
 using test::recorded_request;
@@ -46,7 +45,7 @@ class S3ClientStreamTest : public ::testing::Test {
     return test::run_until_complete<get_result>(io, std::move(start));
   }
 
-  asio::io_context io;
+  boost::asio::io_context io;
 };
 
 /// A body of `size` bytes that is not a repetition of one byte (a misplaced chunk shows).
@@ -204,7 +203,7 @@ TEST_F(S3ClientStreamTest, PutFileOfADirectoryFailsWithoutARequest) {
                           std::move(handler));
   });
 
-  EXPECT_EQ(ec, asio::error::invalid_argument);
+  EXPECT_EQ(ec, boost::asio::error::invalid_argument);
   EXPECT_NE(result.info.message.find("not a regular file"), std::string::npos)
       << result.info.message;
   EXPECT_TRUE(server.requests().empty());
