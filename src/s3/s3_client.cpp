@@ -320,12 +320,15 @@ asio::awaitable<void> run_get(std::shared_ptr<operation<get_result>> op, get_sha
   if (!creds) co_return;
   std::shared_ptr<detail::request_control> control = op->control();
   const bool ranged = shape.head_bytes > 0;
+  // Requests are named before the co_await (GCC 12, docs/architecture.md).
+  detail::http_request request = get_request(op, *creds, shape, ranged);
   detail::exchange_result exchanged = co_await op->client().pool.exchange(
-      control, get_request(op, *creds, shape, ranged), detail::replay_policy::idempotent);
+      control, std::move(request), detail::replay_policy::idempotent);
   if (control->aborted()) co_return;
   if (ranged && !exchanged.error && exchanged.response.status == 416) {
     // An empty object has no first byte, so S3 refuses the range: read it whole instead.
-    exchanged = co_await op->client().pool.exchange(control, get_request(op, *creds, shape, false),
+    detail::http_request whole = get_request(op, *creds, shape, false);
+    exchanged = co_await op->client().pool.exchange(control, std::move(whole),
                                                     detail::replay_policy::idempotent);
     if (control->aborted()) co_return;
   }
