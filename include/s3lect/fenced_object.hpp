@@ -90,9 +90,11 @@ class fenced_object {
   /// The key written.
   const std::string& key() const noexcept { return key_; }
 
-  /// Reads the current version. Completes with `void(error_code, fenced_read_result)`; a
-  /// missing object is success with `found == nullopt`; an envelope that does not parse, or a
-  /// term in the metadata that contradicts it, is errc::malformed_record. Cancellation: terminal.
+  /// Reads the current version. A body over the store's reply limit (s3_config::max_body_bytes)
+  /// is errc::body_too_large: read such objects with async_read_to. Completes with
+  /// `void(error_code, fenced_read_result)`; a missing object is success with `found == nullopt`;
+  /// an envelope that does not parse, or a term in the metadata that contradicts it, is
+  /// errc::malformed_record. Cancellation: terminal.
   template <class CompletionToken = default_token>
   auto async_read(CompletionToken&& token = {}) {
     return boost::asio::async_initiate<CompletionToken, fenced_read_signature>(
@@ -100,6 +102,22 @@ class fenced_object {
           read_impl(boost::asio::any_completion_handler<fenced_read_signature>(std::move(handler)));
         },
         token);
+  }
+
+  /// Reads the current version streaming its body, without the envelope, into `sink` (memory
+  /// does not grow with the object): the envelope is read first, then the version it belongs
+  /// to. Completes with `void(error_code, fenced_read_result)` whose `found->body` is empty;
+  /// errors as async_read, and a sink's error ends the read with that error (part of the body
+  /// may have reached the sink). Cancellation: terminal.
+  template <class CompletionToken = default_token>
+  auto async_read_to(body_sink sink, CompletionToken&& token = {}) {
+    return boost::asio::async_initiate<CompletionToken, fenced_read_signature>(
+        [this](auto handler, body_sink body_to) {
+          read_to_impl(
+              std::move(body_to),
+              boost::asio::any_completion_handler<fenced_read_signature>(std::move(handler)));
+        },
+        token, std::move(sink));
   }
 
   /// Writes `body` with `term`. Completes with `void(error_code, fenced_write_result)`:
@@ -110,6 +128,20 @@ class fenced_object {
   template <class CompletionToken = default_token>
   auto async_write(std::uint64_t term, std::string body, CompletionToken&& token = {}) {
     return async_update(term, constant_body(std::move(body)), std::forward<CompletionToken>(token));
+  }
+
+  /// Writes the regular file at `path` with `term`, streamed (memory does not grow with the
+  /// file; S3 takes up to 5 GiB in one PUT). Completes and cancels as async_write; a file that
+  /// cannot be read fails with the error of storage::async_put_file.
+  template <class CompletionToken = default_token>
+  auto async_write_file(std::uint64_t term, std::string path, CompletionToken&& token = {}) {
+    return boost::asio::async_initiate<CompletionToken, fenced_write_signature>(
+        [this](auto handler, std::uint64_t write_term, std::string file) {
+          write_file_impl(
+              write_term, std::move(file),
+              boost::asio::any_completion_handler<fenced_write_signature>(std::move(handler)));
+        },
+        token, term, std::move(path));
   }
 
   /// Writes what `update` makes of the current version, with `term` (read-modify-write: an
@@ -128,6 +160,10 @@ class fenced_object {
  private:
   static fenced_update constant_body(std::string body);
   void read_impl(boost::asio::any_completion_handler<fenced_read_signature> handler);
+  void read_to_impl(body_sink sink,
+                    boost::asio::any_completion_handler<fenced_read_signature> handler);
+  void write_file_impl(std::uint64_t term, std::string path,
+                       boost::asio::any_completion_handler<fenced_write_signature> handler);
   void write_impl(std::uint64_t term, fenced_update update,
                   boost::asio::any_completion_handler<fenced_write_signature> handler);
 

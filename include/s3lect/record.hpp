@@ -68,6 +68,10 @@ struct record_decoding {
 /// fractional or > 2^53 term, a leaseMs outside 1 ms .. 24 h. No clock is read. Never throws.
 record_decoding decode_record(std::string_view body);
 
+/// The decoding of a body its reader cut after `bytes_read` bytes (object::truncated): refused
+/// as over max_record_bytes, without parsing the part that was read.
+record_decoding decode_truncated_record(std::size_t bytes_read);
+
 /// A fresh nonce: 16 lowercase hex digits (64 bits) from std::random_device, which holds no
 /// state a fork could duplicate.
 std::string make_nonce();

@@ -49,9 +49,12 @@ struct s3_config {
   /// caches what it returns and refreshes it in the background ahead of expiry.
   std::shared_ptr<credentials_provider> creds_provider;
   tls_config tls;
-  /// Bound on one attempt: resolve, connect, handshake, write and read. 0 disables it.
+  /// Bound on one attempt: resolve, connect, handshake, write and read. 0 disables it. For a
+  /// streamed body (async_get_to, async_put_file) it bounds a stall: it restarts while bytes
+  /// flow, so a transfer of any size may take longer.
   std::chrono::milliseconds request_timeout{5000};
-  /// Replies with a larger body fail with errc::body_too_large (lock records are small).
+  /// A GET reads at most this much of a body: beyond it the read stops and the object comes
+  /// back with `truncated` set (lock records are small). async_get_to streams without limit.
   std::size_t max_body_bytes = 1024 * 1024;
   /// Idle keep-alive connections kept for reuse.
   std::size_t max_idle_connections = 4;
@@ -131,6 +134,13 @@ class s3_client final : public storage {
   void put_with_metadata_impl(std::string key, std::string body, put_condition condition,
                               object_metadata metadata,
                               boost::asio::any_completion_handler<put_signature> handler) override;
+  void get_to_impl(std::string key, body_sink sink, std::string if_etag,
+                   boost::asio::any_completion_handler<get_signature> handler) override;
+  void get_head_impl(std::string key, std::size_t max_bytes,
+                     boost::asio::any_completion_handler<get_signature> handler) override;
+  void put_file_impl(std::string key, file_body body, put_condition condition,
+                     object_metadata metadata,
+                     boost::asio::any_completion_handler<put_signature> handler) override;
 
  private:
   struct impl;

@@ -12,10 +12,12 @@
 #include <boost/system/error_code.hpp>
 
 #include <chrono>
+#include <cstddef>
 #include <functional>
 #include <map>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <utility>
 
 namespace s3lect {
@@ -34,6 +36,20 @@ struct object {
   std::optional<std::chrono::system_clock::time_point> last_modified{};
   /// The user metadata stored with this version (fenced writes keep their term there).
   object_metadata metadata{};
+  /// The store holds more than `body`: the reader stopped at its limit (s3_config's
+  /// max_body_bytes, or async_get_head's), so `body` is only the object's first bytes.
+  bool truncated = false;
+};
+
+/// Receives a body chunk by chunk, in order; an error stops the transfer and becomes the
+/// operation's error.
+using body_sink = std::function<boost::system::error_code(std::string_view chunk)>;
+
+/// A body streamed from a file: `head`, then the bytes of the regular file at `path` (its size
+/// is taken when the request is sent).
+struct file_body {
+  std::string head;
+  std::string path;
 };
 
 /// The condition of a conditional PUT.
@@ -101,7 +117,8 @@ class storage {
   virtual bool answers_authenticated() const noexcept { return false; }
 
   /// Reads `key`. Completes with `void(error_code, get_result)`; a missing object is success
-  /// with `found == nullopt`. Cancellation: terminal; the request is abandoned.
+  /// with `found == nullopt`; a body over the reader's limit (s3_client: max_body_bytes) is cut
+  /// there, with `found->truncated` set. Cancellation: terminal; the request is abandoned.
   template <class CompletionToken = default_token>
   auto async_get(std::string key, CompletionToken&& token = {}) {
     return boost::asio::async_initiate<CompletionToken, get_signature>(initiate_get{this}, token,
@@ -131,6 +148,36 @@ class storage {
         initiate_put{this}, token, std::move(key), std::move(body), std::move(condition));
   }
 
+  /// Reads `key` streaming its body into `sink` (memory does not grow with the object).
+  /// Completes as async_get, with an empty `found->body`; a sink's error ends the read with
+  /// that error. `if_etag`, when not empty, reads only the version with that ETag
+  /// (errc::precondition_failed otherwise). Cancellation: terminal.
+  template <class CompletionToken = default_token>
+  auto async_get_to(std::string key, body_sink sink, std::string if_etag,
+                    CompletionToken&& token = {}) {
+    return boost::asio::async_initiate<CompletionToken, get_signature>(
+        initiate_get_to{this}, token, std::move(key), std::move(sink), std::move(if_etag));
+  }
+
+  /// Reads `key`'s ETag, metadata and at most the first `max_bytes` of its body (a ranged GET):
+  /// `found->truncated` tells that there is more. Completes as async_get. Cancellation: terminal.
+  template <class CompletionToken = default_token>
+  auto async_get_head(std::string key, std::size_t max_bytes, CompletionToken&& token = {}) {
+    return boost::asio::async_initiate<CompletionToken, get_signature>(
+        initiate_get_head{this}, token, std::move(key), max_bytes);
+  }
+
+  /// As async_put_with_metadata with the body streamed from `body` (memory does not grow with
+  /// the file). A file that cannot be opened or changes size while it is sent fails the write.
+  /// Cancellation: terminal; a cancelled PUT's outcome is unknown.
+  template <class CompletionToken = default_token>
+  auto async_put_file(std::string key, file_body body, put_condition condition,
+                      object_metadata metadata, CompletionToken&& token = {}) {
+    return boost::asio::async_initiate<CompletionToken, put_signature>(
+        initiate_put_file{this}, token, std::move(key), std::move(body), std::move(condition),
+        std::move(metadata));
+  }
+
  protected:
   /// Starts a GET; must complete `handler` exactly once, honouring its cancellation slot.
   virtual void get_impl(std::string key,
@@ -146,7 +193,48 @@ class storage {
                                       object_metadata metadata,
                                       boost::asio::any_completion_handler<put_signature> handler);
 
+  /// Starts a streamed GET. The default reads the whole object with get_impl and hands its
+  /// body to the sink in one chunk (fine for a storage that holds objects in memory).
+  virtual void get_to_impl(std::string key, body_sink sink, std::string if_etag,
+                           boost::asio::any_completion_handler<get_signature> handler);
+  /// Starts a GET of the first bytes. The default reads the whole object and cuts it.
+  virtual void get_head_impl(std::string key, std::size_t max_bytes,
+                             boost::asio::any_completion_handler<get_signature> handler);
+  /// Starts a PUT from a file. The default reads the file into memory and calls
+  /// put_with_metadata_impl.
+  virtual void put_file_impl(std::string key, file_body body, put_condition condition,
+                             object_metadata metadata,
+                             boost::asio::any_completion_handler<put_signature> handler);
+
  private:
+  struct initiate_get_to {
+    storage* self;
+    template <class Handler>
+    void operator()(Handler&& handler, std::string key, body_sink sink, std::string if_etag) const {
+      self->get_to_impl(
+          std::move(key), std::move(sink), std::move(if_etag),
+          boost::asio::any_completion_handler<get_signature>(std::forward<Handler>(handler)));
+    }
+  };
+  struct initiate_get_head {
+    storage* self;
+    template <class Handler>
+    void operator()(Handler&& handler, std::string key, std::size_t max_bytes) const {
+      self->get_head_impl(
+          std::move(key), max_bytes,
+          boost::asio::any_completion_handler<get_signature>(std::forward<Handler>(handler)));
+    }
+  };
+  struct initiate_put_file {
+    storage* self;
+    template <class Handler>
+    void operator()(Handler&& handler, std::string key, file_body body, put_condition condition,
+                    object_metadata metadata) const {
+      self->put_file_impl(
+          std::move(key), std::move(body), std::move(condition), std::move(metadata),
+          boost::asio::any_completion_handler<put_signature>(std::forward<Handler>(handler)));
+    }
+  };
   struct initiate_get {
     storage* self;
     template <class Handler>

@@ -166,6 +166,12 @@ record_decoding decode_record(std::string_view body) {
   }
 }
 
+record_decoding decode_truncated_record(std::size_t bytes_read) {
+  return malformed("record: more than " + std::to_string(bytes_read) +
+                   " bytes (the read stopped there), over the " + std::to_string(max_record_bytes) +
+                   "-byte limit");
+}
+
 std::string make_nonce() {
   thread_local std::random_device source;
   const std::uint64_t value = (std::uint64_t{source()} << 32) | std::uint64_t{source()};

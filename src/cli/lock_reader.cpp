@@ -28,7 +28,8 @@ asio::awaitable<lock_read> read_lock(storage& store, std::string key, retry_poli
   read.info = std::move(result.info);
   read.found = std::move(result.found);
   if (!ec && read.found) {
-    read.decoded = decode_record(read.found->body);
+    read.decoded = read.found->truncated ? decode_truncated_record(read.found->body.size())
+                                         : decode_record(read.found->body);
   }
   co_return read;
 }

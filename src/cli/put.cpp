@@ -4,6 +4,7 @@
 #include "cli/exit_codes.hpp"
 #include "cli/lock_reader.hpp"
 #include "cli/object_target.hpp"
+#include "cli/put_body.hpp"
 #include "cli/run_to_completion.hpp"
 
 #include "base/log_text.hpp"
@@ -17,10 +18,8 @@
 #include <boost/asio/use_awaitable.hpp>
 
 #include <cstdlib>
-#include <fstream>
-#include <iostream>
-#include <iterator>
-#include <sstream>
+#include <optional>
+#include <tuple>
 
 namespace s3lect::cli {
 
@@ -49,27 +48,22 @@ std::optional<std::uint64_t> chosen_term(const parsed_args& args, std::string& e
   return parse_term(origin, *text, error);
 }
 
-/// The body: the file named by --file, else all of stdin.
-std::optional<std::string> read_body(const parsed_args& args, std::string& error) {
-  std::ostringstream body;
-  if (const auto path = args.get("file")) {
-    std::ifstream file(*path, std::ios::binary);
-    if (!file) {
-      error = "--file: cannot open '" + *path + "'";
-      return std::nullopt;
-    }
-    body << file.rdbuf();
-  } else {
-    body << std::cin.rdbuf();
+/// Writes from `file` (streamed) when set, else `bytes`.
+asio::awaitable<std::tuple<error_code, fenced_write_result>> write_body(
+    fenced_object& target, std::uint64_t term, std::optional<std::string> file, std::string bytes) {
+  if (file) {
+    co_return co_await target.async_write_file(term, std::move(*file),
+                                               asio::as_tuple(asio::use_awaitable));
   }
-  return std::move(body).str();
+  co_return co_await target.async_write(term, std::move(bytes),
+                                        asio::as_tuple(asio::use_awaitable));
 }
 
 asio::awaitable<put_outcome> put(storage& store, std::string key, std::string url,
-                                 std::uint64_t term, std::string body) {
+                                 std::uint64_t term, std::optional<std::string> file,
+                                 std::string bytes) {
   fenced_object target(store, std::move(key));
-  auto [ec, result] =
-      co_await target.async_write(term, std::move(body), asio::as_tuple(asio::use_awaitable));
+  auto [ec, result] = co_await write_body(target, term, std::move(file), std::move(bytes));
   put_outcome outcome;
   if (!ec) {
     outcome.message = "wrote " + url + " with term " + std::to_string(term);
@@ -91,13 +85,16 @@ std::string put_help() {
   return "usage: s3lect put [--term T] [--file PATH] [options] s3://BUCKET/KEY\n"
          "Writes the object fenced by a leadership term: refused once a higher term has\n"
          "written it, so a leader that lost its lease cannot overwrite its successor's work.\n"
-         "The body is read from stdin (or --file). The term and a one-line envelope are\n"
-         "stored with the object; read it back with `s3lect get`.\n"
+         "The body is read from stdin (or --file) and streamed: any size S3 takes in one\n"
+         "PUT (5 GiB). Stdin over 1 MiB is spooled to a file in $TMPDIR (else /tmp) first,\n"
+         "since the length must be known. The term and a one-line envelope are stored\n"
+         "with the object; read it back with `s3lect get`.\n"
          "\n"
          "options:\n"
          "  --term T                 the writer's term (default: $S3LECT_TERM, which\n"
          "                           `s3lect run` exports to its command)\n"
-         "  --file PATH              read the body from PATH instead of stdin\n" +
+         "  --file PATH              read the body from the regular file PATH (- for\n"
+         "                           stdin) instead of stdin\n" +
          object_store_options_help() +
          "  --help                   print this help\n"
          "\n" +
@@ -114,8 +111,8 @@ int run_put(const std::vector<std::string>& args) {
   }
   std::optional<std::uint64_t> term;
   if (command) term = chosen_term(command->args, error);
-  std::optional<std::string> body;
-  if (term) body = read_body(command->args, error);
+  std::optional<put_body> body =
+      term ? put_body::open(command->args.get("file"), error) : std::nullopt;
   if (!body) {
     print_err("s3lect put: " + error + "\n");
     return exit_usage;
@@ -124,7 +121,7 @@ int run_put(const std::vector<std::string>& args) {
   s3_client client(io.get_executor(), command->target.config);
   const put_outcome outcome =
       run_to_completion(io, put(client, command->target.key, log_text::value(command->target.url()),
-                                *term, std::move(*body)));
+                                *term, body->file(), body->take_bytes()));
   print_err("s3lect put: " + outcome.message + "\n");
   return outcome.exit_code;
 }

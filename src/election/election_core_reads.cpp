@@ -100,7 +100,8 @@ void election_core::observe(const instant& now, const get_result& result, step& 
   }
   const std::string& etag = found->etag;
   last_etag_ = etag;
-  record_decoding decoded = decode_record(found->body);
+  record_decoding decoded =
+      found->truncated ? decode_truncated_record(found->body.size()) : decode_record(found->body);
   if (!decoded.record) {
     // Held by an unknown writer: it may be taken over by expiry, with our lease (rule (c) needs
     // no timestamp from the record: the store's headers date it).

@@ -66,6 +66,7 @@ std::optional<fenced_stored> unwrap_fenced_object(const object& stored, std::str
   }
   result.version.term = *term;
   result.write_id = std::string(body.substr(id_start, line_end - id_start));
+  result.envelope_bytes = line_end + 1;
   result.version.body = std::string(body.substr(line_end + 1));
   return result;
 }

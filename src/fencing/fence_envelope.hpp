@@ -17,8 +17,12 @@ namespace s3lect::detail {
 /// A stored object read through the envelope.
 struct fenced_stored {
   fenced_version version;
-  std::string write_id;  ///< Empty for an object without envelope (term 0).
+  std::string write_id;            ///< Empty for an object without envelope (term 0).
+  std::size_t envelope_bytes = 0;  ///< The envelope line with its newline; 0 without envelope.
 };
+
+/// Bytes that always hold a whole envelope line: the ranged read that decides a write.
+inline constexpr std::size_t fenced_head_bytes = 128;
 
 /// The stored bytes for `body` written with `term` by write `write_id`.
 std::string wrap_fenced_body(std::uint64_t term, std::string_view write_id, std::string_view body);

@@ -6,6 +6,7 @@
 
 #include "beast_names.hpp"
 #include "platform.hpp"
+#include "streamed_bodies.hpp"
 #include "tls_context.hpp"
 #include "tls_identity.hpp"
 #include "tls_verify.hpp"
@@ -17,7 +18,6 @@
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/beast/core/flat_buffer.hpp>
 #include <boost/beast/http/read.hpp>
-#include <boost/beast/http/string_body.hpp>
 #include <boost/beast/http/write.hpp>
 #include <boost/system/system_error.hpp>
 
@@ -37,7 +37,7 @@ namespace s3lect::detail {
 
 namespace {
 
-using request_message = http::request<http::string_body>;
+using request_message = http::request<spliced_body>;
 
 /// One TCP or TLS connection and the read buffer that belongs to it.
 struct connection {
@@ -151,7 +151,10 @@ request_message to_message(http_request& request) {
   message.target(request.target);
   message.version(11);
   for (const auto& [name, value] : request.headers) message.insert(name, value);
-  message.body() = std::move(request.body);
+  message.body().head = std::move(request.body);
+  message.body().file_path = std::move(request.body_file);
+  message.body().file_size = request.body_file_size;
+  message.body().on_progress = request.on_progress;
   message.prepare_payload();
   return message;
 }
@@ -206,10 +209,12 @@ struct http_client::impl {
                                   std::shared_ptr<request_control> control,
                                   exchange_result& failure);
   asio::awaitable<attempt> round_trip(connection& conn, const request_message& message,
+                                      const reply_body::value_type& reply_shape,
                                       std::shared_ptr<request_control> control);
   template <class Stream>
   asio::awaitable<attempt> round_trip_on(Stream& stream, connection& conn,
                                          const request_message& message,
+                                         const reply_body::value_type& reply_shape,
                                          std::shared_ptr<request_control> control);
 
   std::unique_ptr<connection> take_idle() {
@@ -326,18 +331,19 @@ asio::awaitable<std::unique_ptr<connection>> http_client::impl::open(
 
 asio::awaitable<attempt> http_client::impl::round_trip(connection& conn,
                                                        const request_message& message,
+                                                       const reply_body::value_type& reply_shape,
                                                        std::shared_ptr<request_control> control) {
   if (auto* tls = std::get_if<tls_stream>(&conn.stream)) {
-    co_return co_await round_trip_on(*tls, conn, message, std::move(control));
+    co_return co_await round_trip_on(*tls, conn, message, reply_shape, std::move(control));
   }
-  co_return co_await round_trip_on(std::get<tcp::socket>(conn.stream), conn, message,
+  co_return co_await round_trip_on(std::get<tcp::socket>(conn.stream), conn, message, reply_shape,
                                    std::move(control));
 }
 
 namespace {
 
-/// A complete reply as an attempt's outcome.
-attempt received(http::response<http::string_body> reply, connection& conn,
+/// A complete reply (or one the body's limit truncated) as an attempt's outcome.
+attempt received(http::response<reply_body>& reply, connection& conn,
                  std::chrono::steady_clock::time_point started) {
   attempt out;
   conn.answered = true;
@@ -348,9 +354,22 @@ attempt received(http::response<http::string_body> reply, connection& conn,
     out.result.response.headers.emplace_back(std::string(field.name_string()),
                                              std::string(field.value()));
   }
-  out.keep_alive = reply.keep_alive() && conn.buffer.size() == 0;
-  out.result.response.body = std::move(reply.body());
+  out.result.response.truncated = reply.body().truncated;
+  // A truncated reply left the rest of its body unread on the connection.
+  out.keep_alive = reply.keep_alive() && conn.buffer.size() == 0 && !reply.body().truncated;
+  out.result.response.body = std::move(reply.body().text);
   return out;
+}
+
+/// The reply body as `request` wants it kept or streamed.
+reply_body::value_type reply_body_for(const http_request& request,
+                                      const http_client_settings& settings) {
+  reply_body::value_type body;
+  body.limit = settings.max_body_bytes;
+  body.truncate = request.truncate_long_reply;
+  body.sink = request.reply_sink;
+  body.on_progress = request.on_progress;
+  return body;
 }
 
 }  // namespace
@@ -358,7 +377,7 @@ attempt received(http::response<http::string_body> reply, connection& conn,
 template <class Stream>
 asio::awaitable<attempt> http_client::impl::round_trip_on(
     Stream& stream, connection& conn, const request_message& message,
-    std::shared_ptr<request_control> control) {
+    const reply_body::value_type& reply_shape, std::shared_ptr<request_control> control) {
   attempt out;
   error_code ec;
   auto token = asio::redirect_error(asio::use_awaitable, ec);
@@ -383,18 +402,30 @@ asio::awaitable<attempt> http_client::impl::round_trip_on(
 
   control->phase = control->waiting_phase;
   conn.acknowledge_promptly();
-  http::response_parser<http::string_body> parser;
+  http::response_parser<reply_body> parser;
+  parser.get().body() = reply_shape;
   parser.header_limit(settings.max_header_bytes);
-  parser.body_limit(settings.max_body_bytes);
+  // The body type enforces the limit itself where it truncates or streams.
+  if (reply_shape.sink || reply_shape.truncate) {
+    parser.body_limit(boost::none);
+  } else {
+    parser.body_limit(settings.max_body_bytes);
+  }
   co_await http::async_read(stream, conn.buffer, parser, token);
   if (control->aborted()) co_return out;
+  if (ec == errc::body_too_large && parser.get().body().truncated) ec = {};
   if (ec) {
     out.nothing_received = !parser.got_some() && conn.buffer.size() == 0;
+    if (const error_code refused = parser.get().body().sink_error) {
+      out.result.error = refused;
+      out.result.detail = "the reply body could not be taken: " + refused.message();
+      co_return out;
+    }
     out.result.error =
         classify_read_error(ec, conn, out.nothing_received, settings, out.result.detail);
     co_return out;
   }
-  co_return received(parser.release(), conn, started);
+  co_return received(parser.get(), conn, started);
 }
 
 http_client::http_client(asio::any_io_executor executor, http_client_settings settings)
@@ -404,6 +435,7 @@ http_client::~http_client() = default;
 
 asio::awaitable<exchange_result> http_client::exchange(std::shared_ptr<request_control> control,
                                                        http_request request, replay_policy replay) {
+  const reply_body::value_type reply_shape = reply_body_for(request, impl_->settings);
   const request_message message = to_message(request);
   // Aborted before the first step could install its abort hook.
   if (control->aborted()) co_return exchange_result{};
@@ -416,7 +448,7 @@ asio::awaitable<exchange_result> http_client::exchange(std::shared_ptr<request_c
       if (!conn) co_return failure;
     }
 
-    attempt outcome = co_await impl_->round_trip(*conn, message, control);
+    attempt outcome = co_await impl_->round_trip(*conn, message, reply_shape, control);
     if (control->aborted()) co_return std::move(outcome.result);
 
     // A reused connection that fails before any reply byte was most likely closed by the server

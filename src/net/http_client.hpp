@@ -26,12 +26,27 @@
 
 namespace s3lect::detail {
 
+/// Receives a 2xx reply's body chunk by chunk; an error stops the read with that error.
+using reply_chunk_sink = std::function<boost::system::error_code(std::string_view chunk)>;
+
 /// One request, already signed. The transport adds Content-Length and nothing else.
 struct http_request {
   std::string method;  ///< "GET", "PUT", "DELETE"
   std::string target;  ///< encoded path
   std::vector<std::pair<std::string, std::string>> headers;
   std::string body;
+  /// Set: the body is `body` followed by the first `body_file_size` bytes of this file, read
+  /// in chunks as the socket takes them (memory does not grow with the file).
+  std::string body_file;
+  std::uint64_t body_file_size = 0;
+  /// Set: a 2xx reply's body goes here instead of http_response::body, with no size limit.
+  reply_chunk_sink reply_sink;
+  /// Without a sink: a body over max_body_bytes ends the read there with
+  /// http_response::truncated set (the headers and the first max_body_bytes bytes kept)
+  /// instead of failing with body_too_large.
+  bool truncate_long_reply = false;
+  /// Called each time body bytes move in either direction (a streamed transfer's progress).
+  std::function<void()> on_progress;
 };
 
 /// One complete reply.
@@ -39,6 +54,8 @@ struct http_response {
   unsigned status = 0;
   std::vector<std::pair<std::string, std::string>> headers;
   std::string body;
+  /// The body stopped at max_body_bytes (http_request::truncate_long_reply): there was more.
+  bool truncated = false;
 
   /// The first header named `name` (case-insensitive), or an empty view.
   std::string_view header(std::string_view name) const;

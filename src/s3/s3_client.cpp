@@ -11,9 +11,8 @@
 #include "metadata_headers.hpp"
 #include "request_operation.hpp"
 #include "s3_endpoint.hpp"
-#include "s3_error_xml.hpp"
 #include "s3_reply.hpp"
-#include "sigv4.hpp"
+#include "s3_request.hpp"
 
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/co_spawn.hpp>
@@ -21,8 +20,12 @@
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/system/system_error.hpp>
 
+#include <algorithm>
 #include <atomic>
+#include <charconv>
 #include <exception>
+#include <filesystem>
+#include <functional>
 #include <optional>
 #include <type_traits>
 
@@ -108,22 +111,13 @@ struct client_core {
   std::atomic<std::uint64_t> puts{0};
   std::atomic<std::uint64_t> deletes{0};
   std::atomic<std::uint64_t> failures{0};
-};
 
-bool is_put(detail::s3_operation kind) {
-  return kind == detail::s3_operation::put_if_absent || kind == detail::s3_operation::put_if_match;
-}
-
-std::string_view method_of(detail::s3_operation kind) {
-  switch (kind) {
-    case detail::s3_operation::get:
-      return "GET";
-    case detail::s3_operation::remove:
-      return "DELETE";
-    default:
-      return "PUT";
+  /// The request of one operation on `key`, signed with `creds`.
+  detail::http_request request(const aws_credentials& creds, detail::s3_operation kind,
+                               std::string_view key, detail::s3_request_parts parts) const {
+    return detail::build_s3_request(addressing, config.region, creds, kind, key, std::move(parts));
   }
-}
+};
 
 /// The response_info of any operation's result (const or not).
 template <class Result>
@@ -133,114 +127,6 @@ auto& info_of(Result& result) {
   } else {
     return result.info;
   }
-}
-
-bool has_control_character(std::string_view s) {
-  for (unsigned char c : s) {
-    if (c < ' ' || c == 0x7f) return true;
-  }
-  return false;
-}
-
-/// Why a request cannot be sent as asked, or an empty string.
-std::string argument_problem(std::string_view key, const put_condition* condition) {
-  if (key.empty()) return "key: must not be empty";
-  if (condition && condition->type == put_condition::kind::if_match) {
-    if (condition->etag.empty()) return "condition: If-Match needs an ETag";
-    // Header values must not carry CR/LF: it would split the request.
-    if (has_control_character(condition->etag)) return "condition: ETag has control characters";
-  }
-  return {};
-}
-
-/// A request for `key` signed with `creds`. `condition` is null except for PUT, `metadata`
-/// null or empty except for a PUT with user metadata.
-detail::http_request build_request(const client_core& client, const aws_credentials& creds,
-                                   detail::s3_operation kind, std::string_view key,
-                                   std::string body, const put_condition* condition,
-                                   const object_metadata* metadata = nullptr) {
-  const s3_config& config = client.config;
-  detail::http_request request;
-  request.method = std::string(method_of(kind));
-  request.target = detail::s3_object_path(client.addressing.path_bucket, key);
-
-  const std::string payload_hash = detail::sha256_hex(body);
-  const std::string amz_date = detail::format_amz_date(std::chrono::system_clock::now());
-  auto& headers = request.headers;
-  headers.emplace_back("Host", client.addressing.host_header);
-  headers.emplace_back("x-amz-date", amz_date);
-  headers.emplace_back("x-amz-content-sha256", payload_hash);
-  if (!creds.session_token.empty()) {
-    headers.emplace_back("x-amz-security-token", creds.session_token);
-  }
-  if (condition) {
-    if (condition->type == put_condition::kind::if_absent) {
-      headers.emplace_back("If-None-Match", "*");
-    } else {
-      // Unquoted: Ceph RGW refuses a quoted ETag with 412, AWS accepts both.
-      headers.emplace_back("If-Match", condition->etag);
-    }
-    headers.emplace_back("Content-Type", "application/json");
-  }
-  if (metadata) detail::append_metadata_headers(*metadata, headers);
-
-  detail::sigv4_request to_sign;
-  to_sign.method = request.method;
-  to_sign.canonical_uri = request.target;
-  to_sign.headers = headers;
-  to_sign.payload_hash = payload_hash;
-  detail::sigv4_key signing_key;
-  signing_key.access_key_id = creds.access_key_id;
-  signing_key.secret_access_key = creds.secret_access_key;
-  detail::sigv4_scope scope;
-  scope.amz_date = amz_date;
-  scope.region = config.region;
-  scope.service = "s3";
-  headers.emplace_back("Authorization", detail::authorization_header(signing_key, scope, to_sign));
-  // Unsigned on purpose: proxies may rewrite it.
-  headers.emplace_back("User-Agent", "s3lect");
-  request.body = std::move(body);
-  return request;
-}
-
-/// Fills `info` from an exchange and returns the operation's error; `missing` is set for a GET
-/// or DELETE that found no object.
-error_code interpret(detail::s3_operation kind, detail::exchange_result& exchanged,
-                     const detail::request_control& control, response_info& info, bool& missing) {
-  info.round_trip = exchanged.round_trip;
-  if (exchanged.error) {
-    info.message = exchanged.detail;
-    if (is_put(kind) && control.may_be_delivered) {
-      info.message = "the write may have been applied: " + info.message;
-      return errc::outcome_unknown;
-    }
-    return exchanged.error;
-  }
-
-  const detail::http_response& response = exchanged.response;
-  info.http_status = response.status;
-  info.server_date = detail::parse_http_date(response.header("Date"));
-  info.request_id = std::string(response.header("x-amz-request-id"));
-  if (response.status >= 300) {
-    if (auto body = detail::parse_s3_error_xml(response.body)) {
-      info.error_code = std::move(body->code);
-      info.message = std::move(body->message);
-      if (!body->request_id.empty()) info.request_id = std::move(body->request_id);
-    }
-  }
-  const detail::reply_verdict verdict =
-      detail::classify_reply(kind, response.status, info.error_code);
-  // A 4xx without an S3 error body or request id is some other server's answer (a web server,
-  // a wrong --endpoint). Its bare 404 above all must not read as "no object": every lock would
-  // look free, and `run` would campaign for ever against something that stores nothing.
-  const bool s3_shaped = !info.error_code.empty() || !info.request_id.empty();
-  if (!s3_shaped && response.status >= 400 && response.status < 500) {
-    info.message = "the endpoint does not answer like S3: HTTP " + std::to_string(response.status) +
-                   " without an S3 error body or x-amz-request-id (check --endpoint)";
-    if (verdict.object_missing) return errc::bad_request;
-  }
-  missing = verdict.object_missing;
-  return verdict.error;
 }
 
 /// One running S3 operation (see request_operation for how the deadline and the caller's
@@ -264,6 +150,16 @@ class operation final : public detail::request_operation<Result> {
   void arm_timer() {
     const auto timeout = client_->config.request_timeout;
     if (timeout.count() > 0) this->arm_deadline(timeout);
+    last_armed_ = std::chrono::steady_clock::now();
+  }
+
+  /// A streamed body moved: the deadline starts again, so that it bounds a stall rather than
+  /// the whole transfer (restarted at most eight times per timeout, not for every chunk).
+  void note_progress() {
+    const auto timeout = client_->config.request_timeout;
+    if (timeout.count() > 0 && std::chrono::steady_clock::now() - last_armed_ > timeout / 8) {
+      arm_timer();
+    }
   }
 
  private:
@@ -280,7 +176,7 @@ class operation final : public detail::request_operation<Result> {
     response_info& info = info_of(result);
     const std::string waited =
         "no reply within " + std::to_string(client_->config.request_timeout.count()) + " ms";
-    if (is_put(kind_) && this->control()->may_be_delivered) {
+    if (detail::is_put(kind_) && this->control()->may_be_delivered) {
       info.message = waited + "; the write may have been applied";
       this->finish(errc::outcome_unknown, std::move(result));
       return;
@@ -292,7 +188,7 @@ class operation final : public detail::request_operation<Result> {
   void on_internal_error(std::string what) override {
     Result result{};
     info_of(result).message = std::move(what);
-    const error_code ec = is_put(kind_) && this->control()->may_be_delivered
+    const error_code ec = detail::is_put(kind_) && this->control()->may_be_delivered
                               ? make_error_code(errc::outcome_unknown)
                               : make_error_code(errc::protocol_error);
     this->finish(ec, std::move(result));
@@ -307,7 +203,7 @@ class operation final : public detail::request_operation<Result> {
     }
     const logger& log = client_->config.log;
     if (!log.enabled(log_level::debug)) return;
-    std::string line = "s3 request method=" + std::string(method_of(kind_)) +
+    std::string line = "s3 request method=" + std::string(detail::method_of(kind_)) +
                        " key=" + log_text::value(key_) +
                        " status=" + std::to_string(info.http_status) + " ms=" + this->elapsed_ms();
     line += ec ? " result=" + log_text::value(ec.message()) : std::string(" result=ok");
@@ -320,6 +216,7 @@ class operation final : public detail::request_operation<Result> {
   std::shared_ptr<client_core> client_;
   detail::s3_operation kind_;
   std::string key_;
+  std::chrono::steady_clock::time_point last_armed_{};
 };
 
 /// co_spawn's completion handler for an operation's coroutine.
@@ -349,9 +246,72 @@ asio::awaitable<std::optional<aws_credentials>> signing_credentials(
   co_return std::move(fetched.credentials);
 }
 
-asio::awaitable<void> run_get(std::shared_ptr<operation<get_result>> op) {
+/// How a GET takes the body.
+struct get_shape {
+  body_sink sink;              ///< set: streamed into it
+  std::string if_etag;         ///< set: only this version
+  std::size_t head_bytes = 0;  ///< above 0: the first bytes only, by a ranged GET
+};
+
+/// A progress callback that restarts `op`'s deadline (the operation outlives its exchange).
+template <class Result>
+std::function<void()> progress_of(const std::shared_ptr<operation<Result>>& op) {
+  return [raw = op.get()] { raw->note_progress(); };
+}
+
+detail::http_request get_request(const std::shared_ptr<operation<get_result>>& op,
+                                 const aws_credentials& creds, const get_shape& shape,
+                                 bool ranged) {
+  detail::s3_request_parts parts;
+  parts.read_if_match = shape.if_etag;
+  if (ranged) parts.range = "bytes=0-" + std::to_string(shape.head_bytes - 1);
+  detail::http_request request =
+      op->client().request(creds, detail::s3_operation::get, op->key(), std::move(parts));
+  request.reply_sink = shape.sink;
+  // A body over max_body_bytes is an answer too: the headers are read, the body cut.
+  request.truncate_long_reply = !shape.sink;
+  if (shape.sink) request.on_progress = progress_of(op);
+  return request;
+}
+
+/// Whether a 206 reply's `Content-Range: bytes 0-N/TOTAL` leaves bytes after `received`.
+bool range_leaves_more(std::string_view content_range, std::size_t received) {
+  const std::size_t slash = content_range.rfind('/');
+  if (slash == std::string_view::npos) return true;
+  const std::string_view total = content_range.substr(slash + 1);
+  std::uint64_t size = 0;
+  const auto [end, ec] = std::from_chars(total.data(), total.data() + total.size(), size);
+  return ec != std::errc{} || end != total.data() + total.size() || size > received;
+}
+
+/// The object of a successful GET reply, or protocol_error for a reply without ETag.
+error_code take_found(detail::http_response& response, std::size_t head_bytes, get_result& result) {
+  const std::string_view etag = response.header("ETag");
+  if (etag.empty()) {
+    // Without an ETag no conditional write can follow: such a store cannot host a lock.
+    result.info.message = "GET reply has no ETag header";
+    return errc::protocol_error;
+  }
+  object found;
+  found.etag = detail::normalize_etag(etag);
+  found.last_modified = detail::parse_http_date(response.header("Last-Modified"));
+  found.metadata = detail::metadata_from_headers(response.headers);
+  found.truncated = response.truncated;
+  if (response.status == 206) {
+    found.truncated = range_leaves_more(response.header("Content-Range"), response.body.size());
+  }
+  if (head_bytes > 0 && response.body.size() > head_bytes) {
+    response.body.resize(head_bytes);  // a store that ignored the Range header
+    found.truncated = true;
+  }
+  found.body = std::move(response.body);
+  result.found.emplace(std::move(found));
+  return {};
+}
+
+asio::awaitable<void> run_get(std::shared_ptr<operation<get_result>> op, get_shape shape) {
   op->arm_timer();
-  if (const std::string problem = argument_problem(op->key(), nullptr); !problem.empty()) {
+  if (const std::string problem = detail::argument_problem(op->key(), nullptr); !problem.empty()) {
     get_result invalid;
     invalid.info.message = problem;
     op->finish(asio::error::invalid_argument, std::move(invalid));
@@ -359,39 +319,50 @@ asio::awaitable<void> run_get(std::shared_ptr<operation<get_result>> op) {
   }
   const std::optional<aws_credentials> creds = co_await signing_credentials(op);
   if (!creds) co_return;
-  detail::http_request request =
-      build_request(op->client(), *creds, detail::s3_operation::get, op->key(), {}, nullptr);
   std::shared_ptr<detail::request_control> control = op->control();
+  const bool ranged = shape.head_bytes > 0;
+  // Requests are named before the co_await (GCC 12, docs/architecture.md).
+  detail::http_request request = get_request(op, *creds, shape, ranged);
   detail::exchange_result exchanged = co_await op->client().pool.exchange(
       control, std::move(request), detail::replay_policy::idempotent);
   if (control->aborted()) co_return;
-
+  if (ranged && !exchanged.error && exchanged.response.status == 416) {
+    // An empty object has no first byte, so S3 refuses the range: read it whole instead.
+    detail::http_request whole = get_request(op, *creds, shape, false);
+    exchanged = co_await op->client().pool.exchange(control, std::move(whole),
+                                                    detail::replay_policy::idempotent);
+    if (control->aborted()) co_return;
+  }
   get_result result;
   bool missing = false;
-  error_code ec = interpret(detail::s3_operation::get, exchanged, *control, result.info, missing);
-  if (!ec && !missing) {
-    const std::string_view etag = exchanged.response.header("ETag");
-    if (etag.empty()) {
-      // Without an ETag no conditional write can follow: such a store cannot host a lock.
-      ec = errc::protocol_error;
-      result.info.message = "GET reply has no ETag header";
-    } else {
-      object found;
-      found.body = std::move(exchanged.response.body);
-      found.etag = detail::normalize_etag(etag);
-      found.last_modified = detail::parse_http_date(exchanged.response.header("Last-Modified"));
-      found.metadata = detail::metadata_from_headers(exchanged.response.headers);
-      result.found.emplace(std::move(found));
-    }
-  }
+  error_code ec =
+      detail::interpret_reply(detail::s3_operation::get, exchanged, *control, result.info, missing);
+  if (!ec && !missing) ec = take_found(exchanged.response, shape.head_bytes, result);
   op->finish(ec, std::move(result));
 }
 
-asio::awaitable<void> run_put(std::shared_ptr<operation<put_result>> op, std::string body,
-                              put_condition condition, object_metadata metadata) {
+/// The size of the regular file at `path`, or nullopt with `problem` set.
+std::optional<std::uint64_t> regular_file_size(const std::string& path, std::string& problem) {
+  std::error_code ec;
+  const bool regular = std::filesystem::is_regular_file(path, ec);
+  const std::uintmax_t size = regular ? std::filesystem::file_size(path, ec) : 0;
+  if (ec || !regular) {
+    problem = "body file '" + path + "': " + (ec ? ec.message() : "not a regular file");
+    return std::nullopt;
+  }
+  return size;
+}
+
+asio::awaitable<void> run_put(std::shared_ptr<operation<put_result>> op,
+                              detail::s3_request_parts parts, put_condition condition,
+                              object_metadata metadata) {
   op->arm_timer();
-  std::string problem = argument_problem(op->key(), &condition);
+  std::string problem = detail::argument_problem(op->key(), &condition);
   if (problem.empty()) problem = detail::metadata_problem(metadata);
+  std::optional<std::uint64_t> file_size{0};
+  if (problem.empty() && !parts.body_file.empty()) {
+    file_size = regular_file_size(parts.body_file, problem);
+  }
   if (!problem.empty()) {
     put_result invalid;
     invalid.info.message = problem;
@@ -403,8 +374,12 @@ asio::awaitable<void> run_put(std::shared_ptr<operation<put_result>> op, std::st
                                         : detail::s3_operation::put_if_match;
   const std::optional<aws_credentials> creds = co_await signing_credentials(op);
   if (!creds) co_return;
-  detail::http_request request =
-      build_request(op->client(), *creds, kind, op->key(), std::move(body), &condition, &metadata);
+  parts.body_file_size = *file_size;
+  parts.condition = &condition;
+  parts.metadata = &metadata;
+  const bool streamed = !parts.body_file.empty();
+  detail::http_request request = op->client().request(*creds, kind, op->key(), std::move(parts));
+  if (streamed) request.on_progress = progress_of(op);
   std::shared_ptr<detail::request_control> control = op->control();
   detail::exchange_result exchanged = co_await op->client().pool.exchange(
       control, std::move(request), detail::replay_policy::unless_written);
@@ -412,7 +387,7 @@ asio::awaitable<void> run_put(std::shared_ptr<operation<put_result>> op, std::st
 
   put_result result;
   bool missing = false;
-  const error_code ec = interpret(kind, exchanged, *control, result.info, missing);
+  const error_code ec = detail::interpret_reply(kind, exchanged, *control, result.info, missing);
   // A success without an ETag still committed; the caller re-reads to learn the ETag.
   if (!ec) result.etag = detail::normalize_etag(exchanged.response.header("ETag"));
   op->finish(ec, std::move(result));
@@ -420,7 +395,7 @@ asio::awaitable<void> run_put(std::shared_ptr<operation<put_result>> op, std::st
 
 asio::awaitable<void> run_delete(std::shared_ptr<operation<response_info>> op) {
   op->arm_timer();
-  if (const std::string problem = argument_problem(op->key(), nullptr); !problem.empty()) {
+  if (const std::string problem = detail::argument_problem(op->key(), nullptr); !problem.empty()) {
     response_info invalid;
     invalid.message = problem;
     op->finish(asio::error::invalid_argument, std::move(invalid));
@@ -429,7 +404,7 @@ asio::awaitable<void> run_delete(std::shared_ptr<operation<response_info>> op) {
   const std::optional<aws_credentials> creds = co_await signing_credentials(op);
   if (!creds) co_return;
   detail::http_request request =
-      build_request(op->client(), *creds, detail::s3_operation::remove, op->key(), {}, nullptr);
+      op->client().request(*creds, detail::s3_operation::remove, op->key(), {});
   std::shared_ptr<detail::request_control> control = op->control();
   detail::exchange_result exchanged = co_await op->client().pool.exchange(
       control, std::move(request), detail::replay_policy::idempotent);
@@ -437,7 +412,8 @@ asio::awaitable<void> run_delete(std::shared_ptr<operation<response_info>> op) {
 
   response_info info;
   bool missing = false;
-  const error_code ec = interpret(detail::s3_operation::remove, exchanged, *control, info, missing);
+  const error_code ec =
+      detail::interpret_reply(detail::s3_operation::remove, exchanged, *control, info, missing);
   op->finish(ec, std::move(info));
 }
 
@@ -489,12 +465,61 @@ void s3_client::close_idle_connections() {
   impl_->pool.close_idle();
 }
 
-void s3_client::get_impl(std::string key, asio::any_completion_handler<get_signature> handler) {
-  ++impl_->gets;
-  auto op = std::make_shared<operation<get_result>>(impl_, detail::s3_operation::get,
+namespace {
+
+void start_get(const std::shared_ptr<client_core>& client, std::string key, get_shape shape,
+               asio::any_completion_handler<get_signature> handler) {
+  ++client->gets;
+  auto op = std::make_shared<operation<get_result>>(client, detail::s3_operation::get,
                                                     std::move(key), std::move(handler));
   op->watch_cancellation(asio::cancellation_type::terminal);
-  asio::co_spawn(op->strand(), run_get(op), coroutine_end<get_result>{op});
+  asio::co_spawn(op->strand(), run_get(op, std::move(shape)), coroutine_end<get_result>{op});
+}
+
+void start_put(const std::shared_ptr<client_core>& client, std::string key,
+               detail::s3_request_parts parts, put_condition condition, object_metadata metadata,
+               asio::any_completion_handler<put_signature> handler) {
+  ++client->puts;
+  const auto kind = condition.type == put_condition::kind::if_absent
+                        ? detail::s3_operation::put_if_absent
+                        : detail::s3_operation::put_if_match;
+  auto op =
+      std::make_shared<operation<put_result>>(client, kind, std::move(key), std::move(handler));
+  op->watch_cancellation(asio::cancellation_type::terminal);
+  asio::co_spawn(op->strand(),
+                 run_put(op, std::move(parts), std::move(condition), std::move(metadata)),
+                 coroutine_end<put_result>{op});
+}
+
+}  // namespace
+
+void s3_client::get_impl(std::string key, asio::any_completion_handler<get_signature> handler) {
+  start_get(impl_, std::move(key), {}, std::move(handler));
+}
+
+void s3_client::get_to_impl(std::string key, body_sink sink, std::string if_etag,
+                            asio::any_completion_handler<get_signature> handler) {
+  get_shape shape;
+  shape.sink = std::move(sink);
+  shape.if_etag = std::move(if_etag);
+  start_get(impl_, std::move(key), std::move(shape), std::move(handler));
+}
+
+void s3_client::get_head_impl(std::string key, std::size_t max_bytes,
+                              asio::any_completion_handler<get_signature> handler) {
+  get_shape shape;
+  shape.head_bytes = std::max<std::size_t>(max_bytes, 1);
+  start_get(impl_, std::move(key), std::move(shape), std::move(handler));
+}
+
+void s3_client::put_file_impl(std::string key, file_body body, put_condition condition,
+                              object_metadata metadata,
+                              asio::any_completion_handler<put_signature> handler) {
+  detail::s3_request_parts parts;
+  parts.body = std::move(body.head);
+  parts.body_file = std::move(body.path);
+  start_put(impl_, std::move(key), std::move(parts), std::move(condition), std::move(metadata),
+            std::move(handler));
 }
 
 void s3_client::put_impl(std::string key, std::string body, put_condition condition,
@@ -506,16 +531,10 @@ void s3_client::put_impl(std::string key, std::string body, put_condition condit
 void s3_client::put_with_metadata_impl(std::string key, std::string body, put_condition condition,
                                        object_metadata metadata,
                                        asio::any_completion_handler<put_signature> handler) {
-  ++impl_->puts;
-  const auto kind = condition.type == put_condition::kind::if_absent
-                        ? detail::s3_operation::put_if_absent
-                        : detail::s3_operation::put_if_match;
-  auto op =
-      std::make_shared<operation<put_result>>(impl_, kind, std::move(key), std::move(handler));
-  op->watch_cancellation(asio::cancellation_type::terminal);
-  asio::co_spawn(op->strand(),
-                 run_put(op, std::move(body), std::move(condition), std::move(metadata)),
-                 coroutine_end<put_result>{op});
+  detail::s3_request_parts parts;
+  parts.body = std::move(body);
+  start_put(impl_, std::move(key), std::move(parts), std::move(condition), std::move(metadata),
+            std::move(handler));
 }
 
 void s3_client::delete_impl(std::string key, delete_handler handler) {

@@ -128,6 +128,8 @@ class core_driver {
     const wall_time date = std::chrono::floor<std::chrono::seconds>(now.wall);
     return read_dated(std::move(body), std::move(etag), date - store_age, date);
   }
+  /// A read answered with `result` as given (for fields the helpers above leave unset).
+  step& read_result(const get_result& result) { return apply(core.on_read_done(now, {}, result)); }
   step& read_error(boost::system::error_code ec) {
     return apply(core.on_read_done(now, ec, get_result{}));
   }

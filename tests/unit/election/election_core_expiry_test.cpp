@@ -261,6 +261,31 @@ TEST(ElectionCoreExpiry, UndatedMalformedRecordOnlyExpiresByRuleB) {
   EXPECT_EQ(d.last_notices<leadership_gained>().size(), 1u);
 }
 
+TEST(ElectionCoreExpiry, ARecordCutAtTheReadLimitIsUnreadableAndTakenOverAfterOneLease) {
+  // A lock object over the reader's limit (a 20 MB object): s3_client stops reading and keeps
+  // the ETag. Even when the bytes read happen to be a valid record, the object is not one.
+  elector_config config = core_config("a");
+  config.acquire_grace = 0s;
+  core_driver d(config);
+  d.start();
+  get_result cut;
+  cut.found = object{foreign_body("b", 3, d.now.wall), "big"};
+  cut.found->truncated = true;
+  d.read_result(cut);
+  EXPECT_FALSE(d.writing()) << "an unknown writer may be alive";
+  EXPECT_EQ(d.core.status().last_error_code, make_error_code(errc::malformed_record));
+  EXPECT_NE(d.core.status().last_error.find("the read stopped there"), std::string::npos)
+      << d.core.status().last_error;
+  EXPECT_EQ(d.core.status().leader_id, "");
+  const steady_time first_seen = d.now.steady;
+  while (!d.writing()) {
+    d.wake();
+    if (d.reading()) d.read_result(cut);
+  }
+  EXPECT_EQ(d.now.steady, first_seen + 15s) << "one lease after first sight";
+  EXPECT_EQ(d.condition().etag, "big") << "the takeover is conditional on the ETag read";
+}
+
 TEST(ElectionCoreExpiry, AMalformedTimestampIsNoEvidenceOfAge) {
   // A record with an ancient but malformed timestamp is still "unknown writer": rule (b) only.
   core_driver d(core_config("a"));

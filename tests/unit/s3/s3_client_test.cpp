@@ -453,18 +453,6 @@ TEST_F(S3ClientTest, TruncatedBodyIsProtocolError) {
   EXPECT_EQ(put(client, "k", "{}", put_condition::absent()).first, errc::outcome_unknown);
 }
 
-TEST_F(S3ClientTest, OversizedBodyIsBodyTooLarge) {
-  scripted_http_server server(always(http_reply(200, std::string(4096, 'x'), {"ETag: \"e\""})));
-  auto config = config_for(server.endpoint());
-  config.max_body_bytes = 1024;
-  s3_client client(io.get_executor(), config);
-
-  auto [ec, result] = get(client, "k");
-
-  EXPECT_EQ(ec, errc::body_too_large) << ec.message();
-  EXPECT_FALSE(result.found);
-}
-
 TEST_F(S3ClientTest, OversizedHeaderIsProtocolError) {
   scripted_http_server server(
       always(http_reply(200, "", {"ETag: \"e\"", "X-Padding: " + std::string(100000, 'p')})));
