@@ -1,0 +1,103 @@
+// The text of `s3lect run --help`: what run does, its options, peer mode, logs and the exit codes.
+#include "base/platform.hpp"
+#include "cli/exit_codes.hpp"
+#include "cli/run.hpp"
+#include "cli/serve_options.hpp"
+
+#include <string>
+
+namespace s3lect::cli {
+
+namespace {
+
+/// What `s3lect run` does, the head of its help.
+const char* run_description() {
+  return "usage: s3lect run --lock s3://BUCKET/KEY [options] -- COMMAND [ARGS...]\n"
+         "Campaigns for the lock and runs COMMAND only while this process is the leader.\n"
+         "\n"
+         "COMMAND runs in its own process group, with these variables added to its\n"
+         "environment:\n"
+         "  S3LECT_TERM       the fencing token: greater than every earlier leader's. Pass it\n"
+         "                    to the resources you protect, so that they can refuse a stale\n"
+         "                    leader.\n"
+         "  S3LECT_LEADER_ID  this node's --id\n"
+         "  S3LECT_LOCK       s3://BUCKET/KEY (with --slots: s3://BUCKET/KEY.slot-N)\n"
+         "  S3LECT_SLOT       with --slots: the slot N this node leads, 0 to --slots - 1\n"
+         "COMMAND runs under a guardian (s3lect-guardian, a small process of its own) that\n"
+         "owns its whole process tree: children, grandchildren and daemons that called\n"
+         "setsid or forked twice all stay in it. No process of the tree outlives the\n"
+         "leadership:\n"
+         "- When leadership is lost (no renewal succeeded within the renew deadline, or\n"
+         "  another node holds the lock), every process of the tree gets SIGTERM, and\n"
+         "  SIGKILL after --kill-grace; s3lect then campaigns again and starts COMMAND anew\n"
+         "  when it leads again.\n"
+         "- When COMMAND exits by itself, whatever is left of its tree is killed, s3lect\n"
+         "  releases the lock, so that a follower takes over at once, and exits with\n"
+         "  COMMAND's status.\n"
+         "- On SIGINT or SIGTERM, s3lect stops the tree the same way (a second signal kills\n"
+         "  it at once), releases the lock and exits 0. SIGHUP, SIGUSR1 and SIGUSR2 are\n"
+         "  passed on to COMMAND's process group.\n"
+         "- If s3lect dies (kill -9, the OOM killer, a crash), the guardian kills the whole\n"
+         "  tree at once, then releases the lock on its behalf if the record is still the\n"
+         "  one s3lect last wrote: a follower takes over at once.\n"
+         "- If s3lect stops (SIGSTOP, a debugger, a stuck event loop), the guardian stops the\n"
+         "  tree by itself at the renew deadline of the last renewal s3lect told it of\n"
+         "  (SIGTERM, SIGKILL after --kill-grace), before any other node may take over.\n"
+         "Only a whole frozen machine (s3lect and its guardian stopped alike) can keep\n"
+         "COMMAND past its leadership: that is what the fencing token is for. Where the\n"
+         "system allows it (--isolation), the tree also gets a PID namespace of its own,\n"
+         "which dies with the guardian whatever kills it, and a cgroup of its own, which no\n"
+         "process can leave.\n"
+         "Before campaigning, s3lect reads the lock once: an unreachable store, refused\n"
+         "credentials or a missing bucket end it at once (exit 4). With --wait-for-store,\n"
+         "failures that retrying can fix (timeouts, refused connections, DNS, TLS\n"
+         "handshakes, 5xx, throttling) are logged and retried every --frequent interval\n"
+         "instead, until the store answers or a stop signal comes (exit 0). Later store\n"
+         "failures are retried and logged, and a leader that cannot renew steps down.\n"
+#if !S3LECT_LINUX_FACILITIES
+         "On this system (not Linux) the guardian is no subreaper and the tree gets no PID\n"
+         "namespace or cgroup: a process that left COMMAND's process group (setsid) is\n"
+         "neither found nor killed, nothing ends the tree if the guardian itself is killed,\n"
+         "and when s3lect dies its lock is not released: followers take over when the\n"
+         "lease ends. Suspend time may not count toward the deadlines (docs/operations.md).\n"
+#endif
+      ;
+}
+
+/// Peer mode, the log format and the exit codes, the tail of its help.
+const char* run_help_epilogue() {
+  return "\n"
+         "peer mode, e.g. on 10.0.0.5 (the same options on every node, each with its own\n"
+         "certificate naming its address):\n"
+         "  s3lect run --lock s3://b/k --peer --addr 10.0.0.5:8443 --peer-cert node.pem \\\n"
+         "    --peer-key node-key.pem --peer-ca ca.pem --peer-watch -- COMMAND\n"
+         "On SIGINT or SIGTERM the lock is released first, then the health endpoint answers\n"
+         "the followers' open watches and closes.\n"
+         "\n"
+         "logs: one line per event on stderr, e.g.\n"
+         "  time=2026-11-21T10:30:45.123Z level=info msg=\"became leader\" term=3 after_ms=1520\n"
+         "  lock=s3://b/k id=host:123\n"
+         "\n"
+         "When COMMAND exits by itself, run exits with its status; run's own exit 4 means the\n"
+         "store cannot be read at start-up (with --wait-for-store: it refuses us).\n";
+}
+
+}  // namespace
+
+std::string run_help() {
+  return std::string(run_description()) + "\noptions:\n" + store_location_help() +
+         elector_options_help() + serve_options_help() +
+         "  --kill-grace DUR         time COMMAND has between SIGTERM and SIGKILL (default 3s,\n"
+         "                           or 3/5 of lease - renew deadline when either is given; 0:\n"
+         "                           SIGKILL at once). Must be less than lease - renew deadline\n"
+         "                           (5s by default), so that COMMAND is gone before another\n"
+         "                           node may take over.\n"
+         "  --wait-for-store         at start-up, wait for a store that cannot be reached yet\n"
+         "                           (see above; default: off, exit 4)\n" +
+         run_extra_options_help() +
+         "  --help                   print this help\n"
+         "  Durations: 500ms, 15s, 1m, 1m30s, 2h.\n" +
+         run_help_epilogue() + "\n" + exit_code_table();
+}
+
+}  // namespace s3lect::cli
