@@ -108,6 +108,8 @@ TEST_F(CliStatusFollow, FollowsTheLeadersEndpointAndFallsBackToS3WhenItDies) {
 }
 
 TEST_F(CliStatusFollow, ASuccessorIsPrintedSoonAfterTheFollowedLeaderEnds) {
+  // Ports of its own: CTest runs the tests of this file at the same time as each other.
+  constexpr unsigned short leader_peer_port = 25104, leader_metrics_port = 25114;
   constexpr unsigned short successor_peer_port = 25103, successor_metrics_port = 25113;
   std::vector<std::string> watch_args{"status"};
   for (auto& arg : store_args()) watch_args.push_back(arg);
@@ -116,13 +118,13 @@ TEST_F(CliStatusFollow, ASuccessorIsPrintedSoonAfterTheFollowedLeaderEnds) {
   const auto prints_within = [&](const std::string& part, std::chrono::milliseconds limit) {
     return eventually([&] { return has_line(watcher.out(), part); }, limit);
   };
-  auto& first = start(peer_leader("first", first_peer_port, first_metrics_port));
+  auto& first = start(peer_leader("first", leader_peer_port, leader_metrics_port));
   ASSERT_TRUE(prints_within("\"state\":\"leading\",\"leaderID\":\"first\"", 15s))
       << watcher.out() << first.err();
-  ASSERT_TRUE(eventually([&] { return held_watches(first_metrics_port) >= 1; }, 10s));
+  ASSERT_TRUE(eventually([&] { return held_watches(leader_metrics_port) >= 1; }, 10s));
   auto& successor = start(peer_leader("successor", successor_peer_port, successor_metrics_port));
   // The successor follows the first leader's endpoint too, and takes over as soon as it ends.
-  ASSERT_TRUE(eventually([&] { return held_watches(first_metrics_port) == 2; }, 10s))
+  ASSERT_TRUE(eventually([&] { return held_watches(leader_metrics_port) == 2; }, 10s))
       << successor.err();
 
   ::kill(first.pid, SIGTERM);

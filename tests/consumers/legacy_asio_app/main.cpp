@@ -27,6 +27,20 @@ asio::awaitable<void> lead_once(s3lect::elector& elector, std::uint64_t& term) {
   co_await elector.async_stop();
 }
 
+// Re-arms its timer every millisecond until a term is known: a plain handler object, as
+// pre-coroutine Asio code has them.
+struct legacy_tick {
+  asio::deadline_timer& timer;
+  const std::uint64_t& term;
+  int& ticks;
+  void operator()(boost::system::error_code error) const {
+    if (error || term != 0) return;
+    ++ticks;
+    timer.expires_from_now(boost::posix_time::milliseconds(1));
+    timer.async_wait(*this);
+  }
+};
+
 }  // namespace
 
 int main() {
@@ -46,15 +60,8 @@ int main() {
   // Deprecated: a Boost.DateTime timer set with expires_from_now, its handler allocated through
   // Asio's legacy hooks (the application's own definitions of them, not s3lect's).
   asio::deadline_timer ticker(io);
-  auto tick = std::make_shared<std::function<void(boost::system::error_code)>>();
-  *tick = [&, tick](boost::system::error_code error) {
-    if (error || term != 0) return;
-    ++ticks;
-    ticker.expires_from_now(boost::posix_time::milliseconds(1));
-    ticker.async_wait(*tick);
-  };
   ticker.expires_from_now(boost::posix_time::milliseconds(1));
-  ticker.async_wait(*tick);
+  ticker.async_wait(legacy_tick{ticker, term, ticks});
 
   asio::co_spawn(io, lead_once(elector, term), [&](std::exception_ptr error) {
     if (error) std::rethrow_exception(error);
