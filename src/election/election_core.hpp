@@ -330,9 +330,9 @@ class election_core {
   steady_time peer_due(const instant& now) const;
   steady_time store_read_due(const instant& now) const;
   void start_peer_check(const instant& now, step& out);
-  /// A failed peer check: back to the store, with the re-read burst if the endpoint went away.
   /// After a watch's answer: when the next one goes (immediately, or after a growing pause).
   void pace_watches(const instant& now, peer_watch_outcome outcome);
+  /// A failed peer check: back to the store, with the re-read burst if the endpoint went away.
   void peer_check_failed(const boost::system::error_code& ec, const peer_answer& answer,
                          const lock_record& known);
   void fall_back_to_store(const std::string& why);
