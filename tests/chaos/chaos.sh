@@ -939,7 +939,12 @@ check() {  # check LOG [REPORT_PREFIX]: the checker on LOG, its report appended 
   return "${PIPESTATUS[0]}"
 }
 : >"$out_dir/report.txt"
-if ((slot_count == 0)); then
+if ((fencing)); then
+  # The election check has nothing to check here: the writers log no start and end records
+  # (their zombies overlap successors on purpose), so its liveness rule would see one leaderless
+  # run broken only by faults. The fencing check below has this mode's liveness evidence.
+  status=0
+elif ((slot_count == 0)); then
   check "$events"
   status=$?
 else

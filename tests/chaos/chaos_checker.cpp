@@ -25,7 +25,9 @@ const char* usage =
     "  --fencing WRITES_LOG   check the fenced writes of chaos.sh --fencing (EVENTS_LOG may\n"
     "                         then be left out)\n"
     "  --min-zombie-refusals N  with --fencing: fail with fewer zombie writes refused with\n"
-    "                         exit 10 (default 1)\n";
+    "                         exit 10 (default 1)\n"
+    "  --min-accepted-terms N   with --fencing: fail with accepted writes in fewer terms\n"
+    "                         (default 2)\n";
 
 milliseconds parse_ms(const std::string& option, const std::string& text) {
   long value = -1;
@@ -39,14 +41,15 @@ milliseconds parse_ms(const std::string& option, const std::string& text) {
 }  // namespace
 
 /// The fencing check of a write log: 0 pass, 1 violations, 2 unreadable.
-int check_fencing(const std::string& path, int min_zombie_refusals) {
+int check_fencing(const std::string& path, int min_zombie_refusals, int min_accepted_terms) {
   std::ifstream in(path);
   if (!in) {
     std::cerr << "s3lect_chaos_checker: cannot open " << path << "\n";
     return 2;
   }
   auto log = s3lect::chaos::parse_fencing_log(in);
-  const auto report = s3lect::chaos::check_fencing_log(std::move(log), min_zombie_refusals);
+  const auto report =
+      s3lect::chaos::check_fencing_log(std::move(log), min_zombie_refusals, min_accepted_terms);
   std::cout << s3lect::chaos::format_fencing_report(report);
   return report.ok() ? 0 : 1;
 }
@@ -57,6 +60,7 @@ int main(int argc, char** argv) {
   std::string path;
   std::string fencing_path;
   int min_zombie_refusals = 1;
+  int min_accepted_terms = 2;
   try {
     for (int i = 1; i < argc; ++i) {
       const std::string arg = argv[i];
@@ -100,6 +104,8 @@ int main(int argc, char** argv) {
         fencing_path = value;
       } else if (arg == "--min-zombie-refusals") {
         min_zombie_refusals = static_cast<int>(parse_ms(arg, value).count());
+      } else if (arg == "--min-accepted-terms") {
+        min_accepted_terms = static_cast<int>(parse_ms(arg, value).count());
       } else if (arg == "--min-transitions") {
         min_transitions = static_cast<std::size_t>(parse_ms(arg, value).count());
       } else {
@@ -112,7 +118,7 @@ int main(int argc, char** argv) {
     return 2;
   }
   if (!fencing_path.empty()) {
-    const int fencing_status = check_fencing(fencing_path, min_zombie_refusals);
+    const int fencing_status = check_fencing(fencing_path, min_zombie_refusals, min_accepted_terms);
     if (path.empty() || fencing_status != 0) return fencing_status;
   }
   std::ifstream in(path);

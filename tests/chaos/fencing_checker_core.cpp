@@ -71,7 +71,28 @@ fencing_log parse_fencing_log(std::istream& in) {
   return log;
 }
 
-fencing_report check_fencing_log(fencing_log log, int min_zombie_refusals) {
+namespace {
+
+/// The longest stretch of the run, between its first and last accepted write, with no write
+/// being accepted (overlapping writes cover each other).
+std::int64_t longest_unwritten(const std::vector<fenced_write_record>& writes) {
+  std::vector<std::pair<std::int64_t, std::int64_t>> accepted;
+  for (const auto& write : writes) {
+    if (write.exit_code == 0) accepted.emplace_back(write.start_us, write.end_us);
+  }
+  std::sort(accepted.begin(), accepted.end());
+  std::int64_t longest = 0;
+  std::int64_t written_until = accepted.empty() ? 0 : accepted.front().second;
+  for (const auto& [start, end] : accepted) {
+    longest = std::max(longest, start - written_until);
+    written_until = std::max(written_until, end);
+  }
+  return longest;
+}
+
+}  // namespace
+
+fencing_report check_fencing_log(fencing_log log, int min_zombie_refusals, int min_accepted_terms) {
   fencing_report report;
   for (const auto& problem : log.problems) report.violations.push_back(problem);
   std::map<std::uint64_t, std::int64_t> accepted_end_of_term;
@@ -79,6 +100,12 @@ fencing_report check_fencing_log(fencing_log log, int min_zombie_refusals) {
     if (write.exit_code != 0) continue;
     auto [at, inserted] = accepted_end_of_term.emplace(write.term, write.end_us);
     if (!inserted) at->second = std::min(at->second, write.end_us);
+  }
+  report.accepted_terms = static_cast<int>(accepted_end_of_term.size());
+  report.longest_unwritten_us = longest_unwritten(log.writes);
+  if (report.accepted_terms < min_accepted_terms) {
+    report.violations.push_back("accepted writes in only " + std::to_string(report.accepted_terms) +
+                                " terms; wanted " + std::to_string(min_accepted_terms));
   }
   for (auto& write : log.writes) {
     term_tally& tally = report.per_term[write.term];
@@ -118,6 +145,8 @@ std::string format_fencing_report(const fencing_report& report) {
     out << "  term " << term << ": " << tally.accepted << " / " << tally.refused << " / "
         << tally.failed << "\n";
   }
+  out << "fencing: terms with accepted writes " << report.accepted_terms
+      << ", longest stretch without one " << report.longest_unwritten_us / 1000 << " ms\n";
   out << "fencing: zombie writes " << report.zombie_writes << ", refused with exit 10 "
       << report.zombie_refused << "\n";
   for (const auto& violation : report.violations) out << "VIOLATION " << violation << "\n";

@@ -49,6 +49,9 @@ struct fencing_report {
   std::map<std::uint64_t, term_tally> per_term;
   int zombie_writes = 0;
   int zombie_refused = 0;  ///< Zombie writes refused with exit 10.
+  int accepted_terms = 0;  ///< Terms with at least one accepted write.
+  /// The longest stretch between two accepted writes (end of one to start of the next), in µs.
+  std::int64_t longest_unwritten_us = 0;
   std::vector<std::string> violations;
   bool ok() const { return violations.empty(); }
 };
@@ -56,8 +59,12 @@ struct fencing_report {
 /// Parses the log; lines starting with `#` and blank lines are skipped.
 fencing_log parse_fencing_log(std::istream& in);
 
-/// Checks the rules; `min_zombie_refusals` zombie writes refused with exit 10 are required.
-fencing_report check_fencing_log(fencing_log log, int min_zombie_refusals);
+/// Checks the rules; `min_zombie_refusals` zombie writes refused with exit 10 are required, and
+/// accepted writes in `min_accepted_terms` terms (leadership moved, and each new leader's
+/// command got its writes through: the liveness evidence of this mode, whose commands log no
+/// start and end records).
+fencing_report check_fencing_log(fencing_log log, int min_zombie_refusals,
+                                 int min_accepted_terms = 0);
 
 /// The report as text: a line per term, the zombie counts, each violation.
 std::string format_fencing_report(const fencing_report& report);

@@ -52,5 +52,26 @@ TEST(FencingChecker, TooFewZombieRefusalsAndGarbageFail) {
   EXPECT_EQ(report.per_term.at(5).failed, 1);
 }
 
+// The liveness evidence of fencing mode: writes accepted in enough terms, and the longest stretch
+// with none accepted (refused and failed writes do not count; overlapping ones cover each other).
+TEST(FencingChecker, TooFewTermsWithAcceptedWritesFail) {
+  const std::string one_term =
+      "write node1 5 1.000000 1.100000 0\n"
+      "write node2 6 1.200000 1.300000 10\n"
+      "write node1 5 4.000000 4.100000 0\n";
+  std::istringstream in(one_term);
+  const auto report = check_fencing_log(parse_fencing_log(in), 0, 2);
+  ASSERT_EQ(report.violations.size(), 1u) << format_fencing_report(report);
+  EXPECT_NE(report.violations[0].find("accepted writes in only 1 terms"), std::string::npos);
+  EXPECT_EQ(report.longest_unwritten_us, 2'900'000);
+
+  std::istringstream two(
+      "write node1 5 1.0 1.5 0\nwrite node2 6 1.2 1.3 0\nwrite node2 6 2.0 2.1 0\n");
+  const auto moved = check_fencing_log(parse_fencing_log(two), 0, 2);
+  EXPECT_TRUE(moved.ok()) << format_fencing_report(moved);
+  EXPECT_EQ(moved.accepted_terms, 2);
+  EXPECT_EQ(moved.longest_unwritten_us, 500'000);
+}
+
 }  // namespace
 }  // namespace s3lect::chaos
