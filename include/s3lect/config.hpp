@@ -64,6 +64,19 @@ struct peer_config {
 /// it, else why not and what to do.
 std::optional<std::string> validate_store_trust(const peer_config& peer, bool store_authenticated);
 
+/// How often a follower reads the lock in S3 mode (peer.enabled off). docs/performance.md tables
+/// what each costs and gives.
+enum class follower_reads {
+  /// Every F / 2, settled or not: a follower sees each renewal within F / 2 of its write, so it
+  /// takes over a crashed leader at most L + F / 2 after that leader's last renewal (rule (b),
+  /// counted from its own first sight of the record), and a released record within F / 2.
+  first_hand,
+  /// Every F until settled, then every I (the Go package's schedule): a quarter of the reads at
+  /// the default proportions (I = 6 F), for large fleets where GETs cost; a settled follower sees
+  /// a crash or a release up to I late, and then may have to wait for rule (c)'s margin.
+  economy,
+};
+
 /// The timing of an elector with every setting optional, for elector_config::apply_timing(): the
 /// settings given are kept, and each one not given follows those given.
 struct elector_timing {
@@ -125,10 +138,15 @@ struct elector_config {
   std::chrono::milliseconds lease{std::chrono::seconds{15}};
   /// D: a leader whose last successful renewal was sent D ago demotes itself.
   std::chrono::milliseconds renew_deadline{std::chrono::seconds{10}};
-  /// F: leaders renew, and followers in frequent mode read, this often.
+  /// F: leaders renew, and followers in frequent mode read, this often (in S3 mode, with
+  /// follower_reads::first_hand, followers read every F / 2 instead).
   std::chrono::milliseconds frequent_interval{std::chrono::seconds{5}};
-  /// I: followers in stable mode read (or check the leader's health) this often.
+  /// I: followers in stable mode read (or check the leader's health) this often; in S3 mode
+  /// only with follower_reads::economy.
   std::chrono::milliseconds infrequent_interval{std::chrono::seconds{30}};
+  /// S3 mode's follower schedule: every F / 2 (first_hand), or every F then I (economy).
+  /// Peer mode ignores it: its followers ask the leader and read the store seldom.
+  follower_reads s3_follower_reads = follower_reads::first_hand;
   /// Expiry rule (c), on the store's clock: how far the store's front ends' clocks may disagree.
   /// A follower may take over L after the moment the store dates the record to (the GET answer's
   /// Date − Last-Modified − 2 s − max_clock_skew before the read). No node's wall clock is used.

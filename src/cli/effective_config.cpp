@@ -31,6 +31,8 @@ std::vector<effective_setting> effective_settings(const run_options& options) {
       {"renew-deadline", format_duration(config.renew_deadline)},
       {"frequent", format_duration(config.frequent_interval)},
       {"infrequent", format_duration(config.infrequent_interval)},
+      {"follower-reads",
+       config.s3_follower_reads == follower_reads::economy ? "economy" : "first-hand"},
       {"max-clock-skew",
        config.max_clock_skew ? format_duration(*config.max_clock_skew) : std::string("off")},
       {"acquire-grace", format_duration(config.acquire_grace)},

@@ -74,9 +74,9 @@ const std::vector<std::string>& elector_flag_names() {
 
 const std::vector<std::string>& elector_valued_names() {
   static const std::vector<std::string> names{
-      "id",           "addr",       "lease",          "renew-deadline",
-      "frequent",     "infrequent", "max-clock-skew", "acquire-grace",
-      "retry-delays", "log-level",  "log-format"};
+      "id",         "addr",           "lease",          "renew-deadline", "frequent",
+      "infrequent", "follower-reads", "max-clock-skew", "acquire-grace",  "retry-delays",
+      "log-level",  "log-format"};
   return names;
 }
 
@@ -99,7 +99,15 @@ const char* elector_options_help() {
          "                           (default 10s; must be less than --lease)\n"
          "  --frequent DUR           leaders renew, and unsettled followers read, this often\n"
          "                           (default 5s; must be less than --renew-deadline)\n"
-         "  --infrequent DUR         settled followers read this often (default 30s)\n"
+         "  --infrequent DUR         settled followers check the leader this often in peer\n"
+         "                           mode, or read in S3 mode with --follower-reads economy\n"
+         "                           (default 30s)\n"
+         "  --follower-reads MODE    S3 mode: first-hand (default) reads every --frequent / 2,\n"
+         "                           so a follower sees every renewal and takes over within\n"
+         "                           about the lease of a crash, within --frequent / 2 of a\n"
+         "                           release; economy reads every --frequent, then every\n"
+         "                           --infrequent once settled: a quarter of the GETs, and a\n"
+         "                           crash or release noticed up to --infrequent late\n"
          "  --max-clock-skew DUR|off how far the store's clocks may disagree: a follower takes\n"
          "                           over once the store's Date - Last-Modified - 2s - skew\n"
          "                           exceeds the lease (no node's wall clock is used); off\n"
@@ -181,7 +189,7 @@ std::vector<std::string> derived_timing_options(const parsed_args& args) {
 }
 
 /// The timing options as given into `timing` (--request-timeout as make_store_target read it),
-/// --acquire-grace and --max-clock-skew into `config`.
+/// --acquire-grace, --follower-reads and --max-clock-skew into `config`.
 bool read_timing(const parsed_args& args, const store_target& target, elector_timing& timing,
                  elector_config& config, std::string& error) {
   std::optional<milliseconds> grace;
@@ -193,6 +201,16 @@ bool read_timing(const parsed_args& args, const store_target& target, elector_ti
     return false;
   }
   if (grace) config.acquire_grace = *grace;
+  if (auto reads = args.get("follower-reads")) {
+    if (*reads == "first-hand") {
+      config.s3_follower_reads = follower_reads::first_hand;
+    } else if (*reads == "economy") {
+      config.s3_follower_reads = follower_reads::economy;
+    } else {
+      error = "--follower-reads: expected first-hand or economy, got '" + *reads + "'";
+      return false;
+    }
+  }
   if (timing.lease && *timing.lease < min_cli_lease) {
     error = "--lease: must be at least " + format_duration(min_cli_lease) +
             " (a shorter lease leaves too little time for the requests it derives), got '" +

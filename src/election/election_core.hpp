@@ -349,6 +349,10 @@ class election_core {
   std::optional<steady_time> takeover_time() const;
   bool takeover_allowed(const instant& now) const;
   steady_time read_due(const instant& now) const;
+  /// S3 mode with follower_reads::first_hand: followers read every F / 2, settled or not.
+  bool reads_first_hand() const;
+  /// How long a follower waits between two reads of the store (not in a re-read burst).
+  std::chrono::milliseconds follower_read_interval() const;
   steady_time renew_due() const;
   steady_time on_clock_probe(steady_time due, std::chrono::milliseconds interval) const;
   std::chrono::milliseconds renew_retry_pause() const;

@@ -67,9 +67,19 @@ std::optional<steady_time> election_core::leadership_deadline() const noexcept {
 steady_time election_core::read_due(const instant& now) const {
   if (read_now_ || !last_read_at_) return now.steady;
   if (reread_) return *last_read_at_ + reread_->gap;
-  const milliseconds interval =
-      mode_ == poll_mode::stable ? config_.infrequent_interval : config_.frequent_interval;
+  const milliseconds interval = follower_read_interval();
   return on_clock_probe(*last_read_at_ + interval, interval);
+}
+
+bool election_core::reads_first_hand() const {
+  return config_.s3_follower_reads == follower_reads::first_hand && !config_.peer.enabled;
+}
+
+milliseconds election_core::follower_read_interval() const {
+  // Twice per renewal: every renewal is seen within F / 2 of its write, so that rule (b), which
+  // counts from our own first sight of the last one, is at most F / 2 late (docs/performance.md).
+  if (reads_first_hand()) return std::max(config_.frequent_interval / 2, milliseconds{1});
+  return mode_ == poll_mode::stable ? config_.infrequent_interval : config_.frequent_interval;
 }
 
 steady_time election_core::renew_due() const {

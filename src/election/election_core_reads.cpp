@@ -219,12 +219,19 @@ void election_core::update_mode(const instant& now, const read_summary& read) {
   // often to read: it never allows a takeover by itself.
   const auto written = written_by();
   const bool missed_renewal = written && now.steady - *written > config_.frequent_interval;
+  // Reads F apart or more: the same ETag again means the leader did not renew in between. First-
+  // hand reads come twice per renewal: only a record first seen over 1.25 F ago says so (the
+  // reads land at 0.5 F steps, so it is the read at 1.5 F, whatever the renewals' jitter).
+  const bool stalled = same_etag && (!reads_first_hand() || now.steady - observed_->first_seen >
+                                                                config_.frequent_interval * 5 / 4);
   const poll_mode before = mode_;
-  if (expired || same_etag || missed_renewal) {
+  if (expired || stalled || missed_renewal) {
     // The leader did not renew since the last read (it renews every F), missed a renewal by its
     // own timestamp, or its record expired.
     mode_ = poll_mode::frequent;
     healthy_reads_ = 0;
+  } else if (same_etag) {
+    // A first-hand read between two renewals: nothing new.
   } else if (!renewed) {
     mode_ = poll_mode::frequent;  // a new leader or term: watch it closely
     healthy_reads_ = 1;

@@ -47,6 +47,9 @@ struct scenario {
   bool rule_c = true;          ///< Nodes set max_clock_skew (with mixed configs, most do).
   bool mixed_configs = false;  ///< Each node draws its own timing and max_clock_skew.
   bool peer_mode = false;      ///< Stable followers check the leader's health endpoint.
+  /// S3 mode: every node reads on the economy schedule (F, then I once settled), not every F / 2.
+  /// With mixed configs, some nodes do anyway.
+  bool economy_reads = false;
   /// In peer mode: every node watches, and every endpoint is s3lect's (full).
   bool every_node_watches = false;
   /// The boot clock counts a suspend (CLOCK_BOOTTIME). False only in the negative control.
@@ -174,6 +177,9 @@ class world {
         if (chance(0.25)) n.config.max_clock_skew.reset();
       }
       if (!what.rule_c) n.config.max_clock_skew.reset();
+      if (what.economy_reads || (what.mixed_configs && chance(0.3))) {
+        n.config.s3_follower_reads = follower_reads::economy;
+      }
       if (what.peer_mode) {
         n.config.peer.enabled = true;
         n.config.peer.watch = chance(0.6);
@@ -230,7 +236,9 @@ class world {
             << (n.config.max_clock_skew ? std::to_string(n.config.max_clock_skew->count())
                                         : std::string("off"))
             << " wall" << (n.wall_offset.count() >= 0 ? "+" : "") << in_ms(n.wall_offset)
-            << (n.config.peer.enabled ? n.config.peer.watch ? " peer-watch" : " peer-plain" : "")
+            << (n.config.peer.enabled ? n.config.peer.watch ? " peer-watch" : " peer-plain"
+                : n.config.s3_follower_reads == follower_reads::economy ? " economy-reads"
+                                                                        : " first-hand-reads")
             << (n.config.peer.enabled ? " endpoint=" + std::to_string(static_cast<int>(n.endpoint))
                                       : std::string());
     }

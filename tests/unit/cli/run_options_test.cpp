@@ -109,6 +109,7 @@ TEST_F(RunOptions, DefaultsAreTheLibrarysWithAOneSecondRequestTimeoutAndThreeSec
   EXPECT_EQ(config.renew_deadline, defaults.renew_deadline);
   EXPECT_EQ(config.frequent_interval, defaults.frequent_interval);
   EXPECT_EQ(config.infrequent_interval, defaults.infrequent_interval);
+  EXPECT_EQ(config.s3_follower_reads, s3lect::follower_reads::first_hand);
   EXPECT_EQ(config.max_clock_skew, defaults.max_clock_skew);
   EXPECT_EQ(config.acquire_grace, defaults.acquire_grace);
   EXPECT_EQ(config.request_timeout, defaults.request_timeout);
@@ -135,6 +136,8 @@ TEST_F(RunOptions, ReadsEveryOption) {
                         "400ms",
                         "--infrequent",
                         "3s",
+                        "--follower-reads",
+                        "economy",
                         "--max-clock-skew",
                         "off",
                         "--acquire-grace",
@@ -161,6 +164,7 @@ TEST_F(RunOptions, ReadsEveryOption) {
   EXPECT_EQ(config.renew_deadline, 1200ms);
   EXPECT_EQ(config.frequent_interval, 400ms);
   EXPECT_EQ(config.infrequent_interval, 3s);
+  EXPECT_EQ(config.s3_follower_reads, s3lect::follower_reads::economy);
   EXPECT_FALSE(config.max_clock_skew.has_value());
   EXPECT_EQ(config.acquire_grace, 100ms);
   EXPECT_EQ(config.request_timeout, 150ms);
@@ -191,6 +195,8 @@ TEST_F(RunOptions, RefusesMalformedDurations) {
   expect_refused({"--acquire-grace", "soon"}, {"--acquire-grace"});
   expect_refused({"--kill-grace", "3"}, {"--kill-grace", "'3'"});
   expect_refused({"--max-clock-skew", "never"}, {"--max-clock-skew", "or off"});
+  expect_refused({"--follower-reads", "cheap"},
+                 {"--follower-reads: expected first-hand or economy, got 'cheap'"});
   expect_refused({"--request-timeout", "0"}, {"--request-timeout"});
   expect_refused({"--retry-delays", "100ms,,1s"}, {"--retry-delays", "100ms,1s"});
 }
@@ -553,6 +559,7 @@ TEST(RunHelp, DocumentsEveryOptionAndExitCode) {
                              "--renew-deadline",
                              "--frequent",
                              "--infrequent",
+                             "--follower-reads",
                              "--max-clock-skew",
                              "--acquire-grace",
                              "--request-timeout",
@@ -707,6 +714,7 @@ TEST_F(RunOptions, PrintConfigShowsWhatTheLeaseDerived) {
             "--renew-deadline 4s             # derived\n"
             "--frequent 1500ms\n"
             "--infrequent 9s                 # derived\n"
+            "--follower-reads first-hand\n"
             "--max-clock-skew 2s\n"
             "--acquire-grace 0\n"
             "--request-timeout 500ms         # derived\n"

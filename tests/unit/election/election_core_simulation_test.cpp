@@ -191,6 +191,26 @@ TEST(ElectionCoreSimulation, SafeInPeerMode) {
               static_cast<unsigned long long>(sum.named_release_takeovers));
 }
 
+// S3 mode: the leader's process crashes and its guardian releases the lock. First-hand followers
+// read every F / 2 (2.5 s or 1 s in these worlds), settled or not, and see the release at their
+// next read; on the economy schedule a settled follower sees it up to I (12 s or 30 s) later.
+// Both orders of magnitude are asserted, so that the comparison shows what the schedule buys.
+TEST(ElectionCoreSimulation, FirstHandFollowersTakeOverACrashReleaseWithinHalfARenewal) {
+  const totals first_hand = run_seeds({}, 6001, 40);
+  scenario economy;
+  economy.economy_reads = true;
+  const totals settled = run_seeds(economy, 6001, 40);
+  if (first_hand.runs >= 20 && settled.runs >= 20) {
+    ASSERT_GT(first_hand.crash_failovers.size(), first_hand.runs / 2);
+    ASSERT_GT(settled.crash_failovers.size(), settled.runs / 2);
+    EXPECT_LT(quantile(first_hand.release_takeovers, 0.5), 1500ms)
+        << "median from the crash release to the next leader, reads every F / 2";
+    EXPECT_GT(quantile(settled.release_takeovers, 0.5),
+              2 * quantile(first_hand.release_takeovers, 0.5))
+        << "the economy schedule should be the slower one (or the test measures nothing)";
+  }
+}
+
 // The leader's process crashes and its guardian releases the lock some 10-100 ms later. Watching
 // followers see their watch fail with a closed connection and re-read the store quickly
 // (docs/peer-mode.md#a-crashed-leader): one of them takes over within a few hundred
