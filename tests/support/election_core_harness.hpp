@@ -45,6 +45,14 @@ inline elector_config core_config(const std::string& id) {
   return config;
 }
 
+/// core_config on the economy schedule (reads every F, every I once settled): for the tests
+/// that pin the expiry rules and the poll modes read by read, as the Go package polls.
+inline elector_config economy_config(const std::string& id) {
+  elector_config config = core_config(id);
+  config.s3_follower_reads = follower_reads::economy;
+  return config;
+}
+
 /// 2026-11-21T10:00:00Z: a wall-clock instant with a whole number of milliseconds.
 inline wall_time test_wall_epoch() {
   using namespace std::chrono;

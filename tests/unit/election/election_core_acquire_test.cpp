@@ -63,7 +63,7 @@ TEST(ElectionCoreAcquire, LostRaceRereadsAtOnceAndFollows) {
   EXPECT_FALSE(d.writing());
   EXPECT_EQ(d.core.status().leader_id, "b");
   EXPECT_EQ(d.core.role(), core_role::follower);
-  EXPECT_EQ(d.last.wake_at, d.now.steady + 5s);
+  EXPECT_EQ(d.last.wake_at, d.now.steady + 2500ms) << "the next read, F / 2 later (first-hand)";
 }
 
 TEST(ElectionCoreAcquire, AbsentAfterSeeingTermsContinuesAboveThem) {
@@ -113,12 +113,10 @@ TEST(ElectionCoreAcquire, GoRecordHeldIsRespectedUntilItExpires) {
   EXPECT_EQ(d.core.status().leader_addr, "10.0.0.1:8443");
   EXPECT_EQ(d.core.status().term, 0u);
   const steady_time first_seen = d.now.steady;
-  for (int i = 0; i < 2; ++i) {
+  for (int reads = 0; reads < 20 && !d.writing(); ++reads) {
     d.wake();
-    ASSERT_TRUE(d.reading());
-    d.read(R"({"leaderID":"go-1","lastUpdated":"2026-11-21T09:59:59Z"})", "ego");
+    if (d.reading()) d.read(R"({"leaderID":"go-1","lastUpdated":"2026-11-21T09:59:59Z"})", "ego");
   }
-  d.wake();
   EXPECT_EQ(d.now.steady, first_seen + 15s);
   ASSERT_TRUE(d.writing());
   EXPECT_EQ(d.written().term, 1u);

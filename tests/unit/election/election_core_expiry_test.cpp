@@ -1,6 +1,7 @@
 // election_core: the follower expiry rules (b) and (c) (docs/algorithm.md#expiry-rules), acting
 // exactly at the expiry moment, clock skew both ways, unreadable records; and the frequent and
-// stable modes (docs/algorithm.md#polling-modes).
+// stable modes (docs/algorithm.md#polling-modes), read by read on the economy schedule (every F,
+// then every I); the default first-hand schedule is election_core_first_hand_test.cpp's.
 #include "support/election_core_harness.hpp"
 
 namespace s3lect::test {
@@ -20,7 +21,7 @@ core_driver follower_seeing(elector_config config, std::chrono::milliseconds age
 // Rule (b): the follower's own monotonic clock, from the first read that returned the ETag.
 
 TEST(ElectionCoreExpiry, RuleBTakesOverExactlyLAfterFirstSight) {
-  elector_config config = core_config("a");
+  elector_config config = economy_config("a");
   config.max_clock_skew.reset();
   core_driver d = follower_seeing(config, 0ms);
   const steady_time first_seen = d.now.steady;
@@ -46,7 +47,7 @@ TEST(ElectionCoreExpiry, RuleBTakesOverExactlyLAfterFirstSight) {
 }
 
 TEST(ElectionCoreExpiry, RuleBCountsFromTheFirstReadOfEachNewEtag) {
-  elector_config config = core_config("a");
+  elector_config config = economy_config("a");
   config.max_clock_skew.reset();
   core_driver d = follower_seeing(config, 0ms);
   d.wake();
@@ -62,7 +63,7 @@ TEST(ElectionCoreExpiry, RuleBCountsFromTheFirstReadOfEachNewEtag) {
 }
 
 TEST(ElectionCoreExpiry, ReadFailuresDoNotResetFirstSight) {
-  elector_config config = core_config("a");
+  elector_config config = economy_config("a");
   config.max_clock_skew.reset();
   core_driver d = follower_seeing(config, 0ms);
   const steady_time first_seen = d.now.steady;
@@ -78,7 +79,7 @@ TEST(ElectionCoreExpiry, ReadFailuresDoNotResetFirstSight) {
 }
 
 TEST(ElectionCoreExpiry, WritersLongerLeaseIsHonoured) {
-  elector_config config = core_config("a");
+  elector_config config = economy_config("a");
   config.max_clock_skew.reset();
   core_driver d(config);
   d.start();
@@ -92,7 +93,7 @@ TEST(ElectionCoreExpiry, WritersLongerLeaseIsHonoured) {
 }
 
 TEST(ElectionCoreExpiry, ExpiredTakeoverLostRaceFollowsTheWinner) {
-  elector_config config = core_config("a");
+  elector_config config = economy_config("a");
   config.max_clock_skew.reset();
   core_driver d = follower_seeing(config, 0ms);
   d.advance(15s);
@@ -121,19 +122,19 @@ core_driver follower_reading_aged(elector_config config, std::chrono::seconds st
 }
 
 TEST(ElectionCoreExpiry, RuleCTakesOverALongDeadRecordAtOnce) {
-  core_driver d = follower_reading_aged(core_config("a"), std::chrono::hours{5});
+  core_driver d = follower_reading_aged(economy_config("a"), std::chrono::hours{5});
   ASSERT_TRUE(d.writing()) << "a fresh process need not wait a lease for a record dead for hours";
   EXPECT_EQ(d.written().term, 4u);
   EXPECT_EQ(d.condition().etag, "eb");
 }
 
 TEST(ElectionCoreExpiry, RuleCBoundaryIsInclusive) {
-  core_driver d = follower_reading_aged(core_config("a"), 19s);  // L + skew + 2 s exactly
+  core_driver d = follower_reading_aged(economy_config("a"), 19s);  // L + skew + 2 s exactly
   EXPECT_TRUE(d.writing());
 }
 
 TEST(ElectionCoreExpiry, RuleCSchedulesTheExactMoment) {
-  core_driver d = follower_reading_aged(core_config("a"), 18s);
+  core_driver d = follower_reading_aged(economy_config("a"), 18s);
   EXPECT_FALSE(d.writing());
   ASSERT_EQ(d.last.wake_at, d.now.steady + 1s);
   d.advance(1s - 1ns);
@@ -145,7 +146,7 @@ TEST(ElectionCoreExpiry, RuleCSchedulesTheExactMoment) {
 }
 
 TEST(ElectionCoreExpiry, RuleCFiresBeforeTheNextPoll) {
-  core_driver d = follower_reading_aged(core_config("a"), 16s);  // expires 3 s from now
+  core_driver d = follower_reading_aged(economy_config("a"), 16s);  // expires 3 s from now
   EXPECT_EQ(d.last.wake_at, d.now.steady + 3s);
   d.wake();
   EXPECT_TRUE(d.writing());
@@ -155,7 +156,7 @@ TEST(ElectionCoreExpiry, RuleCKeepsTheEarliestDatingOfAnEtag) {
   // The first read dates the record 4 s old (certainly aged 4 − 2 − 2 = 0 s), the second, 5 s
   // later, 16 s old (12 s, so written 7 s before the first read): the earlier evidence wins,
   // and the takeover comes before the next poll.
-  core_driver d = follower_reading_aged(core_config("a"), 4s);
+  core_driver d = follower_reading_aged(economy_config("a"), 4s);
   const steady_time first = d.now.steady;
   ASSERT_EQ(d.last.wake_at, first + 5s);
   d.wake();
@@ -167,7 +168,7 @@ TEST(ElectionCoreExpiry, NoNodesWallClockMattersToRuleC) {
   // b's lastUpdated says the record is five hours old (b's clock is behind), and our own wall
   // clock is five minutes ahead: the store dates the record as just written. Rule (c) says
   // nothing, rule (b) takes over L after first sight, as if all clocks were right.
-  core_driver d(core_config("a"));
+  core_driver d(economy_config("a"));
   d.now.wall += 5min;
   d.start();
   const wall_time store_now = d.now.wall - 5min;
@@ -189,7 +190,7 @@ TEST(ElectionCoreExpiry, StoreFrontEndsApartByTheSkewStillWaitTheWholeLease) {
   // stamped Last-Modified: the record looks 2 s older than it is. Taken over no earlier than
   // L after the write, whichever whole-second phase the write fell on.
   for (const auto phase : {0ms, 1ms, 500ms, 999ms}) {
-    core_driver d(core_config("a"));
+    core_driver d(economy_config("a"));
     d.start();
     d.advance(phase);
     const steady_time written = d.now.steady;
@@ -207,7 +208,7 @@ TEST(ElectionCoreExpiry, StoreFrontEndsApartByTheSkewStillWaitTheWholeLease) {
 }
 
 TEST(ElectionCoreExpiry, WithoutDateOrLastModifiedRuleCIsOffForThatRead) {
-  core_driver d(core_config("a"));
+  core_driver d(economy_config("a"));
   d.start();
   // An hours-old stamp in the record, but the store sent no dates: rule (b) alone.
   d.read(foreign_body("b", 3, d.now.wall - std::chrono::hours{5}), "eb");
@@ -221,7 +222,7 @@ TEST(ElectionCoreExpiry, WithoutDateOrLastModifiedRuleCIsOffForThatRead) {
 }
 
 TEST(ElectionCoreExpiry, RuleCDisabledTrustsOnlyTheMonotonicClock) {
-  elector_config config = core_config("a");
+  elector_config config = economy_config("a");
   config.max_clock_skew.reset();
   core_driver d = follower_reading_aged(config, std::chrono::hours{5});
   EXPECT_FALSE(d.writing());
@@ -230,7 +231,7 @@ TEST(ElectionCoreExpiry, RuleCDisabledTrustsOnlyTheMonotonicClock) {
 
 TEST(ElectionCoreExpiry, RuleCDatesAnUnreadableRecordToo) {
   // Rule (c) needs no timestamp from the record: the store's headers date it.
-  core_driver d(core_config("a"));
+  core_driver d(economy_config("a"));
   d.start();
   d.read_aged("{ this is not json", "ex", std::chrono::hours{1});
   ASSERT_TRUE(d.writing());
@@ -238,7 +239,7 @@ TEST(ElectionCoreExpiry, RuleCDatesAnUnreadableRecordToo) {
 }
 
 TEST(ElectionCoreExpiry, UndatedMalformedRecordOnlyExpiresByRuleB) {
-  elector_config config = core_config("a");
+  elector_config config = economy_config("a");
   config.acquire_grace = 1s;
   core_driver d(config);
   d.start();
@@ -264,7 +265,7 @@ TEST(ElectionCoreExpiry, UndatedMalformedRecordOnlyExpiresByRuleB) {
 TEST(ElectionCoreExpiry, ARecordCutAtTheReadLimitIsUnreadableAndTakenOverAfterOneLease) {
   // A lock object over the reader's limit (a 20 MB object): s3_client stops reading and keeps
   // the ETag. Even when the bytes read happen to be a valid record, the object is not one.
-  elector_config config = core_config("a");
+  elector_config config = economy_config("a");
   config.acquire_grace = 0s;
   core_driver d(config);
   d.start();
@@ -288,7 +289,7 @@ TEST(ElectionCoreExpiry, ARecordCutAtTheReadLimitIsUnreadableAndTakenOverAfterOn
 
 TEST(ElectionCoreExpiry, AMalformedTimestampIsNoEvidenceOfAge) {
   // A record with an ancient but malformed timestamp is still "unknown writer": rule (b) only.
-  core_driver d(core_config("a"));
+  core_driver d(economy_config("a"));
   d.start();
   d.read(R"({"leaderID":"b","lastUpdated":"yesterday"})", "ex");
   EXPECT_FALSE(d.writing());
@@ -311,7 +312,7 @@ void start_and_read_two_renewals(core_driver& d) {
 }
 
 TEST(ElectionCoreModes, TwoReadsOfTheSameRenewingLeaderMakeItStable) {
-  core_driver d(core_config("a"));
+  core_driver d(economy_config("a"));
   d.start();
   read_renewed(d, 1);
   EXPECT_EQ(d.core.status().mode, poll_mode::frequent);
@@ -327,7 +328,7 @@ TEST(ElectionCoreModes, TwoReadsOfTheSameRenewingLeaderMakeItStable) {
 }
 
 TEST(ElectionCoreModes, SameEtagTwiceInFrequentModeIsNotStability) {
-  core_driver d(core_config("a"));
+  core_driver d(economy_config("a"));
   d.start();
   read_renewed(d, 1);
   d.wake();
@@ -342,7 +343,7 @@ TEST(ElectionCoreModes, SameEtagTwiceInFrequentModeIsNotStability) {
 }
 
 TEST(ElectionCoreModes, SameEtagInStableModeMeansTheLeaderStoppedAndAllowsTakeoverAtOnce) {
-  elector_config config = core_config("a");
+  elector_config config = economy_config("a");
   config.max_clock_skew.reset();  // rule (b) alone decides
   core_driver d(config);
   start_and_read_two_renewals(d);
@@ -356,7 +357,7 @@ TEST(ElectionCoreModes, SameEtagInStableModeMeansTheLeaderStoppedAndAllowsTakeov
 }
 
 TEST(ElectionCoreModes, SameEtagInStableModeWithShortIWaitsForTheRestOfTheLease) {
-  elector_config config = core_config("a");
+  elector_config config = economy_config("a");
   config.infrequent_interval = 8s;
   config.max_clock_skew.reset();
   core_driver d(config);
@@ -373,7 +374,7 @@ TEST(ElectionCoreModes, SameEtagInStableModeWithShortIWaitsForTheRestOfTheLease)
 }
 
 TEST(ElectionCoreModes, LeaderChangeReturnsToFrequent) {
-  core_driver d(core_config("a"));
+  core_driver d(economy_config("a"));
   start_and_read_two_renewals(d);
   ASSERT_EQ(d.core.status().mode, poll_mode::stable);
   d.wake();
@@ -389,7 +390,7 @@ TEST(ElectionCoreModes, LeaderChangeReturnsToFrequent) {
 }
 
 TEST(ElectionCoreModes, TermChangeOfTheSameLeaderReturnsToFrequent) {
-  core_driver d(core_config("a"));
+  core_driver d(economy_config("a"));
   start_and_read_two_renewals(d);
   d.wake();
   read_renewed(d, 3, 4);
@@ -397,7 +398,7 @@ TEST(ElectionCoreModes, TermChangeOfTheSameLeaderReturnsToFrequent) {
 }
 
 TEST(ElectionCoreModes, ReadErrorReturnsToFrequentAndToTheExpiryMoment) {
-  elector_config config = core_config("a");
+  elector_config config = economy_config("a");
   config.infrequent_interval = 12s;
   config.max_clock_skew.reset();
   core_driver d(config);
@@ -415,7 +416,7 @@ TEST(ElectionCoreModes, ReadErrorReturnsToFrequentAndToTheExpiryMoment) {
 }
 
 TEST(ElectionCoreModes, ReleasedRecordInStableModeIsTakenOverAtOnce) {
-  core_driver d(core_config("a"));
+  core_driver d(economy_config("a"));
   start_and_read_two_renewals(d);
   d.wake();
   d.read(released_body("b", 3), "b-rel");
@@ -425,7 +426,7 @@ TEST(ElectionCoreModes, ReleasedRecordInStableModeIsTakenOverAtOnce) {
 }
 
 TEST(ElectionCoreModes, DatedStaleByRuleCInStableModeIsTrouble) {
-  core_driver d(core_config("a"));
+  core_driver d(economy_config("a"));
   start_and_read_two_renewals(d);
   d.wake();
   // A new ETag, but the store dates it 20 s old: the leader wrote it and died.
@@ -435,7 +436,7 @@ TEST(ElectionCoreModes, DatedStaleByRuleCInStableModeIsTrouble) {
 }
 
 TEST(ElectionCoreModes, AbsentRecordIsTroubleAndTakenAtOnce) {
-  core_driver d(core_config("a"));
+  core_driver d(economy_config("a"));
   start_and_read_two_renewals(d);
   d.wake();
   d.read_absent();
@@ -446,7 +447,7 @@ TEST(ElectionCoreModes, AbsentRecordIsTroubleAndTakenAtOnce) {
 }
 
 TEST(ElectionCoreModes, LeaderChangedIsAnnouncedOncePerChange) {
-  core_driver d(core_config("a"));
+  core_driver d(economy_config("a"));
   d.start();
   read_renewed(d, 1);
   EXPECT_EQ(d.last_notices<leader_changed>().size(), 1u);
@@ -456,7 +457,7 @@ TEST(ElectionCoreModes, LeaderChangedIsAnnouncedOncePerChange) {
 }
 
 TEST(ElectionCoreModes, StableFollowerSeeingAMissedRenewalByStoreDateReadsAtTheExpiry) {
-  core_driver d(core_config("a"));
+  core_driver d(economy_config("a"));
   start_and_read_two_renewals(d);
   ASSERT_EQ(d.core.status().mode, poll_mode::stable);
   d.wake();  // I = 30 s later
@@ -469,7 +470,7 @@ TEST(ElectionCoreModes, StableFollowerSeeingAMissedRenewalByStoreDateReadsAtTheE
 }
 
 TEST(ElectionCoreModes, StoreAgeWithinFKeepsAStableFollowerStable) {
-  core_driver d(core_config("a"));
+  core_driver d(economy_config("a"));
   start_and_read_two_renewals(d);
   ASSERT_EQ(d.core.status().mode, poll_mode::stable);
   d.wake();
@@ -480,7 +481,7 @@ TEST(ElectionCoreModes, StoreAgeWithinFKeepsAStableFollowerStable) {
 }
 
 TEST(ElectionCoreModes, WithoutRuleCTheStoreAgeIsNotTrustedForTheModeEither) {
-  elector_config config = core_config("a");
+  elector_config config = economy_config("a");
   config.max_clock_skew.reset();
   core_driver d(config);
   start_and_read_two_renewals(d);
