@@ -267,6 +267,11 @@ if [ -f tests/chaos/chaos.sh ]; then
   chaos_sanitizers --duration 60 --min-transitions 15 --clock-fault ahead
   stage "chaos, peer-watch mode, node 1's clock 5 min behind"
   chaos_sanitizers --duration 60 --min-transitions 15 --clock-fault behind --peer-watch
+  # The other two pairs, shorter: S3 mode's first-hand followers behind, peer-watch ahead.
+  stage "chaos, node 1's clock 5 min behind"
+  chaos_sanitizers --duration 45 --min-transitions 10 --clock-fault behind
+  stage "chaos, peer-watch mode, node 1's clock 5 min ahead"
+  chaos_sanitizers --duration 45 --min-transitions 10 --clock-fault ahead --peer-watch
   # `run --slots 2` on four nodes: each slot checked on its own, so at most two commands at once.
   # 120 s on the debug build saw 53 and 63 transitions per slot: 15 per 60 s leaves room.
   stage "chaos, 2 slots on 4 nodes"

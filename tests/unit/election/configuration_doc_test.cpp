@@ -123,6 +123,9 @@ TEST(ConfigurationDoc, ElectorConfigDefaults) {
   EXPECT_EQ(duration_of(lines, "renew_deadline"), defaults.renew_deadline);
   EXPECT_EQ(duration_of(lines, "frequent_interval"), defaults.frequent_interval);
   EXPECT_EQ(duration_of(lines, "infrequent_interval"), defaults.infrequent_interval);
+  EXPECT_EQ(
+      default_of(lines, "s3_follower_reads"),
+      defaults.s3_follower_reads == follower_reads::first_hand ? "`first_hand`" : "`economy`");
   EXPECT_EQ(duration_of(lines, "max_clock_skew"), defaults.max_clock_skew);
   EXPECT_EQ(duration_of(lines, "acquire_grace"), defaults.acquire_grace);
   EXPECT_EQ(duration_of(lines, "request_timeout"), defaults.request_timeout);
