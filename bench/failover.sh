@@ -64,12 +64,15 @@
 #   as after a graceful release (below); a frozen s3lect (--crash stop) releases nothing and its
 #   guardian stops the job at the renew deadline, so takeover waits for the lease as above.
 # - Graceful handover: the leader writes a released record at once, but in S3 mode followers
-#   only learn of it at their next read: up to F (5 s) while they poll every F. Peer mode's
-#   watch, and etcd or ZooKeeper, push the release: milliseconds (docs/anchors.md: 3–5 ms).
-# - Both hold while the followers poll every F. Followers that have gone stable (two reads
-#   showing the same leader, about F after an election) read only every I, and the elector as
-#   first written acts only at such a read: then both handover and failover take up to I (30 s).
-#   A long --hold-ms (say 12000) measures that stable case.
+#   only learn of it at their next read: up to F / 2 (2.5 s) with the default first-hand reads
+#   (every F / 2, settled or not). Peer mode's watch, and etcd or ZooKeeper, push the release:
+#   milliseconds (docs/anchors.md: 3–5 ms).
+# - With `--follower-reads economy` (the schedule before issue 26; set it through
+#   BENCH_RUN_OPTIONS for --cli), followers read every F until they have gone stable (two reads
+#   showing the same leader renewing, about F after an election), then only every I: both
+#   handover and failover then take up to I (30 s), which --stable measures.
+#   A first-hand follower sees the dead leader's last renewal within F / 2 of its write, so a
+#   crash nobody releases for (kill-all) is taken over L − F … L + F / 2 after it.
 # - Peer-watch mode: followers keep a watch open on the leader's health endpoint. A graceful
 #   release answers the watch at once (milliseconds). A killed s3lect's closed connection sends
 #   the followers to re-read the store at once and then at 50, 100, 200 ms … (up to F), so they

@@ -10,6 +10,8 @@
 #   BENCH_PEER_DIR   peer-watch mode: directory with ca.pem and ID.pem/ID.key (certs.sh);
 #                    empty: S3 mode
 #   BENCH_PEER_PORT_node_a, ...  the health endpoint's port of each node (peer-watch mode)
+#   BENCH_RUN_OPTIONS further `s3lect run` options, split at spaces (e.g.
+#                    "--follower-reads economy")
 #   AWS_ENDPOINT_URL, AWS_REGION, AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY: the store
 set -euo pipefail
 self=$(realpath -- "${BASH_SOURCE[0]}")
@@ -20,14 +22,15 @@ args=(--lock "s3://$bucket/$key" --path-style --id "$id")
 while (($#)); do
   case $1 in
     --lease-ms)
-      # The library's proportions: renew deadline 2/3 of the lease, renewal every third; the
-      # command's kill grace must stay below lease - renew deadline.
-      args+=(--lease "$2ms" --renew-deadline "$(($2 * 2 / 3))ms" --frequent "$(($2 / 3))ms"
-        --kill-grace "$(($2 / 6))ms")
+      # The lease alone, as a user gives it: s3lect derives the rest in the library's proportions
+      # (renew deadline 2/3 of the lease, renewal every third, kill grace 1/5).
+      args+=(--lease "$2ms")
       shift 2 ;;
     *) args+=(--ca-file "$1"); shift ;;
   esac
 done
+read -r -a extra <<<"${BENCH_RUN_OPTIONS:-}"
+args+=("${extra[@]}")
 if [[ -n ${BENCH_PEER_DIR:-} ]]; then
   port_var=BENCH_PEER_PORT_${id//-/_}
   port=${!port_var:?no port for $id}

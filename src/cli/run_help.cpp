@@ -33,7 +33,7 @@ const char* run_description() {
          "  when it leads again.\n"
          "- When COMMAND exits by itself, whatever is left of its tree is killed, s3lect\n"
          "  releases the lock, so that a follower takes over at its next read (within\n"
-         "  --frequent / 2 in S3 mode, milliseconds with --peer-watch: \"Handover and\n"
+         "  --frequent / 2 in S3 mode, milliseconds with --peer-watch: \"handover and\n"
          "  failover\" below), and exits with COMMAND's status.\n"
          "- On SIGINT or SIGTERM, s3lect stops the tree the same way (a second signal kills\n"
          "  it at once), releases the lock and exits 0. SIGHUP, SIGUSR1 and SIGUSR2 are\n"
@@ -63,6 +63,24 @@ const char* run_description() {
          "lease ends. Suspend time may not count toward the deadlines (docs/operations.md).\n"
 #endif
       ;
+}
+
+/// What a change of leader takes, by lease and mode (docs/performance.md measured it).
+const char* handover_and_failover() {
+  return "\n"
+         "handover and failover: three settled nodes, only --lease given, a local store;\n"
+         "seconds, median/max (docs/performance.md#handover-and-failover-by-lease):\n"
+         "  lease  SIGTERM    kill -9 of   s3lect and     S3 GETs per    peer-watch\n"
+         "                    s3lect       guardian lost  follower-month SIGTERM\n"
+         "  2s     0.25/0.29  0.12/0.32    1.81/2.05      $3.15          0.04/0.05\n"
+         "  6s     0.50/0.96  0.70/1.04    5.07/5.96      $1.05          0.04/0.07\n"
+         "  15s    1.32/2.17  1.34/2.34    12.4/14.4      $0.42          0.05/0.06\n"
+         "  60s    7.05/7.46  8.88/9.85    56.1/58.9      $0.105         0.04/4.97\n"
+         "In S3 mode a follower reads every --frequent / 2 and takes a release (SIGTERM,\n"
+         "or the guardian's after kill -9) at its next read; a lock nobody releases by\n"
+         "rule (b), about a lease after the crash. --follower-reads economy reads a sixth\n"
+         "as often and may notice either up to --infrequent late (1.8 x lease measured).\n"
+         "--peer-watch: no S3 read per follower, a release in milliseconds.\n";
 }
 
 /// Peer mode, the log format and the exit codes, the tail of its help.
@@ -98,7 +116,7 @@ std::string run_help() {
          run_extra_options_help() +
          "  --help                   print this help\n"
          "  Durations: 500ms, 15s, 1m, 1m30s, 2h.\n" +
-         run_help_epilogue() + "\n" + exit_code_table();
+         handover_and_failover() + run_help_epilogue() + "\n" + exit_code_table();
 }
 
 }  // namespace s3lect::cli
