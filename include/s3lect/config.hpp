@@ -71,9 +71,10 @@ enum class follower_reads {
   /// takes over a crashed leader at most L + F / 2 after that leader's last renewal (rule (b),
   /// counted from its own first sight of the record), and a released record within F / 2.
   first_hand,
-  /// Every F until settled, then every I (the Go package's schedule): a quarter of the reads at
-  /// the default proportions (I = 6 F), for large fleets where GETs cost; a settled follower sees
-  /// a crash or a release up to I late, and then may have to wait for rule (c)'s margin.
+  /// Every F until settled, then every I (the Go package's schedule): once settled, a twelfth of
+  /// first_hand's reads at the default proportions (I = 6 F), for large fleets where GETs cost.
+  /// A settled follower sees a crash or a release up to I late, and then may have to wait for
+  /// rule (c)'s margin.
   economy,
 };
 

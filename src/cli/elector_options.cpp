@@ -106,7 +106,7 @@ const char* elector_options_help() {
          "                           so a follower sees every renewal and takes over within\n"
          "                           about the lease of a crash, within --frequent / 2 of a\n"
          "                           release; economy reads every --frequent, then every\n"
-         "                           --infrequent once settled: a quarter of the GETs, and a\n"
+         "                           --infrequent once settled: a twelfth of the GETs, and a\n"
          "                           crash or release noticed up to --infrequent late\n"
          "  --max-clock-skew DUR|off how far the store's clocks may disagree: a follower takes\n"
          "                           over once the store's Date - Last-Modified - 2s - skew\n"

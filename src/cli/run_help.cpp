@@ -78,8 +78,9 @@ const char* handover_and_failover() {
          "  60s    7.05/7.46  8.88/9.85    56.1/58.9      $0.105         0.04/4.97\n"
          "In S3 mode a follower reads every --frequent / 2 and takes a release (SIGTERM,\n"
          "or the guardian's after kill -9) at its next read; a lock nobody releases by\n"
-         "rule (b), about a lease after the crash. --follower-reads economy reads a sixth\n"
-         "as often and may notice either up to --infrequent late (1.8 x lease measured).\n"
+         "rule (b), about a lease after the crash. --follower-reads economy reads a twelfth\n"
+         "as often once settled and may notice either up to --infrequent late (1.8 x lease\n"
+         "measured).\n"
          "--peer-watch: no S3 read per follower, a release in milliseconds.\n";
 }
 
