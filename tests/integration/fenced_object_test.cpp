@@ -97,22 +97,37 @@ struct write_record {
 };
 
 // Two threads, each with its own client, write as fast as they can with terms 5 and 6. Term 6
-// starts once term 5 has had a few writes accepted, so the two really interleave.
+// starts once term 5 has had a few writes accepted, so the two really interleave. Term 5 writes on
+// until term 6 is done and one of its own writes started after term 6's first write completed
+// (at most 200 more): on a loaded machine one slow term-5 write can span all of term 6's.
 TEST_F(FencedObjectIntegration, InterleavedWritersNeverGetAStaleWriteAcceptedAfterTheNewerOne) {
   std::mutex mutex;
   std::vector<write_record> records;
   std::atomic<int> term5_accepted{0};
   std::atomic<bool> term6_done{false};
+  std::atomic<steady::rep> term6_first_completed{0};  // 0: not yet
+  std::atomic<bool> term5_wrote_after_term6{false};
+  const auto term5_goes_on = [&](int i) {
+    return !term6_done || (!term5_wrote_after_term6 && i < 200);
+  };
   auto writer = [&](std::uint64_t term, int writes) {
     asio::io_context writer_io;
     s3_client client(writer_io.get_executor(), s3.config(false));
     fenced_object target(client, key);
-    for (int i = 0; i < writes || (term == 5 && !term6_done); ++i) {
+    for (int i = 0; i < writes || (term == 5 && term5_goes_on(i)); ++i) {
       const auto started = steady::now();
       const auto [ec, result] = write(writer_io, target, term, "w" + std::to_string(i));
       const auto completed = steady::now();
       ASSERT_TRUE(!ec || ec == errc::fenced_out) << ec.message() << " " << result.info.message;
       if (!ec && term == 5) ++term5_accepted;
+      steady::rep unset = 0;
+      if (!ec && term == 6) {
+        term6_first_completed.compare_exchange_strong(unset, completed.time_since_epoch().count());
+      }
+      const steady::rep first6 = term6_first_completed;
+      if (term == 5 && first6 != 0 && started.time_since_epoch().count() > first6) {
+        term5_wrote_after_term6 = true;
+      }
       const std::lock_guard lock(mutex);
       records.push_back({term, started, completed, !ec});
     }
