@@ -68,9 +68,12 @@ dpkg-deb -f "$deb_tool" Depends | grep -q libssl3 || fail "s3lect does not depen
 dpkg-deb -f "$deb_tool" Depends | grep -q ca-certificates ||
   fail "s3lect does not depend on ca-certificates (HTTPS to AWS verifies with the system roots)"
 dpkg-deb -f "$deb_dev" Depends | grep -q libssl-dev || fail "libs3lect-dev does not depend on libssl-dev"
-# The man page holds every command's help, generated from the binary.
+# The man page holds every command's help, generated from the binary. It is read whole first:
+# `zcat | grep -q` under pipefail fails when grep exits before zcat's last write (SIGPIPE), which
+# a page over gzip's 32 KiB output buffer makes likely.
+man_page=$(zcat "$build/s3lect.1.gz")
 for section in '.SS "s3lect run"' '.SS "s3lect status"' '.B s3lect \-\-version'; do
-  zcat "$build/s3lect.1.gz" | grep -qF -- "$section" || fail "the man page has no '$section'"
+  grep -qF -- "$section" <<<"$man_page" || fail "the man page has no '$section'"
 done
 
 work=$(mktemp -d)
