@@ -78,6 +78,29 @@ enum class follower_reads {
   economy,
 };
 
+/// Coordinated leadership (docs/coordination.md): which node should lead, and who goes first when
+/// the lock changes hands. Every setting only orders *when* a node sends its conditional write;
+/// who leads is still decided by that write alone, so no setting here can make a second leader.
+/// Nested in elector_config as `coordination`.
+struct coordination_config {
+  /// Higher is preferred, in -1 000 000 .. 1 000 000. Written into the records this node writes
+  /// while leading, and claimed to the leader by a watching follower in peer mode.
+  std::int32_t priority = 0;
+  /// How long the others hold off when a released record names a successor (or keeps the forced
+  /// out holder out), counted by each reader's monotonic clock from its own first sight of the
+  /// record. nullopt: F / 5, kept within 100 ms .. L / 2 (1 s at the defaults). A reader never
+  /// holds off longer than its own lease, whatever a record says.
+  std::optional<std::chrono::milliseconds> handover_window;
+  /// Crash failover: a follower that the dead leader's last record ranks r-th (0 = best) delays
+  /// its expiry takeover by min(r, max_ranks) x rank_step; a follower it does not list, by
+  /// max_ranks x rank_step. nullopt: with peer.watch (whose followers date the record within
+  /// milliseconds of each other) 250 ms, or less for short leases so that all ranks together
+  /// take at most (L - D) / 2; else 0 (ranks would cost more than they order).
+  std::optional<std::chrono::milliseconds> rank_step;
+  /// The most ranks a delay counts, at most 8 (the most candidates a record lists).
+  unsigned max_ranks = 3;
+};
+
 /// The timing of an elector with every setting optional, for elector_config::apply_timing(): the
 /// settings given are kept, and each one not given follows those given.
 struct elector_timing {
@@ -124,6 +147,9 @@ struct elector_timing {
 ///   at most one of file and PEM each, both or neither; verify_peer on; require_client_cert
 ///   off; peer.key_pin empty or "sha256:" and 64 lowercase hex digits. (Unreadable files are
 ///   reported by the elector's constructor.)
+/// - coordination: |priority| <= 1 000 000; 0 < handover_window <= lease; max_ranks <= 8;
+///   0 <= rank_step and max_ranks x rank_step <= lease - renew_deadline (a ranked takeover
+///   waits at most that much longer than an unranked one).
 /// - validate(const storage&) only, which the elector's constructor and update_config() apply:
 ///   with peer.enabled over a store whose answers are not authenticated, peer.tls names CAs or
 ///   peer.trust_unauthenticated_store is set (validate_store_trust()).
@@ -168,6 +194,8 @@ struct elector_config {
 
   /// Peer mode: followers ask the leader instead of reading S3 (off by default).
   peer_config peer;
+  /// Coordinated leadership: priority, successor window and crash-failover ranks.
+  coordination_config coordination;
 
   /// Runs after the lock is taken, before leadership is reported, with the new term. It runs
   /// beside the renewals (never blocking them) and is cancelled if leadership is lost meanwhile.
@@ -203,6 +231,12 @@ struct elector_config {
   /// derived (the defaults stand) and validate() names it. The other fields are left alone.
   /// `s3lect run` derives its timing options with this function.
   void apply_timing(const elector_timing& given);
+
+  /// coordination.handover_window, or its default: F / 5 within 100 ms .. L / 2.
+  std::chrono::milliseconds handover_window() const;
+  /// coordination.rank_step, or its default: with peer.watch min(250 ms, (L - D) / (2 x
+  /// max_ranks)), else 0.
+  std::chrono::milliseconds rank_step() const;
 
   /// How long leader work may take to stop once leadership is lost (`s3lect run`'s default
   /// --kill-grace, SIGTERM to SIGKILL): 3/5 of lease - renew_deadline, 3 s at the defaults, so

@@ -10,6 +10,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace s3lect {
 
@@ -24,6 +25,21 @@ inline constexpr std::chrono::milliseconds max_record_lease{std::chrono::hours{2
 /// clock: a reader with a wrong clock must not find a healthy record unreadable, which would hide
 /// its term and lease from it (no decision reads lastUpdated).
 inline constexpr std::chrono::sys_days max_record_time{std::chrono::year{2200} / 1 / 1};
+
+/// The largest priority (and the negative of the smallest) a record may carry. Coordination
+/// fields beyond their limits are ignored, not fatal: they only order who writes first, and
+/// losing that order is always safe (docs/coordination.md).
+inline constexpr std::int32_t max_record_priority = 1'000'000;
+/// The most candidates a record lists; more are ignored.
+inline constexpr std::size_t max_record_candidates = 8;
+
+/// A candidate the leader ranks in its record: its server id and verified priority.
+struct ranked_candidate {
+  std::string id;
+  std::int32_t priority = 0;
+
+  friend bool operator==(const ranked_candidate&, const ranked_candidate&) = default;
+};
 
 /// One lock record. Records of Go writers have no term, lease, released flag or nonce.
 struct lock_record {
@@ -44,6 +60,21 @@ struct lock_record {
   /// leader's health endpoint presents in zero-configuration TLS (docs/peer-mode.md). Followers
   /// trust that certificate by this pin. Absent in Go records and in CA mode.
   std::string key_pin;
+  /// JSON "priority", written when set: the writer's coordination.priority.
+  std::optional<std::int32_t> priority;
+  /// JSON "candidates", written when non-empty: the leader's verified, watching candidates,
+  /// itself excluded, best first (at most max_record_candidates): the crash-failover ranks.
+  std::vector<ranked_candidate> candidates;
+  /// JSON "successor", in a released record: who should take it first.
+  std::string successor;
+  /// JSON "handoverMs", with successor or keep_out: how long everyone else holds off, counted
+  /// from the reader's own first sight of the record (and clamped to the reader's lease).
+  std::optional<std::chrono::milliseconds> handover;
+  /// JSON "keepOut", in a released record: the holder a forced release put out, which holds off
+  /// for `handover` so that another node takes over.
+  std::string keep_out;
+  /// Not encoded: why a coordination field of a decoded record was ignored (empty: none was).
+  std::string coordination_note;
 
   friend bool operator==(const lock_record&, const lock_record&) = default;
 };
@@ -66,6 +97,8 @@ struct record_decoding {
 /// a missing or empty leaderID (unless released), a missing or unparsable lastUpdated, one
 /// before 1970 (other than Go's zero time) or at or after max_record_time, a negative,
 /// fractional or > 2^53 term, a leaseMs outside 1 ms .. 24 h. No clock is read. Never throws.
+/// Ill-typed or out-of-range coordination fields (priority, candidates, successor, handoverMs,
+/// keepOut) are dropped instead, with the reason in coordination_note.
 record_decoding decode_record(std::string_view body);
 
 /// The decoding of a body its reader cut after `bytes_read` bytes (object::truncated): refused

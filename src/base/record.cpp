@@ -86,6 +86,78 @@ std::string decode_last_updated(const json::object& obj, lock_record& record) {
   return {};
 }
 
+// A JSON integer within [min, max], else nullopt.
+std::optional<std::int64_t> bounded_integer(const json::value& value, std::int64_t min,
+                                            std::int64_t max) {
+  const std::int64_t* i = value.if_int64();
+  if (!i || *i < min || *i > max) return std::nullopt;
+  return *i;
+}
+
+// The "candidates" array, or nullopt when any entry is not {"id": non-empty string, "priority":
+// integer within the limits}. Entries past max_record_candidates are dropped.
+std::optional<std::vector<ranked_candidate>> decode_candidates(const json::value& value) {
+  const json::array* list = value.if_array();
+  if (!list) return std::nullopt;
+  std::vector<ranked_candidate> out;
+  for (const json::value& entry : *list) {
+    if (out.size() == max_record_candidates) break;
+    const json::object* obj = entry.if_object();
+    const json::value* id = obj ? obj->if_contains("id") : nullptr;
+    const json::value* priority = obj ? obj->if_contains("priority") : nullptr;
+    if (!id || !id->is_string() || id->get_string().empty() || !priority) return std::nullopt;
+    const auto rank = bounded_integer(*priority, -max_record_priority, max_record_priority);
+    if (!rank) return std::nullopt;
+    out.push_back({std::string(id->get_string()), static_cast<std::int32_t>(*rank)});
+  }
+  return out;
+}
+
+// Reads the coordination fields. A field of the wrong type or out of range is dropped and named
+// in coordination_note instead of refusing the record: refusing it would turn a release into
+// "held by an unknown writer" (expiry only), while dropping a name only loses an ordering.
+void decode_coordination(const json::object& obj, lock_record& record) {
+  std::string dropped;
+  const auto drop = [&dropped](std::string_view name) {
+    dropped += dropped.empty() ? "ignored ill-typed or out-of-range " : ", ";
+    dropped += name;
+  };
+  if (const json::value* v = obj.if_contains("priority")) {
+    const auto priority = bounded_integer(*v, -max_record_priority, max_record_priority);
+    priority ? void(record.priority = static_cast<std::int32_t>(*priority)) : drop("priority");
+  }
+  if (const json::value* v = obj.if_contains("candidates")) {
+    auto list = decode_candidates(*v);
+    list ? void(record.candidates = std::move(*list)) : drop("candidates");
+  }
+  for (auto [name, field] :
+       {std::pair{"successor", &record.successor}, std::pair{"keepOut", &record.keep_out}}) {
+    const json::value* v = obj.if_contains(name);
+    if (!v) continue;
+    v->is_string() ? void(*field = std::string(v->get_string())) : drop(name);
+  }
+  if (const json::value* v = obj.if_contains("handoverMs")) {
+    const auto handover = bounded_integer(*v, 1, max_record_lease.count());
+    handover ? void(record.handover = milliseconds{*handover}) : drop("handoverMs");
+  }
+  record.coordination_note = std::move(dropped);
+}
+
+// Writes the coordination fields that are set; a record without any keeps its old shape.
+void encode_coordination(const lock_record& record, json::object& obj) {
+  if (record.priority) obj["priority"] = *record.priority;
+  if (!record.candidates.empty()) {
+    json::array list;
+    for (const ranked_candidate& c : record.candidates) {
+      list.push_back(json::object{{"id", c.id}, {"priority", c.priority}});
+    }
+    obj["candidates"] = std::move(list);
+  }
+  if (!record.successor.empty()) obj["successor"] = record.successor;
+  if (record.handover) obj["handoverMs"] = record.handover->count();
+  if (!record.keep_out.empty()) obj["keepOut"] = record.keep_out;
+}
+
 // Decodes a parsed JSON value; the caller has checked size and syntax.
 record_decoding decode_value(const json::value& value) {
   const json::object* obj = value.if_object();
@@ -131,6 +203,7 @@ record_decoding decode_value(const json::value& value) {
   if (record.leader_id.empty() && !record.released) {
     return malformed("leaderID: missing or empty in a record that is not released");
   }
+  decode_coordination(*obj, record);
   return {std::move(record), {}, {}};
 }
 
@@ -147,6 +220,7 @@ std::string encode_record(const lock_record& record) {
   obj["released"] = record.released;
   obj["nonce"] = record.nonce;
   if (!record.key_pin.empty()) obj["peerKeyPin"] = record.key_pin;
+  encode_coordination(record, obj);
   return json::serialize(obj);
 }
 

@@ -4,6 +4,7 @@
 #include "s3lect/s3_client.hpp"
 #include "s3lect/storage.hpp"
 
+#include <algorithm>
 #include <cstddef>
 #include <string>
 #include <string_view>
@@ -163,6 +164,36 @@ std::optional<std::string> validate_peer(const peer_config& peer) {
   return validate_peer_tls(peer.tls);
 }
 
+// Coordinated leadership: bounded priority, a window within the lease, and ranks that delay a
+// crash takeover by at most L - D.
+std::optional<std::string> validate_coordination(const elector_config& c) {
+  const coordination_config& k = c.coordination;
+  if (k.priority < -max_record_priority || k.priority > max_record_priority) {
+    return "coordination.priority: must be within -1000000 .. 1000000, is " +
+           std::to_string(k.priority);
+  }
+  if (k.handover_window && *k.handover_window <= milliseconds::zero()) {
+    return broken("coordination.handover_window", "greater than 0", *k.handover_window);
+  }
+  if (k.handover_window && *k.handover_window > c.lease) {
+    return broken("coordination.handover_window", "at most lease (" + ms(c.lease) + ")",
+                  *k.handover_window);
+  }
+  if (k.max_ranks > max_record_candidates) {
+    return "coordination.max_ranks: must be at most " + std::to_string(max_record_candidates) +
+           ", is " + std::to_string(k.max_ranks);
+  }
+  if (k.rank_step && *k.rank_step < milliseconds::zero()) {
+    return broken("coordination.rank_step", "at least 0", *k.rank_step);
+  }
+  const milliseconds longest = c.rank_step() * k.max_ranks;
+  if (longest > c.lease - c.renew_deadline) {
+    return "coordination.rank_step: max_ranks x rank_step (" + ms(longest) +
+           ") must be at most lease - renew_deadline (" + ms(c.lease - c.renew_deadline) + ")";
+  }
+  return std::nullopt;
+}
+
 // The defaults scaled to `lease` (0 < lease <= 24 h): every interval, deadline, timeout and
 // retry delay in the default proportions to the lease.
 elector_config scaled_to_lease(milliseconds lease) {
@@ -228,6 +259,19 @@ void elector_config::apply_timing(const elector_timing& given) {
   if (!given.peer_timeout) peer.timeout = scaled.peer.timeout;
 }
 
+milliseconds elector_config::handover_window() const {
+  if (coordination.handover_window) return *coordination.handover_window;
+  return std::clamp(frequent_interval / 5, std::min(milliseconds{100}, lease / 2), lease / 2);
+}
+
+milliseconds elector_config::rank_step() const {
+  if (coordination.rank_step) return *coordination.rank_step;
+  if (!peer.enabled || !peer.watch || coordination.max_ranks == 0) return milliseconds::zero();
+  // Short leases get a shorter step: all ranks together take at most half of L - D.
+  const auto ranks = static_cast<milliseconds::rep>(coordination.max_ranks);
+  return std::min(milliseconds{250}, (lease - renew_deadline) / (2 * ranks));
+}
+
 milliseconds elector_config::stop_grace() const {
   const elector_config defaults;
   constexpr milliseconds grace_at_defaults{std::chrono::seconds{3}};
@@ -247,7 +291,8 @@ std::optional<std::string> elector_config::validate() const {
   if (auto e = check_text("server_address", server_address, false)) return e;
   if (auto e = validate_timing(*this)) return e;
   if (auto e = validate_retry(*this)) return e;
-  return validate_peer(peer);
+  if (auto e = validate_peer(peer)) return e;
+  return validate_coordination(*this);
 }
 
 std::optional<std::string> elector_config::validate(const storage& store) const {

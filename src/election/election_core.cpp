@@ -91,6 +91,12 @@ step election_core::update_config(const instant& now, elector_config config) {
   return finish(now, {});
 }
 
+step election_core::on_candidates(const instant& now, std::vector<candidate> list) {
+  candidates_ = std::move(list);
+  if (!started_ || stopped_) return {};
+  return finish(now, {});
+}
+
 // ---------------------------------------------------------------------------------------------
 // Deciding what to do next
 

@@ -40,6 +40,7 @@
 #include <s3lect/storage.hpp>
 
 #include "boot_clock.hpp"
+#include "candidate.hpp"
 #include "peer_response.hpp"
 
 #include <boost/system/error_code.hpp>
@@ -204,6 +205,8 @@ class election_core {
   step resign(const instant& now, std::chrono::milliseconds hold_off);
   /// Applies a new configuration that validate_update() accepted; takes effect at once.
   step update_config(const instant& now, elector_config config);
+  /// Replaces the candidates the leader's peer endpoint knows (empty while not leading).
+  step on_candidates(const instant& now, std::vector<candidate> list);
   /// Asks for requests sent at `at` + n seconds (whole n), where the store's Date is expected to
   /// tick over while it handles them, so that their answers measure the store's clock finely
   /// (clock_offset_estimator::next_probe_time); nullopt: no such wish. A renewal or a read due
@@ -383,7 +386,8 @@ class election_core {
   bool read_now_ = false;
   std::optional<steady_time> acquire_not_before_;  // resign()'s hold-off, or a pause after doubt
 
-  peer_follow_state peer_;  // Peer mode (followers in stable mode).
+  peer_follow_state peer_;             // Peer mode (followers in stable mode).
+  std::vector<candidate> candidates_;  // on_candidates(): who may succeed us.
   std::optional<reread_burst> reread_;
 
   std::optional<steady_time> clock_probe_;  // set_clock_probe()

@@ -60,6 +60,8 @@ void elector::impl::handle(detail::loop_event event) {
     apply(core.resign(now(), resign->hold_off));
   } else if (auto* update = std::get_if<detail::config_request>(&event)) {
     apply(core.update_config(now(), std::move(update->config)));
+  } else if (auto* listed = std::get_if<detail::candidates_changed>(&event)) {
+    apply(core.on_candidates(now(), std::move(listed->list)));
   } else if (auto* hook = std::get_if<detail::hook_done>(&event)) {
     on_hook_done(*hook);
   } else if (std::holds_alternative<detail::shutdown_request>(event)) {

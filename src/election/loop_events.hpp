@@ -5,6 +5,7 @@
 #include <s3lect/config.hpp>
 #include <s3lect/storage.hpp>
 
+#include "candidate.hpp"
 #include "peer_response.hpp"
 
 #include <boost/system/error_code.hpp>
@@ -13,6 +14,7 @@
 #include <cstdint>
 #include <string>
 #include <variant>
+#include <vector>
 
 namespace s3lect::detail {
 
@@ -41,8 +43,11 @@ struct hook_done {
   std::string error;
 };
 struct shutdown_request {};
+struct candidates_changed {
+  std::vector<candidate> list;
+};
 
 using loop_event = std::variant<read_done, write_done, peer_done, stop_request, resign_request,
-                                config_request, hook_done, shutdown_request>;
+                                config_request, hook_done, shutdown_request, candidates_changed>;
 
 }  // namespace s3lect::detail

@@ -25,11 +25,13 @@ using namespace std::chrono;
 using s3lect::lock_record;
 using s3lect::record_decoding;
 
-/// What a record becomes once encoded: the timestamp rounded up to the millisecond, and a
-/// released one stamped with Go's zero time, which reads back as the epoch.
+/// What a record becomes once encoded: the timestamp rounded up to the millisecond, a released
+/// one stamped with Go's zero time, which reads back as the epoch, and no note of dropped
+/// coordination fields (they are not encoded, so nothing is dropped when reading back).
 lock_record as_encoded(lock_record record) {
   record.last_updated =
       record.released ? system_clock::time_point{} : ceil<milliseconds>(record.last_updated);
+  record.coordination_note.clear();
   return record;
 }
 
@@ -61,6 +63,18 @@ void check_decoding(const record_decoding& decoding, std::size_t body_size) {
   S3LECT_FUZZ_CHECK(s3lect::fuzz::is_valid_utf8(record.leader_id));
   S3LECT_FUZZ_CHECK(s3lect::fuzz::is_valid_utf8(record.leader_addr));
   S3LECT_FUZZ_CHECK(s3lect::fuzz::is_valid_utf8(record.nonce));
+  // Coordination fields are dropped, never fatal, and kept within their limits.
+  if (record.priority) {
+    S3LECT_FUZZ_CHECK(*record.priority >= -s3lect::max_record_priority);
+    S3LECT_FUZZ_CHECK(*record.priority <= s3lect::max_record_priority);
+  }
+  S3LECT_FUZZ_CHECK(record.candidates.size() <= s3lect::max_record_candidates);
+  for (const auto& candidate : record.candidates) S3LECT_FUZZ_CHECK(!candidate.id.empty());
+  if (record.handover) {
+    S3LECT_FUZZ_CHECK(*record.handover >= milliseconds{1});
+    S3LECT_FUZZ_CHECK(*record.handover <= s3lect::max_record_lease);
+  }
+  S3LECT_FUZZ_CHECK(record.coordination_note.size() <= 256);
 }
 
 }  // namespace
