@@ -78,6 +78,20 @@ enum class follower_reads {
   economy,
 };
 
+/// What a leader does when a verified candidate of strictly higher priority has watched it
+/// without a break for the settle time (docs/coordination.md#preemption).
+enum class preemption {
+  /// Hand over to it: report the loss, then write a released record naming it (as
+  /// async_resign_to()).
+  automatic,
+  /// Only tell the application (elector::async_wait_for_handover_advice), which stops its work
+  /// and calls async_resign_to() itself: what `s3lect run` does, so that its command has
+  /// stopped before the release is written.
+  advise,
+  /// Never: priorities only order handovers and crash failovers.
+  off,
+};
+
 /// Coordinated leadership (docs/coordination.md): which node should lead, and who goes first when
 /// the lock changes hands. Every setting only orders *when* a node sends its conditional write;
 /// who leads is still decided by that write alone, so no setting here can make a second leader.
@@ -99,6 +113,13 @@ struct coordination_config {
   std::optional<std::chrono::milliseconds> rank_step;
   /// The most ranks a delay counts, at most 8 (the most candidates a record lists).
   unsigned max_ranks = 3;
+  /// Preemption by a strictly higher-priority candidate. Nothing happens while all priorities
+  /// are equal, whatever this says.
+  preemption preempt = preemption::automatic;
+  /// How long a candidate must have watched without a break, and the leader have led, before a
+  /// preemption. nullopt: the lease. A candidate whose watch breaks starts its count again; one
+  /// that could not keep a leadership it was handed settles twice as long next time (up to 16x).
+  std::optional<std::chrono::milliseconds> settle;
 };
 
 /// The timing of an elector with every setting optional, for elector_config::apply_timing(): the
@@ -148,6 +169,7 @@ struct elector_timing {
 ///   off; peer.key_pin empty or "sha256:" and 64 lowercase hex digits. (Unreadable files are
 ///   reported by the elector's constructor.)
 /// - coordination: |priority| <= 1 000 000; 0 < handover_window <= lease; max_ranks <= 8;
+///   frequent_interval <= settle <= 24 h;
 ///   0 <= rank_step and max_ranks x rank_step <= lease - renew_deadline (a ranked takeover
 ///   waits at most that much longer than an unranked one).
 /// - validate(const storage&) only, which the elector's constructor and update_config() apply:
@@ -234,6 +256,8 @@ struct elector_config {
 
   /// coordination.handover_window, or its default: F / 5 within 100 ms .. L / 2.
   std::chrono::milliseconds handover_window() const;
+  /// coordination.settle, or its default: the lease.
+  std::chrono::milliseconds settle_time() const;
   /// coordination.rank_step, or its default: with peer.watch min(250 ms, (L - D) / (2 x
   /// max_ranks)), else 0.
   std::chrono::milliseconds rank_step() const;

@@ -179,6 +179,10 @@ std::optional<std::string> validate_coordination(const elector_config& c) {
     return broken("coordination.handover_window", "at most lease (" + ms(c.lease) + ")",
                   *k.handover_window);
   }
+  if (k.settle && (*k.settle < c.frequent_interval || *k.settle > max_record_lease)) {
+    return broken("coordination.settle",
+                  "within frequent_interval (" + ms(c.frequent_interval) + ") .. 24 h", *k.settle);
+  }
   if (k.max_ranks > max_record_candidates) {
     return "coordination.max_ranks: must be at most " + std::to_string(max_record_candidates) +
            ", is " + std::to_string(k.max_ranks);
@@ -262,6 +266,10 @@ void elector_config::apply_timing(const elector_timing& given) {
 milliseconds elector_config::handover_window() const {
   if (coordination.handover_window) return *coordination.handover_window;
   return std::clamp(frequent_interval / 5, std::min(milliseconds{100}, lease / 2), lease / 2);
+}
+
+milliseconds elector_config::settle_time() const {
+  return coordination.settle.value_or(lease);
 }
 
 milliseconds elector_config::rank_step() const {

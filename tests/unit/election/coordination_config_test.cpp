@@ -82,6 +82,22 @@ TEST(CoordinationConfig, EachRuleNamesItsField) {
   EXPECT_EQ(c.validate(), std::nullopt);
 }
 
+TEST(CoordinationConfig, SettleDefaultsToTheLeaseWithinFAndADay) {
+  elector_config c = valid();
+  EXPECT_EQ(c.settle_time(), 15s);
+  EXPECT_EQ(c.coordination.preempt, preemption::automatic);
+  c.coordination.settle = 4999ms;
+  EXPECT_EQ(c.validate(),
+            "coordination.settle: must be within frequent_interval (5000 ms) .. 24 h, is 4999 ms");
+  c.coordination.settle = milliseconds{24h} + 1ms;
+  EXPECT_EQ(c.validate(),
+            "coordination.settle: must be within frequent_interval (5000 ms) .. 24 h, is "
+            "86400001 ms");
+  c.coordination.settle = 5s;
+  EXPECT_EQ(c.validate(), std::nullopt);
+  EXPECT_EQ(c.settle_time(), 5s);
+}
+
 TEST(CoordinationConfig, EverySettingMayChangeWhileRunning) {
   const elector_config current = watching();
   elector_config next = current;
@@ -89,6 +105,8 @@ TEST(CoordinationConfig, EverySettingMayChangeWhileRunning) {
   next.coordination.handover_window = 2s;
   next.coordination.rank_step = 100ms;
   next.coordination.max_ranks = 2;
+  next.coordination.preempt = preemption::off;
+  next.coordination.settle = 30s;
   EXPECT_EQ(validate_update(current, next), std::nullopt);
 }
 
