@@ -83,6 +83,18 @@ class elector {
         initiate_wait_for_loss{this}, token, lease);
   }
 
+  /// With coordination.preempt == preemption::advise: waits until the elector advises handing
+  /// `lease` over to a verified candidate of strictly higher priority that has settled
+  /// (docs/coordination.md#preemption), at once if it already has. Stop your work, then call
+  /// async_resign_to() with the id. Completes with `void(error_code, std::string successor)`:
+  /// errc::not_leader once `lease` is over without advice, errc::stopped if the elector was
+  /// destroyed. Cancellation: any type; operation_aborted, elector unaffected.
+  template <class CompletionToken = default_token>
+  auto async_wait_for_handover_advice(leadership_lease lease, CompletionToken&& token = {}) {
+    return boost::asio::async_initiate<CompletionToken, advice_signature>(
+        initiate_wait_for_handover_advice{this}, token, lease);
+  }
+
   /// Waits until an election cycle completes after `since` (wall clock); with a default
   /// `since`, until the first cycle. Completes with `void(error_code, leadership_status)`.
   /// Cancellation: any type; operation_aborted, elector unaffected.
@@ -141,14 +153,17 @@ class elector {
  private:
   using lease_signature = void(boost::system::error_code, leadership_lease);
   using status_signature = void(boost::system::error_code, leadership_status);
+  using advice_signature = void(boost::system::error_code, std::string);
   using stop_handler = boost::asio::any_completion_handler<void(boost::system::error_code)>;
   using lease_handler = boost::asio::any_completion_handler<lease_signature>;
   using status_handler = boost::asio::any_completion_handler<status_signature>;
+  using advice_handler = boost::asio::any_completion_handler<advice_signature>;
 
   void stop_impl(stop_handler handler);
   void resign_impl(stop_handler handler);
   void wait_for_leadership_impl(lease_handler handler);
   void wait_for_loss_impl(leadership_lease lease, stop_handler handler);
+  void wait_for_handover_advice_impl(leadership_lease lease, advice_handler handler);
   void wait_for_next_election_impl(std::chrono::system_clock::time_point since,
                                    status_handler handler);
   void wait_for_change_impl(std::uint64_t seen_version, status_handler handler);
@@ -182,6 +197,13 @@ class elector {
     template <class Handler>
     void operator()(Handler&& handler, leadership_lease lease) const {
       self->wait_for_loss_impl(lease, stop_handler(std::forward<Handler>(handler)));
+    }
+  };
+  struct initiate_wait_for_handover_advice {
+    elector* self;
+    template <class Handler>
+    void operator()(Handler&& handler, leadership_lease lease) const {
+      self->wait_for_handover_advice_impl(lease, advice_handler(std::forward<Handler>(handler)));
     }
   };
   struct initiate_wait_for_next_election {

@@ -113,7 +113,9 @@ void election_core::advance(const instant& now, step& out) {
     holding_->reported = true;
     out.notices.emplace_back(leadership_gained{holding_->term});
     log(log_level::info, "leadership gained term=" + std::to_string(holding_->term));
+    preemption_.regained(now.steady, config_.settle_time());
   }
+  consider_preemption(now, out);
   const bool acquiring = acquire_in_doubt_ || (in_flight_ && in_flight_->what == purpose::acquire);
   if (release_wanted_ && !holding_ && !acquiring) {
     release_wanted_ = false;
@@ -171,6 +173,7 @@ std::optional<steady_time> election_core::next_wake(const instant& now) const {
     }
     if (!holding_->reported && !release_wanted_) consider(holding_->report_at);
     if (!in_flight_ && !holding_->verify_pending && !release_wanted_) consider(renew_due());
+    if (const auto settled = preemption_wake(now)) consider(*settled);
     return wake;
   }
   if (in_flight_) {

@@ -42,6 +42,7 @@
 #include "boot_clock.hpp"
 #include "candidate.hpp"
 #include "peer_response.hpp"
+#include "preemption.hpp"
 
 #include <boost/system/error_code.hpp>
 
@@ -85,6 +86,7 @@ enum class loss_reason {
   superseded,      ///< 412 on renewal, or the record turned out to be someone else's.
   resigned,        ///< resign() was called.
   stopped,         ///< stop() was called.
+  preempted,       ///< Handed over to a higher-priority candidate (preemption::automatic).
 };
 
 /// A peer-mode health check of the leader's endpoint (docs/peer-mode.md#how-it-works).
@@ -135,10 +137,17 @@ struct release_finished {
 };
 /// The core stopped; it emits nothing more until start().
 struct core_stopped {};
+/// With preemption::advise: leadership `term` should be handed over to `successor`, a verified
+/// candidate of higher priority that has settled (docs/coordination.md#preemption). Emitted once
+/// per term and successor.
+struct handover_advised {
+  std::uint64_t term = 0;
+  std::string successor;
+};
 
 /// Something to tell the elector's users, in the order it happened.
 using core_notice = std::variant<leadership_gained, leadership_lost, leader_changed,
-                                 release_finished, core_stopped>;
+                                 release_finished, core_stopped, handover_advised>;
 
 /// What the caller must do after an event, in this order: cancel the operation in flight (its
 /// completion must still be reported), publish the notices, start `operation`, and re-arm the
@@ -328,6 +337,11 @@ class election_core {
   void finish_release(const instant& now, bool released, const std::string& etag, step& out);
 
   void enforce_deadline(const instant& now, step& out);
+  // Preemption (election_core_preemption.cpp).
+  bool may_preempt() const;
+  preemption_outlook preemption_view(const instant& now) const;
+  void consider_preemption(const instant& now, step& out);
+  std::optional<steady_time> preemption_wake(const instant& now) const;
   void start_read(step& out);
   bool peer_usable() const;
   steady_time peer_due(const instant& now) const;
@@ -388,6 +402,8 @@ class election_core {
 
   peer_follow_state peer_;             // Peer mode (followers in stable mode).
   std::vector<candidate> candidates_;  // on_candidates(): who may succeed us.
+  preemption_memory preemption_;       // whom we handed over to by preemption, and their backoff
+  std::optional<std::pair<std::uint64_t, std::string>> advised_;  // (term, successor) advised
   std::optional<reread_burst> reread_;
 
   std::optional<steady_time> clock_probe_;  // set_clock_probe()

@@ -26,6 +26,8 @@ inline const char* to_string(loss_reason reason) {
       return "resigned";
     case loss_reason::stopped:
       return "stopped";
+    case loss_reason::preempted:
+      return "preempted";
   }
   return "unknown";
 }

@@ -89,6 +89,8 @@ void elector::impl::publish(const detail::core_notice& notice) {
     publisher.leader_changed(*changed);
   } else if (auto* released = std::get_if<detail::release_finished>(&notice)) {
     publisher.release_finished(*released);
+  } else if (auto* advised = std::get_if<detail::handover_advised>(&notice)) {
+    advice.advise(advised->term, advised->successor);
   } else if (std::holds_alternative<detail::core_stopped>(notice)) {
     loop.running = false;
     publisher.stopped();

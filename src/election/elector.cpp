@@ -35,6 +35,7 @@ elector::impl::impl(executor_type executor, storage& store_ref, elector_config c
       store(store_ref, strand),
       store_clock(clock),
       publisher(strand, clock, config.server_id, config.lock_key),
+      advice(strand),
       config_snapshot(config),
       peer(detail::make_peer_client(strand, config)),
       core(std::move(config), store_authenticated),
@@ -49,6 +50,7 @@ elector::~elector() {
   auto self = impl_;
   self->store.clear();  // From here on no request reaches the storage.
   self->publisher.fail_all_waiters();
+  self->advice.fail_all();
   asio::dispatch(self->strand, [self] {
     if (self->loop.running) self->push(detail::shutdown_request{});
   });
@@ -97,6 +99,10 @@ void elector::wait_for_leadership_impl(lease_handler handler) {
 
 void elector::wait_for_loss_impl(leadership_lease lease, stop_handler handler) {
   impl_->publisher.wait_for_loss(lease, std::move(handler));
+}
+
+void elector::wait_for_handover_advice_impl(leadership_lease lease, advice_handler handler) {
+  impl_->advice.wait(lease.term, std::move(handler));
 }
 
 void elector::wait_for_next_election_impl(std::chrono::system_clock::time_point since,

@@ -15,6 +15,7 @@
 #include "clock_timer.hpp"
 #include "election_core.hpp"
 #include "guarded_storage.hpp"
+#include "handover_advice.hpp"
 #include "hold_offs.hpp"
 #include "leadership_publisher.hpp"
 #include "loop_events.hpp"
@@ -98,6 +99,7 @@ struct elector::impl : std::enable_shared_from_this<impl> {
   detail::guarded_storage store;    // Cleared by ~elector.
   detail::store_clock store_clock;  // From the Date of the store's answers.
   detail::leadership_publisher publisher;
+  detail::handover_advice advice;  // preemption::advise's advice, per term
   mutable std::mutex config_mutex;
   elector_config config_snapshot;  // What config() reports; update_config() replaces it.
 

@@ -91,6 +91,7 @@ void elector::impl::on_lost(std::uint64_t term, detail::loss_reason reason) {
     hooks.pending_lease.reset();
   }
   const std::optional<leadership_lease> lost = publisher.lose(reason);
+  advice.ended(term);
   log(log_level::info, "leadership lost term=" + std::to_string(term));
   const auto& hook = core.config().on_lose;
   if (lost && hook) {

@@ -79,7 +79,8 @@ std::optional<leadership_lease> leadership_publisher::lose(loss_reason reason) {
   health_record_sent_.reset();
   // A watching follower told of a stop or resignation reads the lock at once: tell it only
   // when the released record is there, so it finds the lock free.
-  release_pending_ = reason == loss_reason::stopped || reason == loss_reason::resigned;
+  release_pending_ = reason == loss_reason::stopped || reason == loss_reason::resigned ||
+                     reason == loss_reason::preempted;
   if (!release_pending_) bump_health_locked();
   if (lost) {
     const std::uint64_t period = lost->period;
