@@ -11,6 +11,7 @@
 #                        [--bin DIR]... [--out DIR] [--no-cgroup]
 #                        [--peer-watch [--peer-base-port P] [--peer-tls ca|zero-config]]
 #                        [--clock-fault ahead|behind [--clock-offset DUR]] [--slots K] [--fencing]
+#                        [--priorities P1,P2,...]
 #
 # --bin DIR (repeatable): where to find s3lect, s3lect_fault_proxy, s3lect_tree_watch and
 # s3lect_chaos_checker (DIR and DIR/tests/chaos are searched; default build/chaos).
@@ -30,6 +31,9 @@
 # --fencing: each leader's command writes one object with `s3lect put` every 200 ms
 # (fenced_writer.sh), and the driver also freezes a leader's s3lect alone so that its
 # command writes on as a zombie; the checker then checks the writes (docs/chaos.md).
+# --priorities (with --peer-watch): node i runs with `--priority Pi` (docs/coordination.md), so
+# that named successors, hold-offs, ranked crash takeovers and preemption run under every fault;
+# the checker's rules are the same, since coordination only delays writes.
 # Exit status: the checker's (0 pass, 1 violations or too few transitions), 2 for bad usage or
 # a harness failure.
 set -u
@@ -53,6 +57,7 @@ clock_offset=5m
 slot_count=0
 fencing=0
 use_cgroup=1
+priorities=()
 
 # The nodes' timings: short, so that a two-minute run sees many transitions. The retry schedule
 # (3 x 250 ms + 50 ms + 100 ms = 900 ms) fits in renew deadline - frequent (1100 ms), and the kill
@@ -69,7 +74,7 @@ kill_grace_ms=200
 leftover_ms=$((3 * lease_ms))
 
 usage() {
-  sed -n '10,33p' "$0" | sed 's/^# \{0,1\}//'
+  sed -n '10,38p' "$0" | sed 's/^# \{0,1\}//'
   exit 2
 }
 
@@ -88,6 +93,7 @@ while (($#)); do
     --clock-offset) clock_offset=${2:?}; shift 2 ;;
     --slots) slot_count=${2:?}; shift 2 ;;
     --fencing) fencing=1; shift ;;
+    --priorities) IFS=, read -r -a priorities <<<"${2:?}"; shift 2 ;;
     --no-cgroup) use_cgroup=0; shift ;;
     -h | --help) usage ;;
     *) echo "chaos.sh: unknown argument $1" >&2; usage ;;
@@ -112,6 +118,13 @@ if ((slot_count)); then
     echo "chaos.sh: --slots goes with none of --peer-watch, --clock-fault and --fencing" >&2
     exit 2
   fi
+fi
+if ((${#priorities[@]})); then
+  if ((!peer_watch || ${#priorities[@]} != node_count)); then
+    echo "chaos.sh: --priorities goes with --peer-watch and gives one priority per node" >&2
+    exit 2
+  fi
+  for p in "${priorities[@]}"; do [[ $p =~ ^-?[0-9]{1,7}$ ]] || usage; done
 fi
 if [[ -n $clock_fault && $clock_fault != ahead && $clock_fault != behind ]]; then
   echo "chaos.sh: --clock-fault must be ahead or behind" >&2
@@ -309,6 +322,7 @@ start_node() {
       --peer-timeout "${request_timeout_ms}ms")
     [[ $peer_tls == ca ]] && peer+=(--peer-cert "$out_dir/certs/node.pem"
       --peer-key "$out_dir/certs/node.key" --peer-ca "$out_dir/certs/ca.pem")
+    ((${#priorities[@]})) && peer+=(--priority "${priorities[i - 1]}")
   fi
   if [[ -n $clock_fault ]] && ((i == 1)); then
     launcher+=("${fake_env[@]}")
@@ -811,6 +825,7 @@ mode=s3
 clock=right
 [[ -n $clock_fault ]] && clock="node1:$(printf '%+d' "$clock_offset_s")s"
 ((slot_count)) && mode+=", $slot_count slots"
+((${#priorities[@]})) && mode+=", priorities $(IFS=,; echo "${priorities[*]}")"
 say "run $run_id: $node_count nodes, ${duration}s, seed $seed, mode $mode, clock $clock, lock $lock"
 say "logs in $out_dir"
 record "# chaos run $run_id seed=$seed nodes=$node_count duration=${duration}s mode=${mode%% *}" \
@@ -931,8 +946,13 @@ say "driver injected:$faults_line; wall time $((SECONDS - started_wall)) s"
 say "processes that outlived their node's s3lect by ${leftover_ms} ms (or the run), killed by" \
   "the driver: $leftover_procs, of $leftover_incarnations s3lect incarnations" \
   "(node processes found through ${cgroup_root:-/proc})"
+# Coordination may delay a takeover by design: a crash takeover by up to 3 ranks of
+# min(250 ms, (L - D) / 6) = 100 ms, a release naming a successor that is gone by the window
+# (F / 5 raised to 100 ms). The liveness bound allows for both on top of the usual slack.
+slack_ms=1000
+((${#priorities[@]})) && slack_ms=$((1000 + 3 * 100 + 100))
 check() {  # check LOG [REPORT_PREFIX]: the checker on LOG, its report appended to report.txt
-  "$checker" --lease "$lease_ms" --renew-deadline "$renew_deadline_ms" --frequent "$frequent_ms" \
+  "$checker" --slack "$slack_ms" --lease "$lease_ms" --renew-deadline "$renew_deadline_ms" --frequent "$frequent_ms" \
     --infrequent "$infrequent_ms" --request-timeout "$request_timeout_ms" \
     --retry-delays "$retry_delays_ms" --kill-grace "$kill_grace_ms" \
     --min-transitions "$min_transitions" "$1" | tee -a "$out_dir/report.txt"
@@ -977,6 +997,7 @@ mode_args=""
 [[ -n $clock_fault ]] && mode_args+=" --clock-fault $clock_fault --clock-offset $clock_offset"
 ((slot_count)) && mode_args+=" --slots $slot_count"
 ((fencing)) && mode_args+=" --fencing"
+((${#priorities[@]})) && mode_args+=" --priorities $(IFS=,; echo "${priorities[*]}")"
 echo "command: tests/chaos/chaos.sh --duration $duration --nodes $node_count --seed $seed" \
   "--min-transitions $min_transitions$mode_args" | tee -a "$out_dir/report.txt"
 echo "logs: $out_dir" | tee -a "$out_dir/report.txt"
