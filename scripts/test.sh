@@ -260,6 +260,11 @@ if [ -f tests/chaos/chaos.sh ]; then
   chaos_sanitizers --duration 75 --min-transitions 25 --peer-watch --peer-tls ca
   stage "chaos, peer-watch mode, zero-configuration TLS"
   chaos_sanitizers --duration 75 --min-transitions 25 --peer-watch --peer-tls zero-config
+  # Coordinated leadership under every fault: named successors, hold-offs, ranked crash
+  # takeovers and preemption toward the priority-3 node (docs/coordination.md).
+  stage "chaos, peer-watch mode, priorities 1,1,2,3"
+  chaos_sanitizers --duration 60 --min-transitions 15 --nodes 4 --peer-watch \
+    --peer-tls zero-config --priorities 1,1,2,3
   # Node 1's wall clock 5 minutes off (libfaketime), its monotonic clock right: a live leader
   # must keep the lock whichever way the clock is wrong. 60 s runs see 26-29 transitions (the
   # first 3 s have no faults), so 15 leaves room for a slow machine.
