@@ -32,6 +32,8 @@ struct elector_metrics {
   std::uint64_t term = 0;
   unsigned consecutive_failures = 0;
   std::optional<store_clock_offset> clock_offset;  ///< Unset before the store's first answer.
+  /// The elector's coordination.priority (config, not status: it is what this node claims).
+  std::int32_t priority = 0;
 };
 
 /// Reads `election`'s counters and status, labelled lock=<lock_key>, id=<server_id> and then
@@ -46,7 +48,7 @@ elector_metrics collect_metrics(const elector& election,
 /// s3lect_s3_requests_total{operation,outcome}, s3lect_peer_checks_total{outcome},
 /// s3lect_acquisitions_total, s3lect_renewals_total, s3lect_losses_total,
 /// s3lect_demotions_total, s3lect_is_leader, s3lect_term, s3lect_consecutive_failures,
-/// s3lect_clock_offset_seconds, s3lect_clock_offset_error_bound_seconds (once measured) and the
+/// s3lect_priority, s3lect_clock_offset_seconds, s3lect_clock_offset_error_bound_seconds (once measured) and the
 /// s3lect_renewal_latency_seconds histogram. docs/metrics.md describes each.
 std::string prometheus_text(const std::vector<elector_metrics>& electors);
 

@@ -38,6 +38,9 @@ std::vector<effective_setting> effective_settings(const run_options& options) {
       {"acquire-grace", format_duration(config.acquire_grace)},
       {"request-timeout", format_duration(config.request_timeout)},
       {"retry-delays", format_delays(config.retry.delays)},
+      {"priority", std::to_string(config.coordination.priority)},
+      {"handover-window", format_duration(config.handover_window())},
+      {"rank-step", format_duration(config.rank_step())},
       {"peer-timeout", format_duration(config.peer.timeout)},
       {"kill-grace", format_duration(options.kill_grace)},
       {"isolation", options.extras.isolation ? guardian::isolation_name(*options.extras.isolation)

@@ -74,9 +74,9 @@ const std::vector<std::string>& elector_flag_names() {
 
 const std::vector<std::string>& elector_valued_names() {
   static const std::vector<std::string> names{
-      "id",         "addr",           "lease",          "renew-deadline", "frequent",
-      "infrequent", "follower-reads", "max-clock-skew", "acquire-grace",  "retry-delays",
-      "log-level",  "log-format"};
+      "id",         "addr",           "lease",          "renew-deadline",  "frequent",
+      "infrequent", "follower-reads", "max-clock-skew", "acquire-grace",   "retry-delays",
+      "log-level",  "log-format",     "priority",       "handover-window", "rank-step"};
   return names;
 }
 
@@ -118,6 +118,18 @@ const char* elector_options_help() {
          "  --retry-delays LIST      delays before retrying a failed request, e.g. 100ms,1s, or\n"
          "                           none (default 100ms,1s). All attempts and delays must fit in\n"
          "                           renew-deadline - frequent: 3 x 1s + 1.1s = 4.1s <= 5s.\n"
+         "  --priority N             higher is preferred to lead, from -1000000 to 1000000\n"
+         "                           (default 0). Written into this node's records; in peer\n"
+         "                           mode with --peer-watch its leader names the best watching\n"
+         "                           candidate as successor when it hands over\n"
+         "  --handover-window DUR    when a released record names a successor (or keeps the\n"
+         "                           released holder out), how long the others hold off before\n"
+         "                           competing (default --frequent / 5 within 100ms .. lease /\n"
+         "                           2: 1s; at most the lease)\n"
+         "  --rank-step DUR          crash failover: each rank below the best in the dead\n"
+         "                           leader's candidate list delays a takeover this much, at\n"
+         "                           most 3 ranks (default with --peer-watch 250ms, less for\n"
+         "                           short leases; else 0; 3 x it at most lease - renew deadline)\n"
          "  --log-level LEVEL        trace, debug, info, warning or error (default info)\n"
          "  --log-format FORMAT      text (key=value) or json, one line per event on stderr\n"
          "                           (default text)\n";
@@ -149,6 +161,9 @@ std::string option_for_field(std::string_view field) {
       {"peer.tls.certificate_file", "--peer-client-cert"},
       {"peer.tls.private_key_file", "--peer-client-key"},
       {"peer.tls.private_key", "--peer-client-key"},
+      {"coordination.priority", "--priority"},
+      {"coordination.handover_window", "--handover-window"},
+      {"coordination.rank_step", "--rank-step"},
   };
   // The field path, then its parents: "retry.delays[1]" is set by the options of "retry".
   for (;;) {
@@ -182,7 +197,7 @@ std::vector<std::string> derived_timing_options(const parsed_args& args) {
   if (!args.has("lease") && !args.has("renew-deadline") && !args.has("frequent")) return {};
   std::vector<std::string> derived;
   for (const char* option : {"renew-deadline", "frequent", "infrequent", "request-timeout",
-                             "retry-delays", "peer-timeout"}) {
+                             "retry-delays", "peer-timeout", "handover-window", "rank-step"}) {
     if (!args.has(option)) derived.push_back(option);
   }
   return derived;
@@ -229,6 +244,22 @@ bool read_timing(const parsed_args& args, const store_target& target, elector_ti
   }
   if (args.has("request-timeout")) timing.request_timeout = target.config.request_timeout;
   return read_retry_delays(args, timing.retry_delays, error);
+}
+
+/// --priority, --handover-window and --rank-step; their ranges are the library's (validate()).
+bool read_coordination(const parsed_args& args, coordination_config& coordination,
+                       std::string& error) {
+  if (auto priority = args.get("priority")) {
+    const char* end = priority->data() + priority->size();
+    const auto [parsed_end, ec] = std::from_chars(priority->data(), end, coordination.priority);
+    if (ec != std::errc{} || parsed_end != end) {
+      error = "--priority: expected an integer from -1000000 to 1000000 such as 10, got '" +
+              *priority + "'";
+      return false;
+    }
+  }
+  return read_duration(args, "handover-window", coordination.handover_window, error) &&
+         read_duration(args, "rank-step", coordination.rank_step, error);
 }
 
 /// --log-level and --log-format.
@@ -285,6 +316,7 @@ std::optional<elector_settings> make_elector_settings(const parsed_args& args, s
   config.lock_key = target.key;
   elector_timing timing;
   if (!read_identity(args, config, error) || !read_timing(args, target, timing, config, error) ||
+      !read_coordination(args, config.coordination, error) ||
       !read_log_settings(args, settings, error)) {
     return std::nullopt;
   }

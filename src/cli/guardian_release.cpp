@@ -95,7 +95,8 @@ asio::awaitable<int> release_for_s3lect(s3_client& client, std::string key, rele
             {{"term", request.term}});
     co_return exit_lost_race;
   }
-  const lock_record next = released_record(*read.decoded.record, std::chrono::system_clock::now());
+  const lock_record next =
+      guardian_release_record(*read.decoded.record, std::chrono::system_clock::now());
   const auto [ec, result] = co_await write_released(client, key, read.found->etag, next, policy);
   if (ec == errc::precondition_failed) {
     log.log(log_level::info,

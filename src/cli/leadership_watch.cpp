@@ -24,12 +24,13 @@ std::string text_value(const std::string& value) {
 
 leadership_state leadership_watch::judge(steady::time_point now,
                                          const lock_observation& read) const {
-  if (!read.found) return {"none", {}, {}, 0};
-  if (!read.record) return {"unreadable", {}, {}, 0};
+  if (!read.found) return {"none", {}, {}, 0, {}};
+  if (!read.record) return {"unreadable", {}, {}, 0, {}};
   const lock_record& record = *read.record;
-  leadership_state state{"leading", record.leader_id, record.leader_addr, record.term};
+  leadership_state state{"leading", record.leader_id, record.leader_addr, record.term, {}};
   if (record.released) {
     state.state = "released";
+    state.successor = record.successor;
     return state;
   }
   const auto unchanged = std::chrono::duration_cast<milliseconds>(now - etag_seen_);
@@ -64,6 +65,7 @@ std::string watch_text_line(const leadership_state& state, change_source source,
   line += " leader=" + text_value(state.leader_id);
   line += " term=" + std::to_string(state.term);
   if (!state.leader_addr.empty()) line += " addr=" + text_value(state.leader_addr);
+  if (!state.successor.empty()) line += " successor=" + text_value(state.successor);
   return line;
 }
 
@@ -79,6 +81,7 @@ std::string watch_json_line(const std::string& lock_url, const leadership_state&
     out.add_string("leaderID", state.leader_id).add_string("leaderAddr", state.leader_addr);
     out.add_number("term", static_cast<std::int64_t>(state.term));
   }
+  if (!state.successor.empty()) out.add_string("successor", state.successor);
   return out.str();
 }
 

@@ -29,6 +29,9 @@ struct leadership_state {
   std::string leader_id;
   std::string leader_addr;
   std::uint64_t term = 0;
+  /// A released record's successor (`s3lect release --to`, a leader handing over): who should
+  /// take over first. Empty when it names none.
+  std::string successor;
 
   friend bool operator==(const leadership_state&, const leadership_state&) = default;
 };
@@ -63,12 +66,13 @@ enum class change_source { s3, peer };
 const char* to_string(change_source source) noexcept;
 
 /// One text line (no newline):
-/// `time=… source=s3 state=leading leader=api-7 term=4 addr=10.0.0.5:8443`.
+/// `time=… source=s3 state=leading leader=api-7 term=4 addr=10.0.0.5:8443`, and
+/// ` successor=api-8` after a released state that names one.
 std::string watch_text_line(const leadership_state& state, change_source source,
                             std::chrono::system_clock::time_point now);
 
 /// One JSON object (no newline): {"time":…,"lock":…,"source":…,"state":…,"leaderID":…,
-/// "leaderAddr":…,"term":…}.
+/// "leaderAddr":…,"term":…}, and "successor" after a released state that names one.
 std::string watch_json_line(const std::string& lock_url, const leadership_state& state,
                             change_source source, std::chrono::system_clock::time_point now);
 

@@ -58,6 +58,22 @@ std::string slots_hint(asio::io_context& io, s3_client& client, const store_targ
 
 }  // namespace
 
+void coordination_json(json_object& out, const lock_record& record) {
+  if (record.priority) out.add_number("priority", *record.priority);
+  if (!record.candidates.empty()) {
+    std::string list = "[";
+    for (const ranked_candidate& candidate : record.candidates) {
+      if (list.size() > 1) list += ',';
+      list += "{\"id\":" + json_quote(candidate.id) +
+              ",\"priority\":" + std::to_string(candidate.priority) + "}";
+    }
+    out.add_raw("candidates", list + "]");
+  }
+  if (!record.successor.empty()) out.add_string("successor", record.successor);
+  if (record.handover) out.add_number("handoverMs", record.handover->count());
+  if (!record.keep_out.empty()) out.add_string("keepOut", record.keep_out);
+}
+
 std::string status_help() {
   return std::string(
              "usage: s3lect status --lock s3://BUCKET/KEY [options]\n"
@@ -70,6 +86,11 @@ std::string status_help() {
              "   \"storeAgeMs\":1000,\"clockOffsetMs\":-3,\"clockOffsetBoundMs\":502}\n"
              "peerKeyPin follows nonce when the leader runs zero-configuration peer TLS: the\n"
              "sha256 pin of its health endpoint's public key, which its followers trust.\n"
+             "Coordination fields follow, each only when the record has it: priority (the\n"
+             "writer's --priority), candidates ([{\"id\",\"priority\"}], the leader's watching\n"
+             "followers, best first), and in a released record successor (who should take over\n"
+             "first), keepOut (the holder `s3lect release` put out) and handoverMs (how long\n"
+             "the others hold off).\n"
              "leaseMs is null for records of Go writers. ageMs is this machine's clock minus\n"
              "lastUpdated (null when lastUpdated is Go's zero time, which marks a release).\n"
              "storeAgeMs is the record's age on the store's clock (the answer's Date minus the\n"
@@ -105,6 +126,7 @@ std::string status_json(const std::string& lock_url, const std::string& etag,
   out.add_bool("released", record.released).add_string("nonce", record.nonce);
   // Only zero-configuration leaders publish a pin; CA-mode and Go records keep their old shape.
   if (!record.key_pin.empty()) out.add_string("peerKeyPin", record.key_pin);
+  coordination_json(out, record);
   std::optional<std::int64_t> age_ms;
   if (!zero_time) {
     age_ms =

@@ -1,6 +1,8 @@
 // `s3lect status`: prints the lock record as one JSON object.
 #pragma once
 
+#include "cli/json_text.hpp"
+
 #include <s3lect/record.hpp>
 
 #include <chrono>
@@ -26,6 +28,10 @@ struct store_timing {
   std::optional<std::chrono::milliseconds> clock_offset;
   std::optional<std::chrono::milliseconds> clock_offset_bound;
 };
+
+/// Adds the coordination fields `record` has to `out`, each only when set: "priority",
+/// "candidates" ([{"id","priority"}]), "successor", "handoverMs", "keepOut".
+void coordination_json(json_object& out, const lock_record& record);
 
 /// The JSON object `s3lect status` prints for `record` with ETag `etag`, read at `now`.
 std::string status_json(const std::string& lock_url, const std::string& etag,

@@ -209,6 +209,7 @@ elector_metrics collect_metrics(const elector& election, std::vector<metric_labe
   metrics.term = status.term;
   metrics.consecutive_failures = status.consecutive_failures;
   metrics.clock_offset = status.clock_offset;
+  metrics.priority = election.config().coordination.priority;
   return metrics;
 }
 
@@ -287,6 +288,12 @@ std::string prometheus_text(const std::vector<elector_metrics>& electors) {
     for (const elector_metrics& elector : electors) {
       out.sample(series.name, elector, {}, series.value(elector));
     }
+  }
+  // Signed, unlike the series above.
+  out.family("s3lect_priority", "gauge",
+             "This node's coordination priority: higher is preferred to lead.");
+  for (const elector_metrics& elector : electors) {
+    out.sample("s3lect_priority", elector, {}, std::to_string(elector.priority));
   }
   write_clock_offsets(out, electors);
   write_renewal_latency(out, electors);

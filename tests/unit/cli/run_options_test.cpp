@@ -544,6 +544,9 @@ TEST(OptionForField, NamesTheOptionOfEveryTimingField) {
   EXPECT_EQ(option_for_field("peer.timeout"), "--peer-timeout");
   EXPECT_EQ(option_for_field("retry.delays[1]"), "--retry-delays, --request-timeout");
   EXPECT_EQ(option_for_field("peer.health_path"), "");
+  EXPECT_EQ(option_for_field("coordination.priority"), "--priority");
+  EXPECT_EQ(option_for_field("coordination.handover_window"), "--handover-window");
+  EXPECT_EQ(option_for_field("coordination.rank_step"), "--rank-step");
 }
 
 TEST(RunHelp, DocumentsEveryOptionAndExitCode) {
@@ -564,6 +567,9 @@ TEST(RunHelp, DocumentsEveryOptionAndExitCode) {
                              "--acquire-grace",
                              "--request-timeout",
                              "--retry-delays",
+                             "--priority",
+                             "--handover-window",
+                             "--rank-step",
                              "--kill-grace",
                              "--log-level",
                              "--log-format",
@@ -662,7 +668,8 @@ TEST_F(RunOptions, ExplicitTimingWinsOverTheDerived) {
   EXPECT_EQ(config.retry.delays, (std::vector<std::chrono::milliseconds>{80ms, 800ms}))
       << "1/50 and 1/5 of the given renew deadline - frequent";
   EXPECT_EQ(options->elector.derived,
-            (std::vector<std::string>{"infrequent", "retry-delays", "peer-timeout"}));
+            (std::vector<std::string>{"infrequent", "retry-delays", "peer-timeout",
+                                      "handover-window", "rank-step"}));
 }
 
 TEST_F(RunOptions, ContradictionsWithTheLeaseAreStillRefused) {
@@ -719,11 +726,37 @@ TEST_F(RunOptions, PrintConfigShowsWhatTheLeaseDerived) {
             "--acquire-grace 0\n"
             "--request-timeout 500ms         # derived\n"
             "--retry-delays 50ms,500ms       # derived\n"
+            "--priority 0\n"
+            "--handover-window 300ms         # derived\n"
+            "--rank-step 0                   # derived\n"
             "--peer-timeout 1200ms           # derived\n"
             "--kill-grace 1200ms             # derived\n"
             "--isolation auto\n");
   args.pop_back();
   EXPECT_FALSE(parse_run_options(args, error_)) << "without --print-config the command is needed";
+}
+
+TEST_F(RunOptions, CoordinationOptionsSetTheirFieldsAndNameThemselvesWhenWrong) {
+  auto options = parse({"--priority", "-20", "--handover-window", "400ms", "--rank-step", "1s"});
+  ASSERT_TRUE(options) << error_;
+  const s3lect::coordination_config& coordination = options->elector.config.coordination;
+  EXPECT_EQ(coordination.priority, -20);
+  EXPECT_EQ(coordination.handover_window, std::optional<std::chrono::milliseconds>(400ms));
+  EXPECT_EQ(coordination.rank_step, std::optional<std::chrono::milliseconds>(1s));
+  auto defaults = parse({});
+  ASSERT_TRUE(defaults) << error_;
+  EXPECT_EQ(defaults->elector.config.coordination.priority, 0);
+  EXPECT_FALSE(defaults->elector.config.coordination.handover_window) << "follows the timing";
+  EXPECT_FALSE(defaults->elector.config.coordination.rank_step) << "follows the mode";
+
+  for (const char* bad : {"high", "1.5", "5x", "99999999999"}) {
+    expect_refused({"--priority", bad}, {"--priority: expected an integer", bad});
+  }
+  expect_refused({"--priority", "1000001"}, {"(--priority)", "1000000"});
+  expect_refused({"--handover-window", "0"}, {"(--handover-window)", "greater than 0"});
+  expect_refused({"--handover-window", "16s"}, {"(--handover-window)", "at most lease"});
+  expect_refused({"--rank-step", "2s"}, {"(--rank-step)", "lease - renew_deadline"});
+  expect_refused({"--rank-step", "soon"}, {"--rank-step", "'soon'"});
 }
 
 TEST_F(RunOptions, IsolationIsAutoOrALevelToRequire) {

@@ -1,6 +1,6 @@
 // `s3lect status` output and the record `s3lect release` writes.
-#include "cli/release.hpp"
 #include "cli/status.hpp"
+#include "cli/release.hpp"
 
 #include <s3lect/storage.hpp>
 
@@ -8,6 +8,8 @@
 
 using namespace std::chrono_literals;
 using s3lect::lock_record;
+using s3lect::cli::forced_release_record;
+using s3lect::cli::guardian_release_record;
 using s3lect::cli::malformed_status_json;
 using s3lect::cli::released_record;
 using s3lect::cli::status_json;
@@ -113,6 +115,26 @@ TEST(StatusJson, EscapesWhatARecordMayHold) {
   EXPECT_NE(json.find("\"leaderID\":\"a\\\"b\\n\""), std::string::npos) << json;
 }
 
+TEST(StatusJson, ShowsCoordinationFieldsOnlyWhenSet) {
+  lock_record record = held_record();
+  const std::string plain = status_json("s3://b/k", "abc", record, written);
+  for (const char* field : {"priority", "candidates", "successor", "handoverMs", "keepOut"}) {
+    EXPECT_EQ(plain.find(field), std::string::npos) << field;
+  }
+  record.priority = -3;
+  record.candidates = {{"api-8", 5}, {"a\"b", 0}};
+  record.successor = "api-8";
+  record.handover = 10s;
+  record.keep_out = "api-7";
+  const std::string json = status_json("s3://b/k", "abc", record, written);
+  EXPECT_NE(json.find("\"nonce\":\"9f1c2a7e5b3d4c11\",\"priority\":-3,\"candidates\":[{\"id\":"
+                      "\"api-8\",\"priority\":5},{\"id\":\"a\\\"b\",\"priority\":0}],"
+                      "\"successor\":\"api-8\",\"handoverMs\":10000,\"keepOut\":\"api-7\","
+                      "\"ageMs\":0"),
+            std::string::npos)
+      << json;
+}
+
 TEST(MalformedStatusJson, ShowsTheErrorAndTheBodyCut) {
   EXPECT_EQ(malformed_status_json("s3://b/k", "e", "malformed lock record: term: bad", "{x"),
             "{\"lock\":\"s3://b/k\",\"etag\":\"e\",\"error\":\"malformed lock record: term: "
@@ -134,6 +156,87 @@ TEST(ReleasedRecord, KeepsHolderAndTermWithAFreshNonce) {
   EXPECT_NE(next.nonce, current.nonce);
   EXPECT_EQ(next.nonce.size(), 16u);
   EXPECT_NE(released_record(current, written).nonce, next.nonce);
+  EXPECT_TRUE(next.successor.empty());
+  EXPECT_TRUE(next.keep_out.empty());
+  EXPECT_FALSE(next.handover) << "a window names nobody without a successor or keepOut";
+}
+
+/// A record that an earlier release named people in, re-acquired by its holder since: the
+/// names were copied with the rest by a careless writer and must not survive a new release.
+lock_record record_with_stale_names() {
+  lock_record record = held_record();
+  record.candidates = {{"api-8", 5}, {"api-9", 1}};
+  record.priority = 2;
+  record.successor = "api-3";
+  record.keep_out = "api-4";
+  record.handover = 99s;
+  record.coordination_note = "handoverMs: ignored";
+  return record;
+}
+
+TEST(ForcedReleaseRecord, KeepsTheHolderOutAndNamesTheFirstCandidate) {
+  const lock_record current = record_with_stale_names();
+  const lock_record next = forced_release_record(current, written + 1s, "", std::nullopt);
+  EXPECT_TRUE(next.released);
+  EXPECT_EQ(next.leader_id, "api-7");
+  EXPECT_EQ(next.term, 42u);
+  EXPECT_EQ(next.keep_out, "api-7");
+  EXPECT_EQ(next.successor, "api-8");
+  EXPECT_EQ(next.handover, std::optional<std::chrono::milliseconds>(10s)) << "2/3 of 15s";
+  EXPECT_EQ(next.candidates, current.candidates) << "the ranks stay for crash failover";
+  EXPECT_EQ(next.priority, current.priority);
+  EXPECT_TRUE(next.coordination_note.empty());
+  EXPECT_NE(next.nonce, current.nonce);
+}
+
+TEST(ForcedReleaseRecord, ToAndKeepOutWin) {
+  const lock_record next = forced_release_record(record_with_stale_names(), written, "api-9", 3s);
+  EXPECT_EQ(next.successor, "api-9");
+  EXPECT_EQ(next.keep_out, "api-7");
+  EXPECT_EQ(next.handover, std::optional<std::chrono::milliseconds>(3s));
+}
+
+TEST(ForcedReleaseRecord, ClearsStaleNamesWhenThereIsNoCandidate) {
+  lock_record current = record_with_stale_names();
+  current.candidates.clear();
+  current.lease = 6s;
+  const lock_record next = forced_release_record(current, written, "", std::nullopt);
+  EXPECT_TRUE(next.successor.empty()) << "not the stale api-3";
+  EXPECT_EQ(next.keep_out, "api-7") << "not the stale api-4";
+  EXPECT_EQ(next.handover, std::optional<std::chrono::milliseconds>(4s)) << "2/3 of 6s";
+}
+
+TEST(ForcedReleaseRecord, NeverNamesTheHolderAndDefaultsAGoRecordsLease) {
+  lock_record current = held_record();
+  current.lease.reset();  // a Go writer's record
+  current.candidates = {{"api-7", 9}};
+  const lock_record next = forced_release_record(current, written, "", std::nullopt);
+  EXPECT_TRUE(next.successor.empty());
+  EXPECT_EQ(next.handover, std::optional<std::chrono::milliseconds>(10s)) << "2/3 of Go's 15s";
+}
+
+TEST(GuardianReleaseRecord, NamesTheFirstCandidateForAShortWindowAndKeepsNobodyOut) {
+  lock_record current = record_with_stale_names();
+  const lock_record next = guardian_release_record(current, written + 1s);
+  EXPECT_TRUE(next.released);
+  EXPECT_EQ(next.successor, "api-8");
+  EXPECT_TRUE(next.keep_out.empty()) << "not the stale api-4: the holder is gone";
+  EXPECT_EQ(next.handover, std::optional<std::chrono::milliseconds>(1s)) << "15s / 15";
+  current.lease = 6s;
+  EXPECT_EQ(guardian_release_record(current, written).handover,
+            std::optional<std::chrono::milliseconds>(400ms));
+  current.lease = 1s;
+  EXPECT_EQ(guardian_release_record(current, written).handover,
+            std::optional<std::chrono::milliseconds>(100ms))
+      << "at least 100ms";
+  current.lease = 60s;
+  EXPECT_EQ(guardian_release_record(current, written).handover,
+            std::optional<std::chrono::milliseconds>(1s))
+      << "at most 1s";
+  current.candidates.clear();
+  const lock_record unnamed = guardian_release_record(current, written);
+  EXPECT_TRUE(unnamed.successor.empty()) << "not the stale api-3";
+  EXPECT_FALSE(unnamed.handover) << "no window without a name";
 }
 
 }  // namespace

@@ -71,7 +71,7 @@ TEST(LeadershipWatch, GoRecordsWithoutALeaseExpireAfterFifteenSeconds) {
 
 TEST(LeadershipWatch, PrintsTextAndJsonLines) {
   const std::chrono::system_clock::time_point at{std::chrono::milliseconds{1795636559123}};
-  const leadership_state leading{"leading", "api 7", "10.0.0.5:8443", 42};
+  const leadership_state leading{"leading", "api 7", "10.0.0.5:8443", 42, {}};
   EXPECT_EQ(watch_text_line(leading, change_source::peer, at),
             "time=2026-11-25T19:55:59.123Z source=peer state=leading leader=\"api 7\" term=42 "
             "addr=10.0.0.5:8443");
@@ -79,12 +79,33 @@ TEST(LeadershipWatch, PrintsTextAndJsonLines) {
             "{\"time\":\"2026-11-25T19:55:59.123Z\",\"lock\":\"s3://b/k\",\"source\":\"peer\","
             "\"state\":\"leading\",\"leaderID\":\"api 7\",\"leaderAddr\":\"10.0.0.5:8443\","
             "\"term\":42}");
-  const leadership_state none{"none", "", "", 0};
+  const leadership_state none{"none", "", "", 0, {}};
   EXPECT_EQ(watch_text_line(none, change_source::s3, at),
             "time=2026-11-25T19:55:59.123Z source=s3 state=none");
   EXPECT_EQ(watch_json_line("s3://b/k", none, change_source::s3, at),
             "{\"time\":\"2026-11-25T19:55:59.123Z\",\"lock\":\"s3://b/k\",\"source\":\"s3\","
             "\"state\":\"none\",\"leaderID\":null,\"leaderAddr\":null,\"term\":null}");
+}
+
+TEST(LeadershipWatch, AReleaseNamingASuccessorSaysWho) {
+  leadership_watch watch;
+  const steady::time_point t0{};
+  lock_observation released = record_of("e2", "api-7", 4, true, 15s);
+  released.record->successor = "api 8";
+  const auto change = watch.observe(t0, released);
+  ASSERT_TRUE(change);
+  EXPECT_EQ(change->successor, "api 8");
+  const std::chrono::system_clock::time_point at{std::chrono::milliseconds{1795636559123}};
+  EXPECT_EQ(watch_text_line(*change, change_source::s3, at),
+            "time=2026-11-25T19:55:59.123Z source=s3 state=released leader=api-7 term=4 "
+            "successor=\"api 8\"");
+  EXPECT_NE(watch_json_line("s3://b/k", *change, change_source::s3, at)
+                .find("\"term\":4,\"successor\":\"api 8\"}"),
+            std::string::npos);
+  lock_observation unnamed = record_of("e3", "api-7", 4, true, 15s);
+  const auto plain = watch.observe(t0 + 1ms, unnamed);
+  ASSERT_TRUE(plain) << "the same release without the name is a change";
+  EXPECT_EQ(watch_text_line(*plain, change_source::s3, at).find("successor"), std::string::npos);
 }
 
 }  // namespace

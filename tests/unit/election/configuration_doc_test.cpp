@@ -140,6 +140,25 @@ TEST(ConfigurationDoc, ElectorConfigDefaults) {
             defaults.peer.tls.verify_peer ? "true" : "false");
 }
 
+TEST(ConfigurationDoc, CoordinationDefaults) {
+  const auto lines = section(configuration_page(), "### Coordination");
+  const elector_config defaults;
+  EXPECT_EQ(default_of(lines, "coordination.priority"),
+            std::to_string(defaults.coordination.priority));
+  EXPECT_EQ(default_of(lines, "coordination.max_ranks"),
+            std::to_string(defaults.coordination.max_ranks));
+  EXPECT_FALSE(defaults.coordination.handover_window);
+  EXPECT_NE(default_of(lines, "coordination.handover_window").find("unset: F / 5"),
+            std::string::npos);
+  EXPECT_EQ(defaults.handover_window(), defaults.frequent_interval / 5)
+      << "F / 5, as the page says, 1 s at the defaults";
+  EXPECT_NE(default_of(lines, "coordination.handover_window").find("(1 s at the defaults"),
+            std::string::npos);
+  EXPECT_FALSE(defaults.coordination.rank_step);
+  EXPECT_NE(default_of(lines, "coordination.rank_step").find("else 0"), std::string::npos);
+  EXPECT_EQ(defaults.rank_step(), milliseconds{0}) << "no peer.watch by default";
+}
+
 TEST(ConfigurationDoc, ForLeaseTable) {
   const auto lines = section(configuration_page(), "### One knob: the lease");
   int rows = 0;

@@ -385,6 +385,7 @@ elector_metrics sample_metrics(std::vector<metric_label> labels) {
   metrics.is_leader = true;
   metrics.term = 42;
   metrics.clock_offset = store_clock_offset{-300'012'345us, 4'500us};
+  metrics.priority = -7;
   return metrics;
 }
 
@@ -402,6 +403,7 @@ TEST(PrometheusText, EverySeriesWithHelpTypeAndItsValue) {
       {"s3lect_is_leader", "gauge"},
       {"s3lect_term", "gauge"},
       {"s3lect_consecutive_failures", "gauge"},
+      {"s3lect_priority", "gauge"},
       {"s3lect_clock_offset_seconds", "gauge"},
       {"s3lect_clock_offset_error_bound_seconds", "gauge"},
       {"s3lect_renewal_latency_seconds", "histogram"},
@@ -434,6 +436,7 @@ TEST(PrometheusText, EverySeriesWithHelpTypeAndItsValue) {
   EXPECT_EQ(parsed.value("s3lect_losses_total", base), 0);
   EXPECT_EQ(parsed.value("s3lect_is_leader", base), 1);
   EXPECT_EQ(parsed.value("s3lect_term", base), 42);
+  EXPECT_EQ(parsed.value("s3lect_priority", base), -7) << "a signed gauge";
   EXPECT_DOUBLE_EQ(parsed.value("s3lect_clock_offset_seconds", base), -300.012345);
   EXPECT_DOUBLE_EQ(parsed.value("s3lect_clock_offset_error_bound_seconds", base), 0.0045);
   // Buckets in seconds: 3 ms ≤ 0.005, 7 ms twice ≤ 0.01, 40 s only in +Inf.
@@ -874,6 +877,19 @@ TEST(HealthServerMetrics, ServesMetricsBesideTheHealthEndpointWhenSet) {
   health_server_config clash = config;
   clash.handler.path = "/metrics";
   EXPECT_NE(clash.validate().value_or("").find("metrics"), std::string::npos);
+}
+
+TEST(MetricsOfElectors, PriorityIsTheConfiguredOne) {
+  asio::io_context io;
+  auto store = std::make_shared<memory_store>();
+  memory_storage view(io.get_executor(), store);
+  elector_config config = fast_config("ranked");
+  config.coordination.priority = -12;
+  elector ranked(io.get_executor(), view, config);
+  EXPECT_EQ(collect_metrics(ranked).priority, -12);
+  const exposition parsed = parse_exposition(prometheus_text(ranked));
+  EXPECT_EQ(parsed.value("s3lect_priority", {{"lock", config.lock_key}, {"id", config.server_id}}),
+            -12);
 }
 
 }  // namespace
