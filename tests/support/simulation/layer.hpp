@@ -27,7 +27,8 @@ inline void world::apply(std::size_t i, step s) {
     if (std::get_if<detail::core_stopped>(&notice)) n.running = false;
     if (const auto* finished = std::get_if<detail::release_finished>(&notice)) {
       if (finished->released) {
-        n.released = detail::peer_answer::released_record{finished->etag, finished->term};
+        n.released = detail::peer_answer::released_record{finished->etag, finished->term,
+                                                          finished->successor, finished->handover};
       }
     }
     if (const auto* changed = std::get_if<detail::leader_changed>(&notice)) {
