@@ -168,12 +168,17 @@ inline void world::committed(const operation& op) {
     note(who,
          "STORE released term=" + std::to_string(version.record.term) + " " + version.value.etag);
     checker_.released(now_, op.sender);
+    coordination_.released(now_, version.record,
+                           successor_ready(op.sender.node, version.record.successor));
     return;
   }
   const acquisition* taken = store_->acquisition_of(version.record.term);
   if (!taken || taken->committed != now_ || !(taken->writer == op.sender)) return;  // renewal
   note(who, std::string("STORE acquired term=") + std::to_string(version.record.term) + " " +
                 version.value.etag + " kind=" + to_string(taken->kind));
+  if (taken->kind == acquisition_kind::released) {
+    coordination_.acquired(now_, taken->replaced_committed, n.id, n.config.lease, checker_);
+  }
   if (taken->kind != acquisition_kind::expired) return;
   ++expiry_takeovers_;
   // A held record of another process taken for released, absent or ours skipped the expiry
