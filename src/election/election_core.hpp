@@ -27,6 +27,9 @@
 //   leader work ends before anyone may take over. Reads in flight are cancelled; writes are
 //   awaited (a write in doubt gets one re-read, so that a won lock is released, not left to
 //   expire).
+// - Coordination (election_core_coordination.cpp) only ever delays a takeover: a released
+//   record's hold-off counts from our first sight of its ETag, and a held record's rank delay is
+//   added to its expiry moment (rules (b) and (c)), not to its first sight.
 // - A peer check or watch that fails because the leader's endpoint went away (connection refused
 //   or closed, after the endpoint had answered for this leader and term) is read as "its process
 //   may be dead, and its guardian about to release the lock": the store is re-read at once, then
