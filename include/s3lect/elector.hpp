@@ -62,7 +62,20 @@ class elector {
   template <class CompletionToken = default_token>
   auto async_resign(CompletionToken&& token = {}) {
     return boost::asio::async_initiate<CompletionToken, void(boost::system::error_code)>(
-        initiate_resign{this}, token);
+        initiate_resign{this}, token, std::optional<std::string>{});
+  }
+
+  /// Like async_resign, but the released record names `successor` (a server_id) to take over
+  /// first; the other followers hold off for coordination.handover_window (2 F when `successor`
+  /// holds no watch on this leader, as in S3 mode). A name orders who writes first, nothing
+  /// more: if `successor` does not take over, another follower does after the window. An empty
+  /// `successor`, or this elector's own id, names the best candidate, as async_resign does.
+  /// Completes with `void(error_code)`: errc::not_leader if not leader.
+  /// Cancellation: terminal; the resignation may still happen.
+  template <class CompletionToken = default_token>
+  auto async_resign_to(std::string successor, CompletionToken&& token = {}) {
+    return boost::asio::async_initiate<CompletionToken, void(boost::system::error_code)>(
+        initiate_resign{this}, token, std::optional<std::string>{std::move(successor)});
   }
 
   /// Waits until this elector is leader (at once if it is). Completes with
@@ -160,7 +173,7 @@ class elector {
   using advice_handler = boost::asio::any_completion_handler<advice_signature>;
 
   void stop_impl(stop_handler handler);
-  void resign_impl(stop_handler handler);
+  void resign_impl(std::optional<std::string> successor, stop_handler handler);
   void wait_for_leadership_impl(lease_handler handler);
   void wait_for_loss_impl(leadership_lease lease, stop_handler handler);
   void wait_for_handover_advice_impl(leadership_lease lease, advice_handler handler);
@@ -181,8 +194,8 @@ class elector {
   struct initiate_resign {
     elector* self;
     template <class Handler>
-    void operator()(Handler&& handler) const {
-      self->resign_impl(stop_handler(std::forward<Handler>(handler)));
+    void operator()(Handler&& handler, std::optional<std::string> successor) const {
+      self->resign_impl(std::move(successor), stop_handler(std::forward<Handler>(handler)));
     }
   };
   struct initiate_wait_for_leadership {

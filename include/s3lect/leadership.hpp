@@ -70,6 +70,11 @@ struct leadership_snapshot {
   /// on that ETag (docs/safety-and-fencing.md#one-round-trip-handover). Empty: nothing to tell.
   std::string released_etag;
   std::uint64_t released_term = 0;
+  /// With released_etag: the successor that released record names and its handoverMs, sent as
+  /// "successor" and "handoverMs" so that watchers order their takeovers as a read of it would
+  /// (docs/coordination.md). Empty / nullopt: the record names none.
+  std::string released_successor;
+  std::optional<std::chrono::milliseconds> released_handover;
   /// Increases whenever is_leader, term, leader_id or serial changes.
   std::uint64_t version = 0;
 };

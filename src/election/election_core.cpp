@@ -34,6 +34,7 @@ step election_core::start(const instant& now) {
   // Writes of an earlier run are history: finding one again means "ours, but not leading".
   for (own_write& write : own_writes_) write.resumable = false;
   acquire_not_before_.reset();
+  successor_wanted_.reset();
   observed_.reset();
   previous_read_.reset();
   mode_ = poll_mode::frequent;
@@ -74,14 +75,23 @@ step election_core::stop(const instant& now) {
   return finish(now, std::move(out));
 }
 
-step election_core::resign(const instant& now, milliseconds hold_off) {
+step election_core::resign(const instant& now, milliseconds hold_off,
+                           std::optional<std::string> successor) {
   step out;
   if (!started_ || stopped_ || stop_wanted_) return finish(now, std::move(out));
   enforce_deadline(now, out);
   acquire_not_before_ = now.steady + hold_off;
   release_wanted_ = true;
+  // Naming nobody, or ourselves, leaves the choice to add_coordination(): the best candidate.
+  if (successor && (successor->empty() || *successor == config_.server_id)) successor.reset();
+  // The application following preemption::advise's advice: a handover by preemption.
+  if (holding_ && successor && advised_ && *advised_ == std::pair{holding_->term, *successor}) {
+    preemption_.handed_over(*successor, now.steady);
+  }
+  successor_wanted_ = std::move(successor);
   report_loss(loss_reason::resigned, out);
-  log(log_level::info, "resigning hold_off=" + in_ms(hold_off));
+  log(log_level::info, "resigning hold_off=" + in_ms(hold_off) +
+                           (successor_wanted_ ? " to=" + log_text::value(*successor_wanted_) : ""));
   return finish(now, std::move(out));
 }
 
@@ -119,7 +129,7 @@ void election_core::advance(const instant& now, step& out) {
   const bool acquiring = acquire_in_doubt_ || (in_flight_ && in_flight_->what == purpose::acquire);
   if (release_wanted_ && !holding_ && !acquiring) {
     release_wanted_ = false;
-    out.notices.emplace_back(release_finished{false, {}, 0});
+    out.notices.emplace_back(release_finished{});
   }
   if (in_flight_) {
     if (in_flight_->what == purpose::peer && peer_.deadline && now.steady >= *peer_.deadline &&
@@ -186,7 +196,7 @@ std::optional<steady_time> election_core::next_wake(const instant& now) const {
   // In stable mode the follower trusts the healthy leader until its next read: that is the
   // point of stable mode. Acting at the expiry moment is for frequent mode.
   if (mode_ == poll_mode::frequent && !acquire_in_doubt_ && !peer_.view_stale) {
-    if (const auto t = takeover_time()) {
+    if (const auto t = competition_time()) {
       consider(acquire_not_before_ ? std::max(*t, *acquire_not_before_) : *t);
     }
   }
@@ -214,6 +224,7 @@ void election_core::start_write(const instant& now, purpose what, put_condition 
   record.released = what == purpose::release;
   record.nonce = make_nonce();
   if (config_.peer.enabled) record.key_pin = config_.peer.key_pin;
+  add_coordination(record, what == purpose::release);
 
   storage_request request;
   request.type = storage_request::kind::write;

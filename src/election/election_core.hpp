@@ -27,6 +27,9 @@
 //   leader work ends before anyone may take over. Reads in flight are cancelled; writes are
 //   awaited (a write in doubt gets one re-read, so that a won lock is released, not left to
 //   expire).
+// - Coordination (election_core_coordination.cpp) only ever delays a takeover: a released
+//   record's hold-off counts from our first sight of its ETag, and a held record's rank delay is
+//   added to its expiry moment (rules (b) and (c)), not to its first sight.
 // - A peer check or watch that fails because the leader's endpoint went away (connection refused
 //   or closed, after the endpoint had answered for this leader and term) is read as "its process
 //   may be dead, and its guardian about to release the lock": the store is re-read at once, then
@@ -134,6 +137,10 @@ struct release_finished {
   /// followers so that they can take over with If-Match without reading first.
   std::string etag;
   std::uint64_t term = 0;
+  /// When released: the successor the record names (empty: none) and its handoverMs, which a
+  /// leader's 404 answer also tells, so that a watch hint orders the takeover like a read.
+  std::string successor;
+  std::optional<std::chrono::milliseconds> handover;
 };
 /// The core stopped; it emits nothing more until start().
 struct core_stopped {};
@@ -210,8 +217,10 @@ class election_core {
   /// emits core_stopped. A read in flight is cancelled; a write is waited for.
   step stop(const instant& now);
   /// Gives up leadership (reported lost at once, released record written) and keeps following,
-  /// without trying to acquire before now + hold_off. Ends with release_finished.
-  step resign(const instant& now, std::chrono::milliseconds hold_off);
+  /// without trying to acquire before now + hold_off. Ends with release_finished. The released
+  /// record names `successor` (unset, empty or our own id: the best candidate) to go first.
+  step resign(const instant& now, std::chrono::milliseconds hold_off,
+              std::optional<std::string> successor = std::nullopt);
   /// Applies a new configuration that validate_update() accepted; takes effect at once.
   step update_config(const instant& now, elector_config config);
   /// Replaces the candidates the leader's peer endpoint knows (empty while not leading).
@@ -276,6 +285,10 @@ class election_core {
     // max_clock_skew (the least, over the reads that returned `etag`, of the read's completion
     // less Date − Last-Modified − the headers' resolution). Unset: no read carried both headers.
     std::optional<steady_time> store_stamp{};
+    // Coordination (apply_coordination): a released record's hold-off ends here; a held
+    // record's takeover waits this much past its expiry (our rank in the record).
+    std::optional<steady_time> not_before{};
+    std::chrono::milliseconds rank_delay{0};
   };
   // A peer's answer that showed the leader's last successful write: that write was sent
   // before `first_at`, our monotonic time when the answer arrived less the write's age the
@@ -334,7 +347,18 @@ class election_core {
   void demote(loss_reason reason, step& out);
   void step_down_if_clock_refused(const boost::system::error_code& ec, step& out);
   void report_loss(loss_reason reason, step& out);
-  void finish_release(const instant& now, bool released, const std::string& etag, step& out);
+  void finish_release(const instant& now, bool released, const std::string& etag,
+                      const lock_record& written, step& out);
+
+  // Coordinated leadership (election_core_coordination.cpp).
+  /// Sets the hold-off of a newly observed released record, or the rank delay of a held one.
+  void apply_coordination(observation& seen);
+  /// A record this core writes as leader: its priority and candidate ranks, and, in a released
+  /// record, the successor with its handoverMs.
+  void add_coordination(lock_record& record, bool released) const;
+  /// When this follower may compete: takeover_time(), later by the coordination's hold-offs.
+  /// Not for the poll mode, which turns frequent at the expiry moment itself.
+  std::optional<steady_time> competition_time() const;
 
   void enforce_deadline(const instant& now, step& out);
   // Preemption (election_core_preemption.cpp).
@@ -400,9 +424,10 @@ class election_core {
   bool read_now_ = false;
   std::optional<steady_time> acquire_not_before_;  // resign()'s hold-off, or a pause after doubt
 
-  peer_follow_state peer_;             // Peer mode (followers in stable mode).
-  std::vector<candidate> candidates_;  // on_candidates(): who may succeed us.
-  preemption_memory preemption_;       // whom we handed over to by preemption, and their backoff
+  peer_follow_state peer_;                       // Peer mode (followers in stable mode).
+  std::vector<candidate> candidates_;            // on_candidates(): who may succeed us.
+  std::optional<std::string> successor_wanted_;  // resign(): whom the release names
+  preemption_memory preemption_;  // whom we handed over to by preemption, and their backoff
   std::optional<std::pair<std::uint64_t, std::string>> advised_;  // (term, successor) advised
   std::optional<reread_burst> reread_;
 

@@ -49,7 +49,7 @@ std::optional<steady_time> election_core::takeover_time() const {
 bool election_core::takeover_allowed(const instant& now) const {
   if (mode_ != poll_mode::frequent || acquire_in_doubt_) return false;
   if (acquire_not_before_ && now.steady < *acquire_not_before_) return false;
-  const auto when = takeover_time();
+  const auto when = competition_time();
   return when && *when <= now.steady;
 }
 

@@ -176,6 +176,11 @@ void election_core::take_over_released(const instant& now, const lock_record& kn
   lock_record record = known;
   record.term = released.term;
   record.released = true;
+  // The release's names, as the leader's answer tells them: without them every watcher would
+  // race the successor. Nothing of the held record's own coordination is the release's.
+  record.successor = released.successor;
+  record.handover = released.handover;
+  record.keep_out.clear();
   get_result hint;
   hint.found = object{encode_record(record), released.etag};
   mode_ = poll_mode::frequent;

@@ -4,29 +4,12 @@
 // written with If-Match on our last ETag, so it adds no way to lead (safety-and-fencing.md).
 #include "election_core.hpp"
 
+#include "coordination.hpp"
 #include "election_core_helpers.hpp"
 #include "hold_offs.hpp"
 #include "log_text.hpp"
 
-#include <algorithm>
-
 namespace s3lect::detail {
-
-namespace {
-
-// The best of the eligible: highest priority, then the longest watching, then the smaller id.
-const candidate& best_of(const std::vector<candidate>& eligible) {
-  return *std::min_element(eligible.begin(), eligible.end(),
-                           [](const candidate& a, const candidate& b) {
-                             if (a.priority != b.priority) return a.priority > b.priority;
-                             if (a.watching_since != b.watching_since) {
-                               return a.watching_since < b.watching_since;
-                             }
-                             return a.id < b.id;
-                           });
-}
-
-}  // namespace
 
 bool election_core::may_preempt() const {
   return holding_ && holding_->reported && !release_wanted_ && !stop_wanted_ &&
@@ -40,9 +23,10 @@ preemption_outlook election_core::preemption_view(const instant& now) const {
 
 void election_core::consider_preemption(const instant& now, step& out) {
   if (!may_preempt()) return;
-  const preemption_outlook outlook = preemption_view(now);
-  if (outlook.eligible.empty()) return;
-  const std::string target = best_of(outlook.eligible).id;
+  const std::optional<std::string> best =
+      best_successor(preemption_view(now).eligible, config_.server_id);
+  if (!best) return;
+  const std::string& target = *best;
   const std::uint64_t term = holding_->term;
   if (config_.coordination.preempt == preemption::advise) {
     if (advised_ && advised_->first == term && advised_->second == target) return;
@@ -55,6 +39,7 @@ void election_core::consider_preemption(const instant& now, step& out) {
   preemption_.handed_over(target, now.steady);
   acquire_not_before_ = now.steady + resign_hold_off(config_);
   release_wanted_ = true;
+  successor_wanted_ = target;
   report_loss(loss_reason::preempted, out);
   log(log_level::info,
       "preempted term=" + std::to_string(term) + " successor=" + log_text::value(target));

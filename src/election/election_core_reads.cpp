@@ -140,7 +140,9 @@ void election_core::observe_own(const instant& now, const std::string& etag, con
   previous_read_ = read_summary{etag, own.record.leader_id, own.record.term, false};
   if (own.record.released) {
     if (holding_) demote(loss_reason::superseded, out);
-    observed_ = observation{observed_kind::released, etag, now.steady, own.record};
+    observation sight{observed_kind::released, etag, now.steady, own.record};
+    apply_coordination(sight);
+    observed_ = std::move(sight);
     mode_ = poll_mode::frequent;
     healthy_reads_ = 0;
     announce({}, {}, own.record.term, out);
@@ -184,7 +186,9 @@ void election_core::observe_foreign(const instant& now, const std::string& etag,
                                     std::optional<steady_time> store_stamp, step& out) {
   if (holding_) demote(loss_reason::superseded, out);
   if (record.released) {
-    observed_ = observation{observed_kind::released, etag, now.steady, record};
+    observation sight{observed_kind::released, etag, now.steady, record};
+    apply_coordination(sight);
+    observed_ = std::move(sight);
     previous_read_ = read_summary{etag, {}, record.term, false};
     mode_ = poll_mode::frequent;
     healthy_reads_ = 0;
@@ -199,7 +203,9 @@ void election_core::observe_foreign(const instant& now, const std::string& etag,
     first_seen = std::min(first_seen, peer_.seen->first_at);
   }
   if (seen) store_stamp = earliest(store_stamp, observed_->store_stamp);
-  observed_ = observation{observed_kind::held, etag, first_seen, record, store_stamp};
+  observation sight{observed_kind::held, etag, first_seen, record, store_stamp};
+  apply_coordination(sight);
+  observed_ = std::move(sight);
   announce(record.leader_id, record.leader_addr, record.term, out);
   const read_summary summary{etag, record.leader_id, record.term, true};
   update_mode(now, summary);

@@ -47,7 +47,7 @@ void election_core::write_landed(const instant& now, purpose what, const own_wri
   last_term_ = own.record.term;
   last_etag_ = etag;
   if (what == purpose::release) {
-    finish_release(now, true, etag, out);
+    finish_release(now, true, etag, own.record, out);
   } else if (holding_) {
     holding_->renewed_at = own.sent;
     holding_->renew_deadline = own.renew_deadline;
@@ -74,7 +74,7 @@ void election_core::write_failed(const instant& now, purpose what, const own_wri
   step_down_if_clock_refused(ec, out);
   if (what == purpose::release) {
     log(log_level::warning, "release failed error=" + log_text::value(last_error_));
-    finish_release(now, false, {}, out);
+    finish_release(now, false, {}, own.record, out);
     return;
   }
   mode_ = poll_mode::frequent;
@@ -163,17 +163,30 @@ void election_core::report_loss(loss_reason reason, step& out) {
 }
 
 void election_core::finish_release(const instant& now, bool released, const std::string& etag,
-                                   step& out) {
+                                   const lock_record& written, step& out) {
   const std::uint64_t term = holding_ ? holding_->term : last_term_;
   for (own_write& write : own_writes_) write.resumable = false;
   holding_.reset();
   release_wanted_ = false;
-  out.notices.emplace_back(release_finished{released, released ? etag : std::string(), term});
+  successor_wanted_.reset();
+  release_finished finished;
+  finished.released = released;
+  finished.term = term;
+  if (released) {
+    finished.etag = etag;
+    finished.successor = written.successor;
+    finished.handover = written.handover;
+  }
+  out.notices.emplace_back(std::move(finished));
   if (released) {
     lock_record record;
     record.term = term;
     record.released = true;
-    observed_ = observation{observed_kind::released, etag, now.steady, record};
+    record.successor = written.successor;
+    record.handover = written.handover;
+    observation sight{observed_kind::released, etag, now.steady, record};
+    apply_coordination(sight);
+    observed_ = std::move(sight);
     announce({}, {}, term, out);
   } else {
     observed_.reset();

@@ -57,7 +57,7 @@ void elector::impl::handle(detail::loop_event event) {
   } else if (std::holds_alternative<detail::stop_request>(event)) {
     apply(core.stop(now()));
   } else if (auto* resign = std::get_if<detail::resign_request>(&event)) {
-    apply(core.resign(now(), resign->hold_off));
+    apply(core.resign(now(), resign->hold_off, std::move(resign->successor)));
   } else if (auto* update = std::get_if<detail::config_request>(&event)) {
     apply(core.update_config(now(), std::move(update->config)));
   } else if (auto* listed = std::get_if<detail::candidates_changed>(&event)) {

@@ -82,14 +82,15 @@ void elector::stop_impl(stop_handler handler) {
   });
 }
 
-void elector::resign_impl(stop_handler handler) {
+void elector::resign_impl(std::optional<std::string> successor, stop_handler handler) {
   auto self = impl_;
   if (!self->publisher.add_resign_waiter(std::move(handler))) return;
-  asio::dispatch(self->strand, [self] {
+  asio::dispatch(self->strand, [self, successor = std::move(successor)]() mutable {
     // The elector stopped since the check above (core_stopped completed the waiter): a queued
     // request would wrongly hold off the next run's first acquisition.
     if (!self->loop.running) return;
-    self->push(detail::resign_request{detail::resign_hold_off(self->core.config())});
+    self->push(
+        detail::resign_request{detail::resign_hold_off(self->core.config()), std::move(successor)});
   });
 }
 

@@ -110,6 +110,8 @@ void leadership_publisher::release_finished(const detail::release_finished& fini
   if (finished.released) {
     health_.released_etag = finished.etag;
     health_.released_term = finished.term;
+    health_.released_successor = finished.successor;
+    health_.released_handover = finished.handover;
   }
   release_pending_ = false;
   bump_health_locked();

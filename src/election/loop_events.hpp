@@ -12,6 +12,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <variant>
 #include <vector>
@@ -33,6 +34,7 @@ struct peer_done {
 struct stop_request {};
 struct resign_request {
   std::chrono::milliseconds hold_off;
+  std::optional<std::string> successor;  // async_resign_to: whom the release names
 };
 struct config_request {
   elector_config config;

@@ -240,6 +240,8 @@ std::string follower_body(const leadership_snapshot& snapshot) {
   if (!snapshot.released_etag.empty()) {
     body["releasedETag"] = snapshot.released_etag;
     body["releasedTerm"] = snapshot.released_term;
+    if (!snapshot.released_successor.empty()) body["successor"] = snapshot.released_successor;
+    if (snapshot.released_handover) body["handoverMs"] = snapshot.released_handover->count();
   }
   return json::serialize(body);
 }

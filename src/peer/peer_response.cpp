@@ -130,6 +130,24 @@ peer_parsing parse_leader(std::string_view body) {
   return parsing;
 }
 
+/// The "successor" and "handoverMs" of a 404 body beside a released record, each taken only when
+/// well-formed (a non-empty string of at most 1024 bytes; an integer of 1 ms .. 24 h): a name
+/// only orders who writes first, so a bad one is dropped, never an error.
+void read_release_names(const json::object& object, peer_answer::released_record& released) {
+  if (const json::value* successor = object.if_contains("successor")) {
+    const json::string* text = successor->if_string();
+    if (text && !text->empty() && text->size() <= 1024) {
+      released.successor.assign(text->data(), text->size());
+    }
+  }
+  if (const json::value* handover = object.if_contains("handoverMs")) {
+    const std::optional<std::uint64_t> ms = non_negative_integer(*handover);
+    if (ms && *ms >= 1 && *ms <= static_cast<std::uint64_t>(max_record_lease.count())) {
+      released.handover = std::chrono::milliseconds{static_cast<std::int64_t>(*ms)};
+    }
+  }
+}
+
 /// "releasedETag" and "releasedTerm" of a 404 body, both well-formed, or nothing.
 std::optional<peer_answer::released_record> released_hint(const json::object& object) {
   const json::value* etag = object.if_contains("releasedETag");
@@ -142,7 +160,11 @@ std::optional<peer_answer::released_record> released_hint(const json::object& ob
       number >= max_record_term) {
     return std::nullopt;
   }
-  return peer_answer::released_record{std::string(etag_text->data(), etag_text->size()), number};
+  peer_answer::released_record released;
+  released.etag.assign(etag_text->data(), etag_text->size());
+  released.term = number;
+  read_release_names(object, released);
+  return released;
 }
 
 peer_parsing parse_follower(std::string_view body) {

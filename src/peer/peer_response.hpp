@@ -53,10 +53,14 @@ struct peer_answer {
   /// Leader: record.leader_id. Follower: the leader it knows, when its 404 body says, else "".
   std::string leader_id;
   /// Follower (404) only: the record it released, when its body says ("releasedETag",
-  /// "releasedTerm"): whoever writes If-Match on `etag` replaces exactly that record.
+  /// "releasedTerm"): whoever writes If-Match on `etag` replaces exactly that record. The
+  /// successor it names and its handoverMs come along when the body has them ("successor",
+  /// "handoverMs"; ignored when ill-typed or out of range, as in a record).
   struct released_record {
     std::string etag;
     std::uint64_t term = 0;
+    std::string successor;
+    std::optional<std::chrono::milliseconds> handover;
   };
   std::optional<released_record> released;
   /// The X-S3lect-Watch header.

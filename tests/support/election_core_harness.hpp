@@ -113,7 +113,14 @@ class core_driver {
     return timer();
   }
   step& stop() { return apply(core.stop(now)); }
-  step& resign(std::chrono::milliseconds hold_off) { return apply(core.resign(now, hold_off)); }
+  step& resign(std::chrono::milliseconds hold_off,
+               std::optional<std::string> successor = std::nullopt) {
+    return apply(core.resign(now, hold_off, std::move(successor)));
+  }
+  /// The leader's peer endpoint reports these candidates.
+  step& candidates(std::vector<detail::candidate> list) {
+    return apply(core.on_candidates(now, std::move(list)));
+  }
   step& update(elector_config config) { return apply(core.update_config(now, std::move(config))); }
 
   step& read_absent() { return apply(core.on_read_done(now, {}, get_result{})); }
@@ -182,7 +189,18 @@ class core_driver {
     answer.http_status = 404;
     answer.watch = outcome;
     answer.term = term;
-    answer.released = detail::peer_answer::released_record{std::move(etag), term};
+    answer.released = detail::peer_answer::released_record{std::move(etag), term, {}, {}};
+    return apply(core.on_peer_done(now, {}, answer));
+  }
+  /// A peer answer "not leader: I released", with the successor and handoverMs it names.
+  step& peer_released_to(std::string etag, std::uint64_t term, std::string successor,
+                         std::optional<std::chrono::milliseconds> handover) {
+    detail::peer_answer answer;
+    answer.http_status = 404;
+    answer.watch = detail::peer_watch_outcome::changed;
+    answer.term = term;
+    answer.released =
+        detail::peer_answer::released_record{std::move(etag), term, std::move(successor), handover};
     return apply(core.on_peer_done(now, {}, answer));
   }
   step& peer_error(boost::system::error_code ec) {

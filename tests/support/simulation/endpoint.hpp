@@ -71,6 +71,7 @@ inline void world::serve_peer(std::size_t k, std::size_t i, const std::shared_pt
   }
   if (!holds(k, check)) return answer_peer(k, i, op, detail::peer_watch_outcome::changed);
   l.watches.push_back({i, op});
+  refresh_candidates(k);
   const int incarnation = l.incarnation;
   at_node(k, now_ + *check.watch, [this, k, op, incarnation] {
     node& m = nodes_[k];
@@ -107,6 +108,7 @@ inline void world::answer_changed_watches(std::size_t k) {
 inline void world::answer_peer(std::size_t k, std::size_t i, const std::shared_ptr<operation>& op,
                                detail::peer_watch_outcome outcome) {
   const node& l = nodes_[k];
+  refresh_candidates(k);
   detail::peer_answer answer;
   answer.watch = outcome;
   if (leading(k)) {
@@ -148,6 +150,38 @@ inline void world::deliver_peer(std::size_t i, const std::shared_ptr<operation>&
   if (answer.released && n.op && n.op->request.type == storage_request::kind::write) {
     ++named_release_takeovers_;
   }
+}
+
+inline void world::refresh_candidates(std::size_t k) {
+  if (!scenario_.coordinated) return;
+  // Later, as an event of its own: the core's step may answer watches, which calls this again.
+  const int incarnation = nodes_[k].incarnation;
+  at_node(k, now_, [this, k, incarnation] {
+    node& l = nodes_[k];
+    if (l.incarnation != incarnation || !l.alive || !l.running) return;
+    const steady_time here = local(l, now_).steady;
+    std::map<std::string, steady_time> since;
+    std::vector<detail::candidate> list;
+    for (const held_watch& w : l.watches) {
+      const node& f = nodes_[w.follower];
+      if (since.count(f.id)) continue;
+      const auto known = l.watching_since.find(f.id);
+      since[f.id] = known != l.watching_since.end() ? known->second : here;
+      list.push_back({f.id, f.config.coordination.priority, since[f.id], true, true});
+    }
+    l.watching_since = std::move(since);
+    if (list == l.candidates) return;
+    l.candidates = list;
+    apply(k, l.core->on_candidates(local(l, now_), std::move(list)));
+  });
+}
+
+inline bool world::successor_ready(std::size_t k, const std::string& id) const {
+  if (state_ != store_state::healthy) return false;
+  return std::any_of(nodes_[k].watches.begin(), nodes_[k].watches.end(), [&](const held_watch& w) {
+    const node& f = nodes_[w.follower];
+    return f.id == id && f.alive && f.running && !f.partitioned && !f.suspended && !f.frozen;
+  });
 }
 
 }  // namespace s3lect::test::simulation

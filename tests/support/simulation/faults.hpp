@@ -141,8 +141,11 @@ inline void world::resign(std::size_t i) {
   node& n = nodes_[i];
   if (!n.alive || !n.running || n.suspended || n.frozen) return;
   const auto hold_off = std::chrono::duration_cast<milliseconds>(uniform(0s, 20s));
-  note(n.label(i), "SIM resign() hold_off=" + std::to_string(hold_off.count()) + "ms");
-  apply(i, n.core->resign(local(n, now_), hold_off));
+  std::optional<std::string> successor;
+  if (scenario_.coordinated && chance(0.5)) successor = nodes_[rng_() % nodes_.size()].id;
+  note(n.label(i), "SIM resign() hold_off=" + std::to_string(hold_off.count()) + "ms" +
+                       (successor ? " to " + *successor : ""));
+  apply(i, n.core->resign(local(n, now_), hold_off, successor));
 }
 
 inline void world::restart(std::size_t i, bool fresh) {
@@ -160,6 +163,8 @@ inline void world::restart(std::size_t i, bool fresh) {
     n.leader = false;
     n.first_read.clear();
     n.told.clear();
+    n.candidates.clear();
+    n.watching_since.clear();
     new_guardian(i);
   }
   n.alive = true;

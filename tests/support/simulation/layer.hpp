@@ -27,7 +27,8 @@ inline void world::apply(std::size_t i, step s) {
     if (std::get_if<detail::core_stopped>(&notice)) n.running = false;
     if (const auto* finished = std::get_if<detail::release_finished>(&notice)) {
       if (finished->released) {
-        n.released = detail::peer_answer::released_record{finished->etag, finished->term};
+        n.released = detail::peer_answer::released_record{finished->etag, finished->term,
+                                                          finished->successor, finished->handover};
       }
     }
     if (const auto* changed = std::get_if<detail::leader_changed>(&notice)) {
@@ -167,12 +168,17 @@ inline void world::committed(const operation& op) {
     note(who,
          "STORE released term=" + std::to_string(version.record.term) + " " + version.value.etag);
     checker_.released(now_, op.sender);
+    coordination_.released(now_, version.record,
+                           successor_ready(op.sender.node, version.record.successor));
     return;
   }
   const acquisition* taken = store_->acquisition_of(version.record.term);
   if (!taken || taken->committed != now_ || !(taken->writer == op.sender)) return;  // renewal
   note(who, std::string("STORE acquired term=") + std::to_string(version.record.term) + " " +
                 version.value.etag + " kind=" + to_string(taken->kind));
+  if (taken->kind == acquisition_kind::released) {
+    coordination_.acquired(now_, taken->replaced_committed, n.id, n.config.lease, checker_);
+  }
   if (taken->kind != acquisition_kind::expired) return;
   ++expiry_takeovers_;
   // A held record of another process taken for released, absent or ours skipped the expiry

@@ -24,6 +24,7 @@
 #pragma once
 
 #include "support/simulation/checker.hpp"
+#include "support/simulation/coordination.hpp"
 #include "support/simulation/jobs.hpp"
 #include "support/simulation/store.hpp"
 
@@ -62,6 +63,9 @@ struct scenario {
   /// Negative control: the guardian releases a dead process's lock whatever record it finds
   /// (unless released), without comparing its nonce and term with the last write s3lect reported.
   bool guardian_releases_unchecked = false;
+  /// Each node draws a priority 0..3; a leader's watching followers are its verified candidates;
+  /// resignations sometimes name a node (support/simulation/coordination.hpp).
+  bool coordinated = false;
 };
 
 enum class store_state { healthy, failing, hanging };
@@ -149,6 +153,9 @@ struct node {
   // Its health endpoint after a release: the released record it names in its 404 answers
   // (one-round-trip handover), until it sees anyone lead again.
   std::optional<detail::peer_answer::released_record> released;
+  // Coordinated: the candidates its core was last given, and since when each one watches.
+  std::vector<detail::candidate> candidates;
+  std::map<std::string, steady_time> watching_since;
 
   process_id process(std::size_t index) const { return {index, incarnation}; }
   std::string label(std::size_t index) const {
@@ -192,6 +199,7 @@ class world {
           n.endpoint = endpoint_kind::full;
         }
       }
+      if (what.coordinated) n.config.coordination.priority = static_cast<int>(rng_() % 4);
       if (n.config.max_clock_skew) {
         tightest_skew =
             std::min(tightest_skew.value_or(*n.config.max_clock_skew), *n.config.max_clock_skew);
@@ -240,7 +248,8 @@ class world {
                 : n.config.s3_follower_reads == follower_reads::economy ? " economy-reads"
                                                                         : " first-hand-reads")
             << (n.config.peer.enabled ? " endpoint=" + std::to_string(static_cast<int>(n.endpoint))
-                                      : std::string());
+                                      : std::string())
+            << " priority=" << n.config.coordination.priority;
     }
     description_ = about.str();
     timeline_.add(now_, "SIM", description_);
@@ -319,6 +328,8 @@ class world {
   std::uint64_t deadline_kills() const { return deadline_kills_; }
   /// Released copies that guardians wrote after their s3lect process died.
   std::size_t crash_releases() const { return crash_released_.size(); }
+  /// What the releases that named a successor came to (scenario::coordinated).
+  const coordination_counts& coordination() const { return coordination_.counts(); }
   /// For each crash release taken over: from the crash to the next leadership.
   const std::vector<nanoseconds>& crash_failovers() const { return crash_failovers_; }
   /// For each crash release taken over: from its commit to the next leadership.
@@ -484,6 +495,10 @@ class world {
                    detail::peer_watch_outcome outcome);
   void deliver_peer(std::size_t i, const std::shared_ptr<operation>& op, error_code ec,
                     const detail::peer_answer& answer);
+  /// Coordinated: gives leader k's core its watching followers as candidates, soon.
+  void refresh_candidates(std::size_t k);
+  /// A node with `id` could take leader k's release at once: up, reachable, watching k.
+  bool successor_ready(std::size_t k, const std::string& id) const;
 
   // --- jobs and guardians: defined in support/simulation/guardian.hpp ----------------------
 
@@ -512,6 +527,7 @@ class world {
   timeline timeline_;
   leadership_checker checker_;
   job_checker jobs_;
+  coordination_ledger coordination_;
   std::vector<node> nodes_;
   std::optional<sim_store> store_;
   store_state state_ = store_state::healthy;

@@ -56,6 +56,7 @@ TEST(ElectionCorePreemption, HandsOverOnceTheCandidateAndTheLeaderHaveSettled) {
   EXPECT_FALSE(f.d.core.is_leader());
   ASSERT_TRUE(f.d.writing());  // the loss is reported first, in the same step as the release
   EXPECT_TRUE(f.d.written().released);
+  EXPECT_EQ(f.d.written().successor, "b");
 }
 
 TEST(ElectionCorePreemption, NeverToATieALowerPriorityOrAnUnverifiedClaim) {

@@ -70,6 +70,7 @@ struct totals {
   std::vector<nanoseconds> crash_failovers;    ///< Crash to next leadership, after a crash release.
   std::vector<nanoseconds> release_takeovers;  ///< The crash release's commit to next leadership.
   std::optional<nanoseconds> closest_margin;
+  coordination_counts coordination;
 };
 
 /// The q-quantile (0 … 1) of `times`.
@@ -120,6 +121,7 @@ totals run_seeds(scenario what, unsigned first_seed, unsigned default_count = de
                                w.crash_failovers().end());
     sum.release_takeovers.insert(sum.release_takeovers.end(), w.release_takeovers().begin(),
                                  w.release_takeovers().end());
+    sum.coordination.add(w.coordination());
     if (const auto margin = w.checker().closest_margin()) {
       sum.closest_margin = std::min(sum.closest_margin.value_or(*margin), *margin);
     }
@@ -189,6 +191,33 @@ TEST(ElectionCoreSimulation, SafeInPeerMode) {
       << "watching followers should take over a named release without reading";
   std::printf("%llu takeovers of a release named in a watch answer\n",
               static_cast<unsigned long long>(sum.named_release_takeovers));
+}
+
+// Coordinated leadership: priorities, the watching followers as verified candidates, releases
+// that name the best of them (or a random node, for some resignations). Every safety check
+// above must hold unchanged: a name only orders who writes first. Besides, nobody but the named
+// successor takes a named release over inside its window (the ledger's check), and a successor
+// that was ready when the release landed nearly always wins it.
+TEST(ElectionCoreSimulation, SafeWithCoordination) {
+  scenario what;
+  what.peer_mode = true;
+  what.mixed_configs = true;
+  what.coordinated = true;
+  const totals sum = run_seeds(what, 7001);
+  const coordination_counts& named = sum.coordination;
+  std::printf(
+      "%llu releases named a successor, %llu taken over, %llu by the successor; %llu with the "
+      "successor ready (up, reachable, watching), %llu of them won by it\n",
+      static_cast<unsigned long long>(named.named_releases),
+      static_cast<unsigned long long>(named.taken),
+      static_cast<unsigned long long>(named.successor_won),
+      static_cast<unsigned long long>(named.ready),
+      static_cast<unsigned long long>(named.ready_won));
+  if (sum.runs >= 20) {
+    EXPECT_GT(named.ready, sum.runs) << "releases should name watching successors";
+    EXPECT_GE(named.ready_won * 10, named.ready * 9) << "a ready successor should win";
+    EXPECT_LT(named.successor_won, named.taken) << "some named nodes are absent: others win";
+  }
 }
 
 // S3 mode: the leader's process crashes and its guardian releases the lock. First-hand followers

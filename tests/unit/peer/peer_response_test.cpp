@@ -240,6 +240,39 @@ TEST(PeerResponse, AReleasingLeaderNamesItsReleasedRecordAndNothingElseDoes) {
   }
 }
 
+TEST(PeerResponse, AReleaseTellsTheSuccessorAndHandoverItsRecordNames) {
+  leadership_snapshot snapshot;
+  snapshot.term = 7;
+  snapshot.released_etag = "0f1e2d";
+  snapshot.released_term = 7;
+  EXPECT_EQ(parse(404, follower_body(snapshot)).answer.released->successor, "")
+      << "a release that names nobody";
+  snapshot.released_successor = "node-c";
+  snapshot.released_handover = 1500ms;
+  const peer_parsing parsing = parse(404, follower_body(snapshot), "changed");
+  ASSERT_TRUE(parsing.answer.released);
+  EXPECT_EQ(parsing.answer.released->successor, "node-c");
+  EXPECT_EQ(parsing.answer.released->handover, 1500ms);
+}
+
+TEST(PeerResponse, IllTypedReleaseNamesAreDroppedButTheReleaseStays) {
+  const std::string release = R"({"releasedETag":"e","releasedTerm":3,)";
+  for (const char* names :
+       {R"("successor":5,"handoverMs":"1000"})", R"("successor":"","handoverMs":0})",
+        R"("successor":null,"handoverMs":-5})", R"("successor":["x"],"handoverMs":1.5})",
+        R"("successor":{},"handoverMs":86400001})"}) {
+    const peer_parsing parsing = parse(404, release + names);
+    ASSERT_TRUE(parsing.answer.released) << names;
+    EXPECT_EQ(parsing.answer.released->etag, "e") << names;
+    EXPECT_EQ(parsing.answer.released->successor, "") << names;
+    EXPECT_EQ(parsing.answer.released->handover, std::nullopt) << names;
+  }
+  const peer_parsing longest = parse(404, release + R"("handoverMs":86400000})");
+  EXPECT_EQ(longest.answer.released->handover, std::chrono::hours{24});
+  const peer_parsing alone = parse(404, R"({"successor":"node-c","handoverMs":1000})");
+  EXPECT_FALSE(alone.answer.released) << "names without a released record tell nothing";
+}
+
 TEST(PeerResponse, AnyOther404BodyStillMeansNotLeader) {
   for (const std::string& body :
        {std::string("404 page not found\n"), std::string(), std::string(R"({"error":"not_found"})"),
