@@ -221,6 +221,26 @@ asio::awaitable<std::optional<int>> after_loss(supervisor& s, const leadership_l
   co_return exit_ok;
 }
 
+/// Preemption (docs/coordination.md#preemption): a verified candidate of higher priority has
+/// settled. As on SIGTERM, the command is stopped before the lock is released, here naming that
+/// candidate; then s3lect follows again, or exits if a stop signal came meanwhile.
+asio::awaitable<std::optional<int>> after_handover_advice(supervisor& s,
+                                                          const leadership_lease& lease,
+                                                          const std::string& successor) {
+  s.log.log(log_level::info, "handing over to a higher-priority candidate",
+            {{"term", lease.term}, {"successor", successor}});
+  const job_end end = co_await stop_job(s, "preempted");
+  if (!end.tree_gone) co_return exit_failure;  // Not released: processes of it may still run.
+  if (s.shutdown_requested) {
+    co_await release_lock(s);
+    co_await retire_guardian(s);
+    co_return exit_ok;
+  }
+  co_await s.election.async_resign_to(successor, asio::as_tuple(asio::use_awaitable));
+  co_await retire_guardian(s);
+  co_return std::nullopt;
+}
+
 }  // namespace
 
 asio::awaitable<std::optional<int>> lead(supervisor& s, leadership_lease lease) {
@@ -244,8 +264,9 @@ asio::awaitable<std::optional<int>> lead(supervisor& s, leadership_lease lease) 
              {"isolation", s.started.isolation}});
   const auto leader_since = steady::now();
   for (;;) {
-    auto event =
-        co_await (s.job->async_receive() || confirm_until_lost(s, lease) || s.signals.wait());
+    auto event = co_await (
+        s.job->async_receive() || confirm_until_lost(s, lease) || s.signals.wait() ||
+        s.election.async_wait_for_handover_advice(lease, asio::as_tuple(asio::use_awaitable)));
     // Signals first, whatever else completed in the same turn: other signals go to the command,
     // and a stop signal makes whatever ends this leadership end s3lect too.
     const auto stop = take_signals(s);
@@ -255,6 +276,11 @@ asio::awaitable<std::optional<int>> lead(supervisor& s, leadership_lease lease) 
       if (code) co_return *code;
     } else if (event.index() == 1) {
       co_return co_await after_loss(s, lease, leader_since);
+    } else if (event.index() == 3 && !stop) {
+      // The advice's error means this leadership is over, as the loss wait would say.
+      auto [advice_error, successor] = std::get<3>(event);
+      if (advice_error) co_return co_await after_loss(s, lease, leader_since);
+      co_return co_await after_handover_advice(s, lease, successor);
     }
     if (stop) co_return co_await stop_and_release(s, lease, *stop);
   }

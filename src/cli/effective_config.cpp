@@ -41,6 +41,7 @@ std::vector<effective_setting> effective_settings(const run_options& options) {
       {"priority", std::to_string(config.coordination.priority)},
       {"handover-window", format_duration(config.handover_window())},
       {"rank-step", format_duration(config.rank_step())},
+      {"settle", format_duration(config.settle_time())},
       {"peer-timeout", format_duration(config.peer.timeout)},
       {"kill-grace", format_duration(options.kill_grace)},
       {"isolation", options.extras.isolation ? guardian::isolation_name(*options.extras.isolation)

@@ -68,7 +68,7 @@ bool read_retry_delays(const parsed_args& args,
 }  // namespace
 
 const std::vector<std::string>& elector_flag_names() {
-  static const std::vector<std::string> names{};
+  static const std::vector<std::string> names{"no-preempt"};
   return names;
 }
 
@@ -76,7 +76,8 @@ const std::vector<std::string>& elector_valued_names() {
   static const std::vector<std::string> names{
       "id",         "addr",           "lease",          "renew-deadline",  "frequent",
       "infrequent", "follower-reads", "max-clock-skew", "acquire-grace",   "retry-delays",
-      "log-level",  "log-format",     "priority",       "handover-window", "rank-step"};
+      "log-level",  "log-format",     "priority",       "handover-window", "rank-step",
+      "settle"};
   return names;
 }
 
@@ -130,6 +131,13 @@ const char* elector_options_help() {
          "                           leader's candidate list delays a takeover this much, at\n"
          "                           most 3 ranks (default with --peer-watch 250ms, less for\n"
          "                           short leases; else 0; 3 x it at most lease - renew deadline)\n"
+         "  --settle DUR             preemption: a leader hands over to a watching candidate of\n"
+         "                           higher --priority once it has watched, and the leader has\n"
+         "                           led, this long without a break: the command is stopped,\n"
+         "                           then the lock released naming it (default the lease; at\n"
+         "                           least --frequent)\n"
+         "  --no-preempt             never hand over to a higher priority: priorities then only\n"
+         "                           order handovers and crash failovers\n"
          "  --log-level LEVEL        trace, debug, info, warning or error (default info)\n"
          "  --log-format FORMAT      text (key=value) or json, one line per event on stderr\n"
          "                           (default text)\n";
@@ -164,6 +172,7 @@ std::string option_for_field(std::string_view field) {
       {"coordination.priority", "--priority"},
       {"coordination.handover_window", "--handover-window"},
       {"coordination.rank_step", "--rank-step"},
+      {"coordination.settle", "--settle"},
   };
   // The field path, then its parents: "retry.delays[1]" is set by the options of "retry".
   for (;;) {
@@ -196,8 +205,9 @@ bool read_identity(const parsed_args& args, elector_config& config, std::string&
 std::vector<std::string> derived_timing_options(const parsed_args& args) {
   if (!args.has("lease") && !args.has("renew-deadline") && !args.has("frequent")) return {};
   std::vector<std::string> derived;
-  for (const char* option : {"renew-deadline", "frequent", "infrequent", "request-timeout",
-                             "retry-delays", "peer-timeout", "handover-window", "rank-step"}) {
+  for (const char* option :
+       {"renew-deadline", "frequent", "infrequent", "request-timeout", "retry-delays",
+        "peer-timeout", "handover-window", "rank-step", "settle"}) {
     if (!args.has(option)) derived.push_back(option);
   }
   return derived;
@@ -246,7 +256,9 @@ bool read_timing(const parsed_args& args, const store_target& target, elector_ti
   return read_retry_delays(args, timing.retry_delays, error);
 }
 
-/// --priority, --handover-window and --rank-step; their ranges are the library's (validate()).
+/// --priority, --handover-window, --rank-step, --settle and --no-preempt; their ranges are the
+/// library's (validate()). `run` takes the library's advice on preemption rather than letting
+/// it hand over by itself: its command must stop before the release (command_supervisor.cpp).
 bool read_coordination(const parsed_args& args, coordination_config& coordination,
                        std::string& error) {
   if (auto priority = args.get("priority")) {
@@ -258,8 +270,10 @@ bool read_coordination(const parsed_args& args, coordination_config& coordinatio
       return false;
     }
   }
+  coordination.preempt = args.has("no-preempt") ? preemption::off : preemption::advise;
   return read_duration(args, "handover-window", coordination.handover_window, error) &&
-         read_duration(args, "rank-step", coordination.rank_step, error);
+         read_duration(args, "rank-step", coordination.rank_step, error) &&
+         read_duration(args, "settle", coordination.settle, error);
 }
 
 /// --log-level and --log-format.
