@@ -137,7 +137,7 @@ const char* elector_options_help() {
          "                           then the lock released naming it (default the lease; at\n"
          "                           least --frequent)\n"
          "  --no-preempt             never hand over to a higher priority: priorities then only\n"
-         "                           order handovers and crash failovers\n"
+         "                           order handovers and crash failovers (default: preempt)\n"
          "  --log-level LEVEL        trace, debug, info, warning or error (default info)\n"
          "  --log-format FORMAT      text (key=value) or json, one line per event on stderr\n"
          "                           (default text)\n";

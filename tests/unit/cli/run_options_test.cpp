@@ -669,7 +669,7 @@ TEST_F(RunOptions, ExplicitTimingWinsOverTheDerived) {
       << "1/50 and 1/5 of the given renew deadline - frequent";
   EXPECT_EQ(options->elector.derived,
             (std::vector<std::string>{"infrequent", "retry-delays", "peer-timeout",
-                                      "handover-window", "rank-step"}));
+                                      "handover-window", "rank-step", "settle"}));
 }
 
 TEST_F(RunOptions, ContradictionsWithTheLeaseAreStillRefused) {
@@ -729,6 +729,7 @@ TEST_F(RunOptions, PrintConfigShowsWhatTheLeaseDerived) {
             "--priority 0\n"
             "--handover-window 300ms         # derived\n"
             "--rank-step 0                   # derived\n"
+            "--settle 6s                     # derived\n"
             "--peer-timeout 1200ms           # derived\n"
             "--kill-grace 1200ms             # derived\n"
             "--isolation auto\n");
