@@ -7,6 +7,7 @@
 // Whether followers actually ask the leader instead of reading S3 is the elector's business and
 // asserted by its own tests: the election here is correct either way.
 #include "support/cli_harness.hpp"
+#include "support/cli_journal.hpp"
 #include "support/test_certificates.hpp"
 
 #include <s3lect/tls.hpp>
@@ -35,9 +36,15 @@ using tcp = asio::ip::tcp;
 using namespace std::chrono_literals;
 using test::eventually;
 using test::expect_one_line_error;
+using test::free_port;
+using test::free_ports;
+using test::journal_entry;
+using test::journaling_command;
 using test::json_number;
+using test::latest_start;
 using test::lines_of;
 using test::read_file;
+using test::read_journal;
 
 class CliPeerIntegration : public test::CliIntegration {
  protected:
@@ -78,22 +85,6 @@ class CliPeerIntegration : public test::CliIntegration {
   test::test_pki pki;
   std::string ca, cert, node_key, client_cert, client_key;
 };
-
-/// `count` distinct ports that were free a moment ago on 127.0.0.1 (the kernel's picks).
-std::vector<unsigned short> free_ports(std::size_t count) {
-  asio::io_context io;
-  std::vector<tcp::acceptor> held;
-  std::vector<unsigned short> ports;
-  for (std::size_t i = 0; i < count; ++i) {
-    held.emplace_back(io, tcp::endpoint(asio::ip::make_address("127.0.0.1"), 0));
-    ports.push_back(held.back().local_endpoint().port());
-  }
-  return ports;
-}
-
-unsigned short free_port() {
-  return free_ports(1).front();
-}
 
 struct http_reply {
   int status = 0;
@@ -197,42 +188,6 @@ std::optional<http_reply> plain_get(tcp::endpoint endpoint, const std::string& t
   asio::read(socket, asio::dynamic_buffer(raw), ec);
   if (raw.empty()) return std::nullopt;
   return parse_reply(raw);
-}
-
-/// A command that appends "start TERM ID NS" and, on SIGTERM, "end TERM ID NS" to `file`.
-std::string journaling_command(const std::string& file) {
-  return "echo \"start $S3LECT_TERM $S3LECT_LEADER_ID $(date +%s%N)\" >> " + file +
-         "; trap 'echo \"end $S3LECT_TERM $S3LECT_LEADER_ID $(date +%s%N)\" >> " + file +
-         "; exit 0' TERM; while :; do sleep 0.05; done";
-}
-
-struct journal_entry {
-  std::string kind;
-  long long term = 0;
-  std::string id;
-  long long ns = 0;
-};
-
-std::vector<journal_entry> read_journal(const std::string& file) {
-  std::vector<journal_entry> entries;
-  for (const auto& line : lines_of(read_file(file))) {
-    journal_entry entry;
-    if (std::istringstream(line) >> entry.kind >> entry.term >> entry.id >> entry.ns) {
-      entries.push_back(entry);
-    }
-  }
-  std::sort(entries.begin(), entries.end(),
-            [](const journal_entry& a, const journal_entry& b) { return a.ns < b.ns; });
-  return entries;
-}
-
-/// The last "start" of the journal, if any.
-std::optional<journal_entry> latest_start(const std::string& file) {
-  std::optional<journal_entry> latest;
-  for (const auto& entry : read_journal(file)) {
-    if (entry.kind == "start" && (!latest || entry.term > latest->term)) latest = entry;
-  }
-  return latest;
 }
 
 /// The string value of `"key":"…"` in a flat JSON object, if any.
