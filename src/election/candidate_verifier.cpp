@@ -34,6 +34,16 @@ std::string_view verdict_name(detail::registration_verdict::kind outcome) {
   return "unknown";
 }
 
+/// " id/priority[/watching]" per candidate.
+std::string describe(const std::vector<detail::candidate>& list) {
+  std::string text;
+  for (const detail::candidate& c : list) {
+    text += " " + log_text::value(c.id) + "/" + std::to_string(c.priority);
+    if (c.watching) text += "/watching";
+  }
+  return list.empty() ? " none" : text;
+}
+
 }  // namespace
 
 void elector::impl::note_candidate(const candidate_claim& claim) {
@@ -53,6 +63,9 @@ void elector::impl::refresh_candidates() {
   candidate_work.refresh_posted = false;
   std::vector<detail::candidate> list = candidates.verified(clock.now());
   if (list != candidate_work.pushed) {
+    if (core.config().log.enabled(log_level::trace)) {
+      log(log_level::trace, "verified candidates given to the core:" + describe(list));
+    }
     candidate_work.pushed = list;
     // A stopped loop gets none: the next run starts with no candidates anyway.
     if (loop.running) push(detail::candidates_changed{std::move(list)});

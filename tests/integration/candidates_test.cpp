@@ -44,12 +44,11 @@ class CandidatesOnLocalStore : public test::local_s3_test {
     config.lock_key = key;
     config.server_id = "node-" + std::to_string(index);
     config.server_address = "127.0.0.1:1";
-    config.lease = 3000ms;
-    config.renew_deadline = 2000ms;
-    config.frequent_interval = 300ms;
-    config.infrequent_interval = 1500ms;
-    config.request_timeout = 1500ms;
-    config.retry.delays = {10ms, 100ms};
+    // Every other interval follows the lease in the default proportions.
+    elector_timing timing;
+    timing.lease = 3s;
+    timing.request_timeout = 1500ms;
+    config.apply_timing(timing);
     config.peer.enabled = true;
     config.peer.watch = true;
     config.peer.tls.ca_pem = pki.ca.certificate;

@@ -15,6 +15,8 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <functional>
+#include <memory>
 #include <string>
 
 namespace s3lect::detail {
@@ -32,12 +34,10 @@ elector_config candidate_config(std::string id) {
   config.lock_key = lock_key;
   config.server_id = std::move(id);
   config.server_address = "127.0.0.1:1";
-  config.lease = 1500ms;
-  config.renew_deadline = 1000ms;
-  config.frequent_interval = 150ms;
-  config.infrequent_interval = 2s;
-  config.request_timeout = 100ms;
-  config.retry.delays = {10ms, 50ms};
+  // Every other interval follows the lease in the default proportions.
+  elector_timing timing;
+  timing.lease = 1s;
+  config.apply_timing(timing);
   config.peer.enabled = true;
   config.peer.watch = true;
   config.peer.tls.ca_pem = pki.ca.certificate;
@@ -65,7 +65,12 @@ const candidate_info* find(const std::vector<candidate_info>& list, const std::s
 }
 
 struct one_leader : test::elector_group {
-  one_leader() : elector_group(1, [](int) { return candidate_config("node-0"); }) {
+  explicit one_leader(const std::function<void(elector_config&)>& tweak = {})
+      : elector_group(1, [&tweak](int) {
+          elector_config config = candidate_config("node-0");
+          if (tweak) tweak(config);
+          return config;
+        }) {
     start_all();
     if (!run_until([this] { return leader_count() == 1; })) throw std::runtime_error("no leader");
   }
@@ -89,7 +94,15 @@ TEST(ElectorCandidates, EveryPeerModeElectorRegistersItselfWithOnlyItsTokensHash
 }
 
 TEST(ElectorCandidates, OnlyTheRegisteredWatcherIsVerifiedAndAForgerCostsOneReadPerF) {
-  one_leader g;
+  auto given_to_core = std::make_shared<std::vector<std::string>>();
+  one_leader g([given_to_core](elector_config& config) {
+    config.log.level = log_level::trace;
+    config.log.sink = [given_to_core](log_level, std::string_view line) {
+      if (line.starts_with("verified candidates given to the core:")) {
+        given_to_core->emplace_back(line);
+      }
+    };
+  });
   // node-1's registration, as its own elector writes it.
   g.store->poke(registration_key(lock_key, "node-1"), registration_body("node-1", 5, member_token));
   const std::uint64_t term = g.leader().status().term;
@@ -108,7 +121,8 @@ TEST(ElectorCandidates, OnlyTheRegisteredWatcherIsVerifiedAndAForgerCostsOneRead
     handler.handle(claiming("node-1", 1000, forged_token, "10.0.0.67"));
     g.run_for(10ms);
   }
-  EXPECT_LE(g.store->stats().gets - gets_before, 3000ms / 150ms + 1) << "one read per F at most";
+  const auto f = g.leader().config().frequent_interval;
+  EXPECT_LE(g.store->stats().gets - gets_before, 3000ms / f + 1) << "one read per F at most";
 
   const std::vector<candidate_info> shown = g.leader().status().candidates;
   ASSERT_EQ(shown.size(), 3u);
@@ -121,6 +135,14 @@ TEST(ElectorCandidates, OnlyTheRegisteredWatcherIsVerifiedAndAForgerCostsOneRead
   EXPECT_NE(find(shown, "node-1", false), nullptr);
   EXPECT_EQ(g.leader().snapshot().candidates, shown);
   EXPECT_TRUE(g.leader().is_leader());
+  // What the core decides by: node-1 at its registered priority, never a forged claim.
+  ASSERT_FALSE(given_to_core->empty());
+  EXPECT_NE(given_to_core->front().find("node-1/5/watching"), std::string::npos)
+      << given_to_core->front();
+  for (const std::string& line : *given_to_core) {
+    EXPECT_EQ(line.find("1000"), std::string::npos) << line;
+    EXPECT_EQ(line.find("node-9"), std::string::npos) << line;
+  }
 }
 
 TEST(ElectorCandidates, AClientCertificateVerifiesWithoutARegistration) {

@@ -105,8 +105,8 @@ struct peer_group : s3lect::test::elector_group {
         server.tls.ca_pem = pki().ca.certificate;
         server.tls.require_client_cert = true;
       }
-      servers.push_back(std::make_unique<health_server>(io.get_executor(),
-                                                        electors[i]->health_source(), server));
+      servers.push_back(
+          std::make_unique<health_server>(io.get_executor(), electors[i]->health_source(), server));
       const auto ec = servers.back()->start();
       if (ec) throw boost::system::system_error(ec, "health_server::start");
       if (options.zero_config) continue;  // the server published its pin and address itself
@@ -167,10 +167,15 @@ TEST(ElectorPeer, StableGroupFollowersMakeNoS3RequestsWhileTheLeaderAnswers) {
                  }});
     g.start_all();
     ASSERT_TRUE(g.run_until([&] { return g.settled(); }));
-    // Let the first peer check happen, then watch several intervals.
+    // Let the first peer checks happen and the leader verify both followers' claims (a
+    // registration read each), then watch several intervals.
     g.run_for(500ms);
-    ASSERT_TRUE(g.settled());
     const int leader = g.leader_index();
+    ASSERT_TRUE(g.run_until([&] {
+      const auto known = g.electors[leader]->status().candidates;
+      return known.size() == 2 && known[0].verified && known[1].verified;
+    }));
+    ASSERT_TRUE(g.settled());
     const follower_window w = measure(g, 2s);  // five infrequent intervals
     ASSERT_EQ(g.leader_index(), leader) << "no change of leadership in the window";
     for (std::size_t i = 0; i < g.electors.size(); ++i) {
