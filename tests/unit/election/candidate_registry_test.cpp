@@ -2,8 +2,8 @@
 // token, the watching-since rule, the registration read budget, the registration objects on a
 // memory store, and an elector that gives its core only the claims a member could have made.
 #include "candidate_registry.hpp"
-#include "sha256.hpp"
 #include "candidate_registration.hpp"
+#include "sha256.hpp"
 
 #include <s3lect/config.hpp>
 #include <s3lect/elector.hpp>

@@ -105,8 +105,8 @@ struct peer_group : s3lect::test::elector_group {
         server.tls.ca_pem = pki().ca.certificate;
         server.tls.require_client_cert = true;
       }
-      servers.push_back(
-          std::make_unique<health_server>(io.get_executor(), electors[i]->health_source(), server));
+      servers.push_back(std::make_unique<health_server>(io.get_executor(),
+                                                        electors[i]->health_source(), server));
       const auto ec = servers.back()->start();
       if (ec) throw boost::system::system_error(ec, "health_server::start");
       if (options.zero_config) continue;  // the server published its pin and address itself
