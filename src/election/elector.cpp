@@ -191,7 +191,9 @@ std::optional<std::string> elector::update_config(elector_config config) {
     }
     self->candidates.set_limits(detail::candidate_limits_for(latest));
     if (self->loop.running) {
-      if (latest.coordination.priority != self->candidate_work.registered_priority) {
+      // Peer mode switched on, or a new priority: the registration must say so.
+      if (latest.peer.enabled &&
+          latest.coordination.priority != self->candidate_work.registered_priority) {
         self->register_candidate(latest);
       }
       self->push(detail::config_request{std::move(latest)});

@@ -87,7 +87,8 @@ struct candidate_state {
   std::atomic<bool> refresh_posted{false};  // Any thread: a refresh_candidates() is queued.
   clock_timer<boot_timer> verify_timer;     // Wakes the next registration read.
   bool registration_warned = false;         // A registration failure is logged once.
-  std::int32_t registered_priority = 0;     // The priority of the last registration written.
+  // The priority of the last registration started; nullopt: none yet.
+  std::optional<std::int32_t> registered_priority;
 };
 
 /// A peer client for `config`, or none outside peer mode; its checks claim `server_id` and

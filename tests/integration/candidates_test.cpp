@@ -46,8 +46,7 @@ class CandidatesOnLocalStore : public test::local_s3_test {
     config.server_address = "127.0.0.1:1";
     // Every other interval follows the lease in the default proportions.
     elector_timing timing;
-    timing.lease = 3s;
-    timing.request_timeout = 1500ms;
+    timing.lease = 6s;
     config.apply_timing(timing);
     config.peer.enabled = true;
     config.peer.watch = true;
