@@ -171,7 +171,9 @@ struct elector_timing {
 /// - coordination: |priority| <= 1 000 000; 0 < handover_window <= lease; max_ranks <= 8;
 ///   frequent_interval <= settle <= 24 h;
 ///   0 <= rank_step and max_ranks x rank_step <= lease - renew_deadline (a ranked takeover
-///   waits at most that much longer than an unranked one).
+///   waits at most that much longer than an unranked one); with peer.enabled, lock_key at most
+///   979 bytes (each node's candidate registration <lock_key>.candidates/<32 hex> must fit in
+///   S3's 1024-byte keys).
 /// - validate(const storage&) only, which the elector's constructor and update_config() apply:
 ///   with peer.enabled over a store whose answers are not authenticated, peer.tls names CAs or
 ///   peer.trust_unauthenticated_store is set (validate_store_trust()).

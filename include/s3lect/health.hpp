@@ -36,6 +36,24 @@ struct health_handler_state;
 struct health_server_state;
 }  // namespace detail
 
+/// What a follower says of itself in a check or watch (docs/peer-mode.md#candidates), as the
+/// health handler reports it to its source. A claim proves nothing by itself: the source must
+/// verify it before it decides anything.
+struct candidate_claim {
+  enum class kind {
+    check,        ///< Any read or watch request (a held watch adds watch_begin and watch_end).
+    watch_begin,  ///< A watch is held from now on.
+    watch_end,    ///< The watch `watch_id` ended (answered, evicted, stopped or cancelled).
+  };
+  kind event = kind::check;
+  std::string id;                ///< The claimed server_id.
+  std::int32_t priority = 0;     ///< The claimed priority.
+  std::string token;             ///< The claimant's secret (32 hex); never log it.
+  std::string source;            ///< health_request::source.
+  bool verified_client = false;  ///< health_request::verified_client.
+  std::uint64_t watch_id = 0;    ///< Pairs a watch_begin with its watch_end; unused for a check.
+};
+
 /// Where the health endpoint gets its answers from: elector::health_source() for an elector.
 /// Every function may be called from any thread.
 class leadership_source {
@@ -58,6 +76,11 @@ class leadership_source {
     (void)bound;
     return std::nullopt;
   }
+
+  /// Called for every read and watch whose query carries a well-formed claim, and for the end of
+  /// every such watch (each watch_begin is followed by exactly one watch_end). Must not block.
+  /// An elector's source keeps its candidates from these; the default does nothing.
+  virtual void note_candidate(const candidate_claim& claim) { (void)claim; }
 
   /// Waits until snapshot().version exceeds `seen_version` (at once if it already does).
   /// Completes with `void(error_code)`. Cancellation: any type; operation_aborted.

@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace s3lect {
 
@@ -18,6 +19,20 @@ struct leadership_lease {
   std::uint64_t term = 0;
   std::uint64_t period = 0;  ///< Identifies this leadership period within this elector.
   std::chrono::steady_clock::time_point acquired_at{};
+};
+
+/// A follower the leader knows as a candidate for its succession, from the claims its peer
+/// endpoint received (docs/peer-mode.md#candidates).
+struct candidate_info {
+  std::string id;             ///< The server_id it claimed.
+  std::int32_t priority = 0;  ///< Its priority: the registered one once verified.
+  /// How long its unbroken run of watches has lasted; nullopt when it holds no watch now.
+  std::optional<std::chrono::milliseconds> watching;
+  /// Only a member could have made the claim (a client certificate in CA mode, or a token that
+  /// matches the candidate's registration in the bucket). Unverified candidates decide nothing.
+  bool verified = false;
+
+  friend bool operator==(const candidate_info&, const candidate_info&) = default;
 };
 
 /// What a follower polls at: every frequent interval, or every infrequent one once stable.
@@ -42,6 +57,9 @@ struct leadership_status {
   /// This node's wall clock against the store's; unset before the first answer with a `Date`.
   std::optional<store_clock_offset> clock_offset;
   std::uint64_t version = 0;  ///< Increases on every change of leader, term or is_leader.
+  /// Leader in peer mode only: its candidates, verified ones first, then by priority (highest
+  /// first). A change of them does not move `version`.
+  std::vector<candidate_info> candidates;
 };
 
 /// What the health endpoint reports, read from the elector at one instant.
@@ -77,6 +95,9 @@ struct leadership_snapshot {
   std::optional<std::chrono::milliseconds> released_handover;
   /// Increases whenever is_leader, term, leader_id or serial changes.
   std::uint64_t version = 0;
+  /// Leader only: its candidates as in leadership_status::candidates, sent in the 200 answer
+  /// as "liveCandidates". A change of them does not move `version`.
+  std::vector<candidate_info> candidates;
 };
 
 }  // namespace s3lect

@@ -158,15 +158,6 @@ std::string signing_key(const sigv4_key& key, const sigv4_scope& scope) {
 
 }  // namespace
 
-std::string sha256_hex(std::string_view data) {
-  unsigned char digest[EVP_MAX_MD_SIZE];
-  unsigned int digest_size = 0;
-  if (EVP_Digest(bytes_of(data), data.size(), digest, &digest_size, EVP_sha256(), nullptr) != 1) {
-    throw std::runtime_error("s3lect: EVP_Digest(SHA-256) failed");
-  }
-  return to_hex(std::string_view(reinterpret_cast<const char*>(digest), digest_size));
-}
-
 std::string hmac_sha256(std::string_view key, std::string_view data) {
   unsigned char mac[EVP_MAX_MD_SIZE];
   unsigned int mac_size = 0;
@@ -175,17 +166,6 @@ std::string hmac_sha256(std::string_view key, std::string_view data) {
     throw std::runtime_error("s3lect: HMAC-SHA256 failed");
   }
   return std::string(reinterpret_cast<const char*>(mac), mac_size);
-}
-
-std::string to_hex(std::string_view bytes) {
-  static constexpr char digits[] = "0123456789abcdef";
-  std::string out;
-  out.reserve(bytes.size() * 2);
-  for (unsigned char c : bytes) {
-    out += digits[c >> 4];
-    out += digits[c & 0x0f];
-  }
-  return out;
 }
 
 std::string uri_encode(std::string_view s, bool keep_slash) {

@@ -12,6 +12,8 @@
 // user-agent, expect) or "authorization" itself into the request: every header given is signed.
 #pragma once
 
+#include "sha256.hpp"
+
 #include <chrono>
 #include <string>
 #include <string_view>
@@ -20,15 +22,9 @@
 
 namespace s3lect::detail {
 
-/// Lower-case hex SHA-256 of `data`; throws std::runtime_error only if libcrypto fails.
-std::string sha256_hex(std::string_view data);
-
 /// Raw 32-byte HMAC-SHA256 of `data` under `key`; throws std::runtime_error only if libcrypto
 /// fails.
 std::string hmac_sha256(std::string_view key, std::string_view data);
-
-/// Lower-case hex of arbitrary bytes.
-std::string to_hex(std::string_view bytes);
 
 /// RFC 3986 encoding as SigV4 wants it: unreserved bytes (A-Z a-z 0-9 - _ . ~) kept, every
 /// other byte as %XX (upper-case hex); '/' is kept iff `keep_slash`.

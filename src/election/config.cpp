@@ -4,6 +4,8 @@
 #include "s3lect/s3_client.hpp"
 #include "s3lect/storage.hpp"
 
+#include "candidate_registration.hpp"
+
 #include <algorithm>
 #include <cstddef>
 #include <string>
@@ -189,6 +191,14 @@ std::optional<std::string> validate_coordination(const elector_config& c) {
   }
   if (k.rank_step && *k.rank_step < milliseconds::zero()) {
     return broken("coordination.rank_step", "at least 0", *k.rank_step);
+  }
+  // Trap: each peer-mode node writes <lock_key>.candidates/<32 hex>, which must fit S3's keys.
+  constexpr std::size_t longest_lock_key = 1024 - detail::registration_key_overhead;
+  if (c.peer.enabled && c.lock_key.size() > longest_lock_key) {
+    return "lock_key: at most " + std::to_string(longest_lock_key) +
+           " bytes with peer.enabled (the candidate registration <lock_key>.candidates/<32 hex "
+           "digits> must fit in S3's 1024-byte keys), is " +
+           std::to_string(c.lock_key.size()) + " bytes";
   }
   const milliseconds longest = c.rank_step() * k.max_ranks;
   if (longest > c.lease - c.renew_deadline) {

@@ -82,8 +82,10 @@ void elector::impl::apply(detail::step step) {
 
 void elector::impl::publish(const detail::core_notice& notice) {
   if (auto* gained = std::get_if<detail::leadership_gained>(&notice)) {
+    reset_candidates(true);
     on_gained(gained->term);
   } else if (auto* lost = std::get_if<detail::leadership_lost>(&notice)) {
+    reset_candidates(false);
     on_lost(lost->term, lost->reason);
   } else if (auto* changed = std::get_if<detail::leader_changed>(&notice)) {
     publisher.leader_changed(*changed);
@@ -93,6 +95,7 @@ void elector::impl::publish(const detail::core_notice& notice) {
     advice.advise(advised->term, advised->successor);
   } else if (std::holds_alternative<detail::core_stopped>(notice)) {
     loop.running = false;
+    reset_candidates(false);
     publisher.stopped();
   }
 }

@@ -7,6 +7,7 @@
 #include "elector_impl.hpp"
 
 #include <s3lect/error.hpp>
+#include <s3lect/record.hpp>
 
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
@@ -31,20 +32,28 @@ elector_config validated(elector_config config, const storage& store) {
 elector::impl::impl(executor_type executor, storage& store_ref, elector_config config)
     : strand(asio::make_strand(executor)),
       clock(detail::clock_source::of(strand)),
+      claim_token(make_nonce() + make_nonce()),
       store_authenticated(store_ref.answers_authenticated()),
       store(store_ref, strand),
       store_clock(clock),
       publisher(strand, clock, config.server_id, config.lock_key),
       advice(strand),
+      candidates(detail::candidate_limits_for(config)),
       config_snapshot(config),
-      peer(detail::make_peer_client(strand, config)),
+      peer(detail::make_peer_client(strand, config, claim_token)),
       core(std::move(config), store_authenticated),
-      loop(strand, clock) {}
+      loop(strand, clock),
+      candidate_work(strand, clock) {}
 
 elector::elector(executor_type executor, storage& store, elector_config config)
     : impl_(
           std::make_shared<impl>(std::move(executor), store, validated(std::move(config), store))),
-      health_source_(std::make_unique<detail::elector_health_source>(*this, impl_->publisher)) {}
+      health_source_(std::make_unique<detail::elector_health_source>(
+          *this, impl_->publisher,
+          // Hands the endpoint's claims to the elector while it exists.
+          [weak = std::weak_ptr<impl>(impl_)](const candidate_claim& claim) {
+            if (auto self = weak.lock()) self->note_candidate(claim);
+          })) {}
 
 elector::~elector() {
   auto self = impl_;
@@ -67,6 +76,7 @@ void elector::start() {
     self->loop.running = true;
     self->publisher.started();
     asio::co_spawn(self->strand, impl::run_loop(self), asio::detached);
+    self->register_candidate(self->core.config());
   });
 }
 
@@ -126,6 +136,7 @@ std::string elector::leader_id() const {
 leadership_status elector::status() const {
   leadership_status status = impl_->publisher.status();
   status.clock_offset = impl_->store_clock.offset();
+  if (status.is_leader) status.candidates = impl_->candidates.shown(impl_->clock.now());
   return status;
 }
 
@@ -134,7 +145,9 @@ elector_counters elector::counters() const {
 }
 
 leadership_snapshot elector::snapshot() const {
-  return impl_->publisher.snapshot();
+  leadership_snapshot snapshot = impl_->publisher.snapshot();
+  if (snapshot.is_leader) snapshot.candidates = impl_->candidates.shown(impl_->clock.now());
+  return snapshot;
 }
 
 leadership_source& elector::health_source() noexcept {
@@ -163,7 +176,7 @@ std::optional<std::string> elector::update_config(elector_config config) {
     if (auto problem = validate_store_trust(config.peer, self->store_authenticated)) return problem;
     if (!detail::same_peer_settings(self->config_snapshot, config)) {
       try {
-        new_peer = detail::make_peer_client(self->strand, config);
+        new_peer = detail::make_peer_client(self->strand, config, self->claim_token);
       } catch (const boost::system::system_error& e) {
         return std::string(e.what());
       }
@@ -183,7 +196,13 @@ std::optional<std::string> elector::update_config(elector_config config) {
       std::lock_guard lock(self->config_mutex);
       latest = self->config_snapshot;
     }
+    self->candidates.set_limits(detail::candidate_limits_for(latest));
     if (self->loop.running) {
+      // Peer mode switched on, or a new priority: the registration must say so.
+      if (latest.peer.enabled &&
+          latest.coordination.priority != self->candidate_work.registered_priority) {
+        self->register_candidate(latest);
+      }
       self->push(detail::config_request{std::move(latest)});
     } else {
       // Stopped (or never started): the core keeps its state, e.g. the writes it remembers.

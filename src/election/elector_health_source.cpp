@@ -5,7 +5,11 @@
 namespace s3lect::detail {
 
 leadership_snapshot elector_health_source::snapshot() const {
-  return publisher_.snapshot();
+  return election_.snapshot();
+}
+
+void elector_health_source::note_candidate(const candidate_claim& claim) {
+  noted_(claim);
 }
 
 std::optional<std::string> elector_health_source::publish_peer_endpoint(

@@ -9,6 +9,7 @@
 #include <s3lect/health.hpp>
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -17,11 +18,17 @@ namespace s3lect::detail {
 
 class elector_health_source final : public leadership_source {
  public:
-  /// `election` and its `publisher` must outlive the source (the elector owns it).
-  elector_health_source(elector& election, leadership_publisher& publisher)
-      : election_(election), publisher_(publisher) {}
+  /// `election` and its `publisher` must outlive the source (the elector owns it); `noted`
+  /// hears every claim.
+  elector_health_source(elector& election, leadership_publisher& publisher,
+                        std::function<void(const candidate_claim&)> noted)
+      : election_(election), publisher_(publisher), noted_(std::move(noted)) {}
 
+  /// elector::snapshot(): the candidates included.
   leadership_snapshot snapshot() const override;
+
+  /// Hands the claim to the elector's candidate registry.
+  void note_candidate(const candidate_claim& claim) override;
 
   /// The library's zero-configuration default: sets peer.key_pin to `key_pin` and, when
   /// server_address is empty, server_address to reachable_address(bound), through
@@ -35,6 +42,7 @@ class elector_health_source final : public leadership_source {
 
   elector& election_;
   leadership_publisher& publisher_;
+  std::function<void(const candidate_claim&)> noted_;
 };
 
 }  // namespace s3lect::detail

@@ -12,6 +12,7 @@
 #include "s3lect/retry.hpp"
 
 #include "boot_timer.hpp"
+#include "candidate_registry.hpp"
 #include "clock_timer.hpp"
 #include "election_core.hpp"
 #include "guarded_storage.hpp"
@@ -27,6 +28,7 @@
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/strand.hpp>
 
+#include <atomic>
 #include <cstdint>
 #include <deque>
 #include <functional>
@@ -34,6 +36,7 @@
 #include <mutex>
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace s3lect {
 
@@ -76,11 +79,26 @@ struct hook_state {
   std::optional<leadership_lease> pending_lease;  // Gained, not yet published (hook running).
 };
 
-/// A peer client for `config`, or none outside peer mode. Throws system_error
-/// (errc::invalid_config) for unreadable or invalid certificates.
+/// The candidates' side of the elector (candidate_verifier.cpp). Strand only, except where noted.
+struct candidate_state {
+  candidate_state(const boost::asio::any_io_executor& strand, clock_source clock)
+      : verify_timer(strand, clock) {}
+
+  std::vector<candidate> pushed;            // The list last given to the core.
+  std::atomic<bool> refresh_posted{false};  // Any thread: a refresh_candidates() is queued.
+  clock_timer<boot_timer> verify_timer;     // Wakes the next registration read.
+  bool registration_warned = false;         // A registration failure is logged once.
+  // The priority of the last registration started; nullopt: none yet.
+  std::optional<std::int32_t> registered_priority;
+};
+
+/// A peer client for `config`, or none outside peer mode; its checks claim `server_id` and
+/// coordination.priority with `claim_token`. Throws system_error (errc::invalid_config) for
+/// unreadable or invalid certificates.
 std::shared_ptr<peer_client> make_peer_client(const boost::asio::any_io_executor& executor,
-                                              const elector_config& config);
-/// True when `a` and `b` give the peer client the same settings.
+                                              const elector_config& config,
+                                              const std::string& claim_token);
+/// True when `a` and `b` give the peer client the same settings (its claim included).
 bool same_peer_settings(const elector_config& a, const elector_config& b);
 
 }  // namespace detail
@@ -95,11 +113,15 @@ struct elector::impl : std::enable_shared_from_this<impl> {
   detail::clock_source clock;
 
   // ---- Thread-safe.
+  // This elector's secret for its claims (docs/peer-mode.md#candidates): fresh for each
+  // elector, never in elector_config (which is printed) and never logged.
+  const std::string claim_token;
   const bool store_authenticated;   // The storage's answers_authenticated().
   detail::guarded_storage store;    // Cleared by ~elector.
   detail::store_clock store_clock;  // From the Date of the store's answers.
   detail::leadership_publisher publisher;
   detail::handover_advice advice;  // preemption::advise's advice, per term
+  detail::candidate_registry candidates;
   mutable std::mutex config_mutex;
   elector_config config_snapshot;  // What config() reports; update_config() replaces it.
 
@@ -108,6 +130,7 @@ struct elector::impl : std::enable_shared_from_this<impl> {
   detail::election_core core;
   detail::loop_state loop;
   detail::hook_state hooks;
+  detail::candidate_state candidate_work;
 
   /// Logs with the core's copy of the configuration (config_snapshot belongs to its mutex).
   void log(log_level level, const std::string& line) const;
@@ -144,6 +167,23 @@ struct elector::impl : std::enable_shared_from_this<impl> {
   static boost::asio::awaitable<std::tuple<boost::system::error_code, detail::peer_answer>>
   check_attempt(std::shared_ptr<impl> self, std::shared_ptr<detail::peer_client> client,
                 std::string address, std::string key_pin, std::optional<detail::peer_watch> watch);
+
+  // candidate_verifier.cpp
+  /// Any thread: a claim heard by our health endpoint.
+  void note_candidate(const candidate_claim& claim);
+  /// Starts afresh with no candidates at a change of our leadership.
+  void reset_candidates(bool leading);
+  /// Gives the core the verified candidates when they changed, and reads a registration when
+  /// the budget allows.
+  void refresh_candidates();
+  void schedule_verification();
+  /// Peer mode: writes this elector's registration object for `config` (at start, and when
+  /// update_config() changes the priority).
+  void register_candidate(const elector_config& config);
+  static boost::asio::awaitable<void> run_verification(std::shared_ptr<impl> self,
+                                                       detail::candidate_verification checked);
+  static boost::asio::awaitable<void> run_registration(std::shared_ptr<impl> self,
+                                                       elector_config config);
 
   // hook_runner.cpp
   void on_gained(std::uint64_t term);

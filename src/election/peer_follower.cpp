@@ -19,12 +19,16 @@ namespace {
 
 /// The peer client's settings from the elector's (elector_config::peer onto the client's own
 /// fields).
-peer_client_config peer_settings(const elector_config& config) {
+peer_client_config peer_settings(const elector_config& config, const std::string& claim_token) {
   peer_client_config out;
   out.tls = config.peer.tls;
   out.health_path = config.peer.health_path;
   out.timeout = config.peer.timeout;
   out.log = config.log;
+  out.claim = candidate_claim_params{config.server_id, config.coordination.priority, claim_token};
+  // A server_id the claim cannot carry (control characters) leaves the checks anonymous, as
+  // before claims existed: such a node is simply never a verified candidate.
+  if (out.validate()) out.claim.reset();
   return out;
 }
 
@@ -39,13 +43,15 @@ struct peer_retry_predicate {
 
 bool same_peer_settings(const elector_config& a, const elector_config& b) {
   return a.peer.enabled == b.peer.enabled && a.peer.health_path == b.peer.health_path &&
-         a.peer.timeout == b.peer.timeout && a.peer.tls == b.peer.tls;
+         a.peer.timeout == b.peer.timeout && a.peer.tls == b.peer.tls &&
+         a.server_id == b.server_id && a.coordination.priority == b.coordination.priority;
 }
 
 std::shared_ptr<peer_client> make_peer_client(const asio::any_io_executor& executor,
-                                              const elector_config& config) {
+                                              const elector_config& config,
+                                              const std::string& claim_token) {
   if (!config.peer.enabled) return nullptr;
-  return std::make_shared<peer_client>(executor, peer_settings(config));
+  return std::make_shared<peer_client>(executor, peer_settings(config, claim_token));
 }
 
 }  // namespace detail

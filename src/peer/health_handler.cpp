@@ -53,6 +53,12 @@ struct health_handler_state : std::enable_shared_from_this<health_handler_state>
     return source->snapshot();
   }
 
+  /// Hands `claim` to the source, unless detached.
+  void note_candidate(const candidate_claim& claim) const {
+    const std::lock_guard lock(source_mutex);
+    if (source != nullptr) source->note_candidate(claim);
+  }
+
   /// The source's async_wait_change, or errc::stopped once detached. The source is called under
   /// the mutex so that detach() cannot return while a call is under way: after it, the source
   /// may be destroyed. Asio operations never complete inline, so the lock is never re-entered.
@@ -148,16 +154,43 @@ handle_result stopped_result() {
   return {errc::stopped, detail::stopped_response()};
 }
 
-/// Holds a watch's slot, its place in the count and its timer in the list stop() wakes.
+/// The claim a request carries, as reported to the source; nullopt without one.
+std::optional<candidate_claim> claim_of(const health_request& request,
+                                        const routed_request& routed) {
+  if (!routed.candidate) return std::nullopt;
+  candidate_claim claim;
+  claim.id = routed.candidate->id;
+  claim.priority = routed.candidate->priority;
+  claim.token = routed.candidate->token;
+  claim.source = request.source;
+  claim.verified_client = request.verified_client;
+  return claim;
+}
+
+/// A watch let into a slot, with the claim its request carried.
+struct admitted_watch {
+  detail::watch_slots::ticket ticket;
+  std::optional<candidate_claim> claim;
+};
+
+/// Holds a watch's slot, its place in the count and its timer in the list stop() wakes, and
+/// tells the source of the claimant's watch from beginning to end (whatever ends it).
 class watch_registration {
  public:
-  watch_registration(detail::health_handler_state& st, detail::watch_slots::ticket ticket,
+  watch_registration(detail::health_handler_state& st, admitted_watch admitted,
                      asio::steady_timer& timer)
-      : state_(st), watch_{ticket, &timer} {
+      : state_(st), watch_{admitted.ticket, &timer}, claim_(std::move(admitted.claim)) {
     ++state_.watches;
     state_.held.push_back(&watch_);
+    note(candidate_claim::kind::watch_begin);
   }
   ~watch_registration() {
+    try {
+      note(candidate_claim::kind::watch_end);
+    } catch (...) {
+      // A destructor must not throw; a source that failed to hear the end only shows the
+      // claimant as watching until its leadership changes (which clears its candidates).
+    }
     --state_.watches;
     std::erase(state_.held, &watch_);
     state_.slots.release(watch_.ticket);
@@ -169,17 +202,25 @@ class watch_registration {
   bool evicted() const noexcept { return watch_.evicted; }
 
  private:
+  void note(candidate_claim::kind event) {
+    if (!claim_) return;
+    claim_->event = event;
+    // Tickets are unique for the handler's life: they pair a begin with its end.
+    claim_->watch_id = watch_.ticket;
+    state_.note_candidate(*claim_);
+  }
+
   detail::health_handler_state& state_;
   detail::health_handler_state::held_watch watch_;
+  std::optional<candidate_claim> claim_;
 };
 
 /// Holds a watch whose state still holds at arrival, in the slot `ticket`. Runs on the strand.
 asio::awaitable<handle_result> hold_watch(state_ptr st, detail::watch_params watch,
-                                          leadership_snapshot snapshot,
-                                          detail::watch_slots::ticket ticket) {
+                                          leadership_snapshot snapshot, admitted_watch admitted) {
   const auto duration = std::min(watch.duration, st->config.max_watch);
   asio::steady_timer timer(co_await asio::this_coro::executor, duration);
-  const watch_registration registration(*st, ticket, timer);
+  const watch_registration registration(*st, std::move(admitted), timer);
   watch_outcome outcome = watch_outcome::timeout;
   for (;;) {
     if (!detail::holds_watch(snapshot, watch)) {
@@ -234,6 +275,8 @@ asio::awaitable<handle_result> handle_request(state_ptr st, health_request reque
   if (auto rejection = detail::rejection_response(routed)) co_return answer(std::move(*rejection));
   std::optional<leadership_snapshot> snapshot = st->snapshot();
   if (!snapshot) co_return stopped_result();
+  std::optional<candidate_claim> claim = claim_of(request, routed);
+  if (claim) st->note_candidate(*claim);
   if (routed.type == routed_request::kind::read) {
     co_return answer(detail::leadership_response(*snapshot));
   }
@@ -247,7 +290,9 @@ asio::awaitable<handle_result> handle_request(state_ptr st, health_request reque
           : st->slots.admit(request.source, request.verified_client);
   if (!slot.admitted) co_return answer(detail::watch_response(*snapshot, watch_outcome::refused));
   if (slot.evicted) st->evict(*slot.evicted);
-  co_return co_await hold_watch(std::move(st), routed.watch, std::move(*snapshot), *slot.admitted);
+  admitted_watch admitted{*slot.admitted, std::move(claim)};
+  co_return co_await hold_watch(std::move(st), routed.watch, std::move(*snapshot),
+                                std::move(admitted));
 }
 
 /// Adapts co_spawn's `void(exception_ptr, handle_result)` to the public signature.
@@ -293,6 +338,7 @@ health_response health_handler::handle(const health_request& request) const {
   if (auto rejection = detail::rejection_response(routed)) return std::move(*rejection);
   const std::optional<leadership_snapshot> snapshot = state_->snapshot();
   if (!snapshot) return detail::stopped_response();
+  if (auto claim = claim_of(request, routed)) state_->note_candidate(*claim);
   if (routed.type == routed_request::kind::read) return detail::leadership_response(*snapshot);
   return detail::watch_response(*snapshot, detail::holds_watch(*snapshot, routed.watch)
                                                ? watch_outcome::refused

@@ -1,5 +1,7 @@
 #include "health_protocol.hpp"
 
+#include <s3lect/record.hpp>
+
 #include "http_message.hpp"
 
 // Boost.JSON is compiled once, in record.cpp; these headers only declare it.
@@ -111,6 +113,125 @@ watch_parsing parse_watch_query(std::string_view query) {
   return {watch_params{duration, *term, serial}, {}};
 }
 
+namespace {
+
+bool is_unreserved(char c) {
+  return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-' ||
+         c == '.' || c == '_' || c == '~';
+}
+
+/// The value of a hex digit (either case), or -1.
+int hex_value(char c) {
+  if (c >= '0' && c <= '9') return c - '0';
+  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+  return -1;
+}
+
+/// Well-formed UTF-8 (no overlong forms, surrogates or code points past U+10FFFF) without
+/// control characters: an id is shown in logs, JSON and terminals.
+bool printable_utf8(std::string_view text) {
+  std::size_t i = 0;
+  while (i < text.size()) {
+    const auto lead = static_cast<unsigned char>(text[i]);
+    if (lead < 0x80) {
+      if (lead < 0x20 || lead == 0x7f) return false;
+      ++i;
+      continue;
+    }
+    const std::size_t length = lead >= 0xf0 ? 4 : lead >= 0xe0 ? 3 : lead >= 0xc2 ? 2 : 0;
+    if (length == 0 || lead > 0xf4 || i + length > text.size()) return false;
+    std::uint32_t code = lead & (0x7f >> length);
+    for (std::size_t k = 1; k < length; ++k) {
+      const auto next = static_cast<unsigned char>(text[i + k]);
+      if ((next & 0xc0) != 0x80) return false;
+      code = (code << 6) | (next & 0x3f);
+    }
+    const std::uint32_t smallest[] = {0, 0, 0x80, 0x800, 0x10000};
+    if (code < smallest[length] || code > 0x10ffff || (code >= 0xd800 && code <= 0xdfff)) {
+      return false;
+    }
+    i += length;
+  }
+  return true;
+}
+
+std::optional<std::int32_t> parse_priority(std::string_view text) {
+  const bool negative = !text.empty() && text.front() == '-';
+  const std::optional<std::uint64_t> magnitude = parse_decimal(text.substr(negative ? 1 : 0));
+  if (!magnitude || *magnitude > static_cast<std::uint64_t>(max_record_priority)) {
+    return std::nullopt;
+  }
+  const auto value = static_cast<std::int32_t>(*magnitude);
+  return negative ? -value : value;
+}
+
+bool is_token(std::string_view text) {
+  return text.size() == 32 && std::all_of(text.begin(), text.end(), [](char c) {
+           return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f');
+         });
+}
+
+}  // namespace
+
+std::string percent_encode(std::string_view text) {
+  static constexpr char upper_hex[] = "0123456789ABCDEF";
+  std::string encoded;
+  encoded.reserve(text.size());
+  for (const char c : text) {
+    if (is_unreserved(c)) {
+      encoded += c;
+      continue;
+    }
+    const auto byte = static_cast<unsigned char>(c);
+    encoded += {'%', upper_hex[byte >> 4], upper_hex[byte & 0x0f]};
+  }
+  return encoded;
+}
+
+std::optional<std::string> percent_decode(std::string_view text) {
+  std::string decoded;
+  decoded.reserve(text.size());
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    if (is_unreserved(text[i])) {
+      decoded += text[i];
+      continue;
+    }
+    if (text[i] != '%' || i + 2 >= text.size()) return std::nullopt;
+    const int high = hex_value(text[i + 1]);
+    const int low = hex_value(text[i + 2]);
+    if (high < 0 || low < 0) return std::nullopt;
+    decoded += static_cast<char>(high * 16 + low);
+    i += 2;
+  }
+  return decoded;
+}
+
+std::optional<candidate_params> parse_candidate_query(std::string_view query) {
+  std::optional<std::string_view> fields[3];  // candidate, priority, token
+  constexpr std::string_view names[3] = {"candidate", "priority", "token"};
+  while (!query.empty()) {
+    const auto amp = query.find('&');
+    const std::string_view pair = query.substr(0, amp);
+    query = amp == std::string_view::npos ? std::string_view{} : query.substr(amp + 1);
+    const auto equals = pair.find('=');
+    if (equals == std::string_view::npos) continue;
+    const auto* name = std::find(std::begin(names), std::end(names), pair.substr(0, equals));
+    if (name == std::end(names)) continue;
+    std::optional<std::string_view>& field = fields[name - std::begin(names)];
+    if (field) return std::nullopt;  // given twice: which one would be the claim?
+    field = pair.substr(equals + 1);
+  }
+  if (!fields[0] || !fields[1] || !fields[2]) return std::nullopt;
+  std::optional<std::string> id = percent_decode(*fields[0]);
+  const std::optional<std::int32_t> priority = parse_priority(*fields[1]);
+  if (!id || id->empty() || id->size() > 1024 || !printable_utf8(*id) || !priority ||
+      !is_token(*fields[2])) {
+    return std::nullopt;
+  }
+  return candidate_params{std::move(*id), *priority, std::string(*fields[2])};
+}
+
 routed_request route_request(std::string_view method, std::string_view target,
                              std::string_view path) {
   const target_parts parts = split_target(target);
@@ -127,7 +248,10 @@ routed_request route_request(std::string_view method, std::string_view target,
   if (!parsing.error.empty()) {
     routed.type = routed_request::kind::bad_request;
     routed.error = std::move(parsing.error);
-  } else if (parsing.watch) {
+    return routed;
+  }
+  routed.candidate = parse_candidate_query(parts.query);
+  if (parsing.watch) {
     routed.type = routed_request::kind::watch;
     routed.watch = *parsing.watch;
   } else {
@@ -200,6 +324,7 @@ void rebuild(leader_body_prefix& cache, const leadership_snapshot& snapshot) {
   body.erase("leaseRemainingMs");
   body.erase("serial");
   body.erase("writeAgeMs");
+  body.erase("liveCandidates");
   cache.prefix = json::serialize(record);
   cache.prefix.pop_back();  // the closing brace; the object is not empty (it has "term")
   cache.record_json = snapshot.record_json;
@@ -228,8 +353,26 @@ std::string leader_body(const leadership_snapshot& snapshot) {
     body += ",\"writeAgeMs\":";
     body += std::to_string(std::max<std::int64_t>(0, snapshot.write_age->count()));
   }
+  if (!snapshot.candidates.empty()) {
+    body += ",\"liveCandidates\":";
+    body += candidates_json(snapshot.candidates);
+  }
   body += '}';
   return body;
+}
+
+std::string candidates_json(const std::vector<candidate_info>& candidates) {
+  json::array list;
+  for (const candidate_info& candidate : candidates) {
+    json::object entry;
+    entry["id"] = candidate.id;
+    entry["priority"] = candidate.priority;
+    if (candidate.watching)
+      entry["watchingMs"] = std::max<std::int64_t>(0, candidate.watching->count());
+    entry["verified"] = candidate.verified;
+    list.push_back(std::move(entry));
+  }
+  return json::serialize(list);
 }
 
 std::string follower_body(const leadership_snapshot& snapshot) {

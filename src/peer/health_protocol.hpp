@@ -9,6 +9,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace s3lect::detail {
 
@@ -42,12 +43,35 @@ struct watch_parsing {
 /// up to 2^64 - 1). Other parameters are ignored so that clients may add some later.
 watch_parsing parse_watch_query(std::string_view query);
 
+/// A follower's introduction, `candidate=<id>&priority=<N>&token=<32 hex>` in the query of its
+/// checks and watches (docs/peer-mode.md#candidates).
+struct candidate_params {
+  std::string id;             ///< Percent-decoded: 1 .. 1024 bytes of UTF-8, no control bytes.
+  std::int32_t priority = 0;  ///< -1 000 000 .. 1 000 000.
+  std::string token;          ///< 32 lowercase hex digits: the claimant's secret for this run.
+};
+
+/// RFC 3986 percent-encoding: unreserved bytes (A-Z a-z 0-9 - . _ ~) kept, every other byte as
+/// %XX (upper-case hex).
+std::string percent_encode(std::string_view text);
+
+/// Strict percent-decoding: every '%' starts two hex digits; only unreserved bytes and escapes
+/// are accepted ('+' is not a space here). nullopt for anything else.
+std::optional<std::string> percent_decode(std::string_view text);
+
+/// The claim of a query: `candidate`, `priority` and `token` each exactly once and well formed,
+/// else nullopt. A bad claim is ignored, never answered with 400: the check or watch it rides
+/// on must work whatever the claim says.
+std::optional<candidate_params> parse_candidate_query(std::string_view query);
+
 /// What a request asks for.
 struct routed_request {
   enum class kind { read, watch, bad_request, method_not_allowed, not_found };
   kind type = kind::not_found;
   watch_params watch;  ///< For kind::watch.
   std::string error;   ///< For kind::bad_request.
+  /// For reads and watches: the follower's claim, when the query carries a well-formed one.
+  std::optional<candidate_params> candidate;
 };
 
 /// Routes a request: other paths → not_found, then other methods → method_not_allowed, then
@@ -76,10 +100,15 @@ std::string_view to_string(watch_outcome outcome) noexcept;
 
 /// The body of a 200: the record of the last successful write with "term" set to the
 /// snapshot's term, "leaseRemainingMs", "serial" (the write serial) and, when known,
-/// "writeAgeMs" (how long ago that write was sent) added after the record's own fields. A record
+/// "writeAgeMs" (how long ago that write was sent) and, when the leader knows candidates,
+/// "liveCandidates" (candidates_json()) added after the record's own fields. A record
 /// that is not a JSON object, or holds a number beyond a double's range (never written by us),
 /// is replaced by {"leaderID": ...} so the answer stays parseable.
 std::string leader_body(const leadership_snapshot& snapshot);
+
+/// The "liveCandidates" array of a 200 (empty when there are none): the candidates the leader
+/// knows, `{"id","priority","verified"}` plus "watchingMs" for those holding a watch now.
+std::string candidates_json(const std::vector<candidate_info>& candidates);
 
 /// The body of a 404 from a follower: {"leader":false,"leaderID":"...","term":N}.
 std::string follower_body(const leadership_snapshot& snapshot);

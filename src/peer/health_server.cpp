@@ -66,7 +66,9 @@ class health_responder final : public http_responder {
     const auto route = route_request(request.method, request.target, handler.config().path);
     if (route.type == routed_request::kind::watch) return std::nullopt;
     // Answered at once: no coroutine, strand hop or type-erased handler per request.
-    const health_request question{request.method, request.target};
+    // With its source and certificate: a claim the request carries is judged by them.
+    const health_request question{request.method, request.target, request.source,
+                                  request.verified_client};
     return to_answer(handler.handle(question));
   }
 

@@ -228,6 +228,11 @@ namespace {
 
 using operation_ptr = std::shared_ptr<check_operation>;
 
+std::string claim_query(const candidate_claim_params& claim) {
+  return "candidate=" + percent_encode(claim.id) + "&priority=" + std::to_string(claim.priority) +
+         "&token=" + claim.token;
+}
+
 http_request make_request(const peer_client_config& config, const std::string& address,
                           const std::optional<peer_watch>& watch) {
   http_request request;
@@ -237,6 +242,10 @@ http_request make_request(const peer_client_config& config, const std::string& a
     request.target += "?watch=" + std::to_string(watch->duration.count()) +
                       "&term=" + std::to_string(watch->term);
     if (watch->serial) request.target += "&serial=" + std::to_string(*watch->serial);
+  }
+  if (config.claim) {
+    request.target += watch ? '&' : '?';
+    request.target += claim_query(*config.claim);
   }
   request.headers = {{"Host", address}, {"User-Agent", "s3lect"}, {"Accept", "application/json"}};
   return request;
@@ -335,6 +344,10 @@ std::optional<std::string> peer_client_config::validate() const {
   }
   if (timeout > max_watch) return "timeout: must be at most 24 h";
   if (max_body_bytes == 0) return "max_body_bytes: must be greater than 0";
+  if (claim && !parse_candidate_query(claim_query(*claim))) {
+    return "claim: id must be 1 .. 1024 bytes of printable UTF-8, priority within -1000000 .. "
+           "1000000 and token 32 lowercase hex digits";
+  }
   return std::nullopt;
 }
 

@@ -27,6 +27,16 @@ namespace s3lect::detail {
 
 struct peer_client_state;
 
+/// Who this follower is, sent with every check and watch so that the leader knows its candidates
+/// (docs/peer-mode.md#candidates).
+struct candidate_claim_params {
+  std::string id;             ///< server_id: 1 .. 1024 bytes.
+  std::int32_t priority = 0;  ///< coordination.priority.
+  /// 32 lowercase hex digits, secret, fresh for each elector: the leader verifies it against
+  /// the SHA-256 in this node's registration. Never logged.
+  std::string token;
+};
+
 /// Settings of a peer_client. An aggregate: set the fields, then validate().
 struct peer_client_config {
   /// ca_file/ca_pem: the CAs the leader's certificate must chain to (both are loaded when both
@@ -43,8 +53,12 @@ struct peer_client_config {
   std::chrono::milliseconds timeout{std::chrono::seconds{3}};
   /// Answers with a larger body fail with errc::body_too_large.
   std::size_t max_body_bytes = 64 * 1024;
-  /// Where the client logs (one debug line per check); silent by default.
+  /// Where the client logs (one debug line per check, which never shows the claim's token);
+  /// silent by default.
   logger log;
+  /// Sent as `candidate=<percent-encoded id>&priority=<N>&token=<token>` with every check;
+  /// none: the checks say nothing of the follower.
+  std::optional<candidate_claim_params> claim;
 
   /// Returns nullopt when valid, else "field: what is wrong" naming the first offending field.
   /// Checks the shape only; unreadable files are reported by the peer_client constructor.

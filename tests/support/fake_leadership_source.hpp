@@ -11,6 +11,7 @@
 #include <string>
 #include <tuple>
 #include <utility>
+#include <vector>
 
 namespace s3lect::test {
 
@@ -54,6 +55,17 @@ class fake_leadership_source final : public leadership_source {
   /// Number of pending async_wait_change operations.
   std::size_t waiters() const { return waiters_.size(); }
 
+  void note_candidate(const candidate_claim& claim) override {
+    const std::lock_guard lock(mutex_);
+    claims_.push_back(claim);
+  }
+
+  /// Every claim the handler reported, in order.
+  std::vector<candidate_claim> claims() const {
+    const std::lock_guard lock(mutex_);
+    return claims_;
+  }
+
  protected:
   void wait_change_impl(std::uint64_t seen_version,
                         boost::asio::any_completion_handler<change_signature> handler) override {
@@ -80,6 +92,7 @@ class fake_leadership_source final : public leadership_source {
 
   mutable std::mutex mutex_;
   leadership_snapshot current_;
+  std::vector<candidate_claim> claims_;
   detail::waiter_list<std::uint64_t> waiters_;
 };
 

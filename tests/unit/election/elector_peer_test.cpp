@@ -167,10 +167,15 @@ TEST(ElectorPeer, StableGroupFollowersMakeNoS3RequestsWhileTheLeaderAnswers) {
                  }});
     g.start_all();
     ASSERT_TRUE(g.run_until([&] { return g.settled(); }));
-    // Let the first peer check happen, then watch several intervals.
+    // Let the first peer checks happen and the leader verify both followers' claims (a
+    // registration read each), then watch several intervals.
     g.run_for(500ms);
-    ASSERT_TRUE(g.settled());
     const int leader = g.leader_index();
+    ASSERT_TRUE(g.run_until([&] {
+      const auto known = g.electors[leader]->status().candidates;
+      return known.size() == 2 && known[0].verified && known[1].verified;
+    }));
+    ASSERT_TRUE(g.settled());
     const follower_window w = measure(g, 2s);  // five infrequent intervals
     ASSERT_EQ(g.leader_index(), leader) << "no change of leadership in the window";
     for (std::size_t i = 0; i < g.electors.size(); ++i) {

@@ -916,6 +916,58 @@ TEST(PeerClientConfig, UnusableCertificatesAreReportedByTheConstructor) {
   expect_config_error(config, "peer_client_config.health_path");
 }
 
+// ---------------------------------------------------------------------------------------------
+// The follower's claim (docs/peer-mode.md#candidates)
+
+TEST_F(PeerClient, EveryCheckAndWatchCarriesTheClaimAndTheLogNeverShowsTheToken) {
+  health_server& server = start_server();
+  peer_client_config config = client_config();
+  const std::string token = "0123456789abcdef0123456789abcdef";
+  config.claim = candidate_claim_params{"node b/ü&x=1", 7, token};
+  std::vector<std::string> lines;
+  config.log.level = log_level::trace;
+  config.log.sink = [&lines](log_level, std::string_view line) { lines.emplace_back(line); };
+  auto client = make_client(config);
+  ASSERT_FALSE(check(*client, address_of(server)).ec);
+  auto pending = start_check(*client, address_of(server), peer_watch{20s, 42, std::nullopt});
+  run_until([&] { return server.stats().active_watches == 1 || pending->result; });
+  source.set_leader(43, record, 12s);
+  run_until([&] { return pending->result.has_value(); });
+  ASSERT_FALSE(pending->result->ec) << pending->result->answer.message;
+
+  // The id went percent-encoded and came back whole, on the plain check and on the watch.
+  using kind = candidate_claim::kind;
+  std::vector<kind> events;
+  for (const candidate_claim& claim : source.claims()) {
+    EXPECT_EQ(claim.id, "node b/ü&x=1");
+    EXPECT_EQ(claim.priority, 7);
+    EXPECT_EQ(claim.token, token);
+    EXPECT_EQ(claim.source, "127.0.0.1");
+    events.push_back(claim.event);
+  }
+  EXPECT_EQ(events, (std::vector{kind::check, kind::check, kind::watch_begin, kind::watch_end}));
+  ASSERT_FALSE(lines.empty());
+  for (const std::string& line : lines) EXPECT_EQ(line.find(token), std::string::npos) << line;
+}
+
+TEST(PeerClientConfig, AClaimTheLeaderCouldNotParseIsRefused) {
+  peer_client_config config;
+  config.claim = candidate_claim_params{"node-b", 3, "0123456789abcdef0123456789abcdef"};
+  EXPECT_EQ(config.validate(), std::nullopt);
+  for (auto broken : {candidate_claim_params{"", 3, "0123456789abcdef0123456789abcdef"},
+                      candidate_claim_params{"a\nb", 3, "0123456789abcdef0123456789abcdef"},
+                      candidate_claim_params{"node-b", 1'000'001,
+                                             "0123456789abcdef01234567"
+                                             "89abcdef"},
+                      candidate_claim_params{"node-b", 3, "0123456789ABCDEF0123456789ABCDEF"},
+                      candidate_claim_params{"node-b", 3, "0123"}}) {
+    config.claim = broken;
+    const auto error = config.validate();
+    ASSERT_TRUE(error.has_value()) << broken.id << " " << broken.priority << " " << broken.token;
+    EXPECT_TRUE(error->starts_with("claim:")) << *error;
+  }
+}
+
 }  // namespace
 // ---------------------------------------------------------------------------------------------
 // Cancellation from another thread

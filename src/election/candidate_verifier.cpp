@@ -1,0 +1,152 @@
+// The leader's candidates as the elector keeps them (docs/peer-mode.md#candidates): claims from
+// the health endpoint into the registry, the verified ones to the core, and the registration
+// reads that verify a claim. Those reads run on the strand beside the core's one operation,
+// never in its slot, so verifying a claim can never delay a renewal; one at a time, at most one
+// per F. Also writes this node's own registration object.
+#include "candidate_registration.hpp"
+#include "elector_impl.hpp"
+#include "log_text.hpp"
+
+#include <s3lect/error.hpp>
+
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
+#include <boost/asio/post.hpp>
+
+#include <utility>
+
+namespace s3lect {
+
+namespace asio = boost::asio;
+using boost::system::error_code;
+
+namespace {
+
+std::string_view verdict_name(detail::registration_verdict::kind outcome) {
+  switch (outcome) {
+    case detail::registration_verdict::kind::member:
+      return "verified";
+    case detail::registration_verdict::kind::not_member:
+      return "refuted";
+    case detail::registration_verdict::kind::unknown:
+      return "unknown";
+  }
+  return "unknown";
+}
+
+/// " id/priority[/watching]" per candidate.
+std::string describe(const std::vector<detail::candidate>& list) {
+  std::string text;
+  for (const detail::candidate& c : list) {
+    text += " " + log_text::value(c.id) + "/" + std::to_string(c.priority);
+    if (c.watching) text += "/watching";
+  }
+  return list.empty() ? " none" : text;
+}
+
+}  // namespace
+
+void elector::impl::note_candidate(const candidate_claim& claim) {
+  candidates.note(claim, clock.now());
+  // Coalesced: a burst of claims costs one pass of the loop.
+  if (candidate_work.refresh_posted.exchange(true)) return;
+  asio::post(strand, [self = shared_from_this()] { self->refresh_candidates(); });
+}
+
+void elector::impl::reset_candidates(bool leading) {
+  candidates.reset(leading);
+  if (!leading) candidate_work.verify_timer.cancel();
+  refresh_candidates();
+}
+
+void elector::impl::refresh_candidates() {
+  candidate_work.refresh_posted = false;
+  std::vector<detail::candidate> list = candidates.verified(clock.now());
+  if (list != candidate_work.pushed) {
+    if (core.config().log.enabled(log_level::trace)) {
+      log(log_level::trace, "verified candidates given to the core:" + describe(list));
+    }
+    candidate_work.pushed = list;
+    // A stopped loop gets none: the next run starts with no candidates anyway.
+    if (loop.running) push(detail::candidates_changed{std::move(list)});
+  }
+  schedule_verification();
+}
+
+void elector::impl::schedule_verification() {
+  const auto now = clock.now();
+  if (auto checked = candidates.next_verification(now)) {
+    asio::co_spawn(strand, run_verification(shared_from_this(), std::move(*checked)),
+                   asio::detached);
+    return;
+  }
+  const std::optional<detail::steady_time> at = candidates.next_verification_at(now);
+  if (!at) return;
+  candidate_work.verify_timer.expires_at(*at);
+  // Holds no reference: a destroyed elector just drops the wake-up.
+  candidate_work.verify_timer.async_wait([weak = weak_from_this()](const error_code& ec) {
+    if (ec) return;
+    if (auto self = weak.lock()) self->schedule_verification();
+  });
+}
+
+asio::awaitable<void> elector::impl::run_verification(std::shared_ptr<impl> self,
+                                                      detail::candidate_verification checked) {
+  const elector_config config = self->core.config();
+  const std::string key = detail::registration_key(config.lock_key, checked.id);
+  auto [ec, result] = co_await read_attempt(self, key, config.request_timeout);
+  detail::registration_verdict verdict;
+  if (!ec) {
+    std::optional<std::string> body;
+    if (result.found) body = std::move(result.found->body);
+    verdict = detail::judge_registration(body, checked);
+  }
+  self->candidates.verification_done(checked, verdict, self->clock.now());
+  // The id is the claimant's, the token never shown.
+  self->log(log_level::debug, "candidate claim candidate=" + log_text::value(checked.id) +
+                                  " claimed_priority=" + std::to_string(checked.claimed_priority) +
+                                  " registration=" + std::string(verdict_name(verdict.outcome)));
+  self->refresh_candidates();
+}
+
+void elector::impl::register_candidate(const elector_config& config) {
+  if (!config.peer.enabled) return;
+  candidate_work.registered_priority = config.coordination.priority;
+  asio::co_spawn(strand, run_registration(shared_from_this(), config), asio::detached);
+}
+
+/// GET, then PUT If-None-Match: * or If-Match: <etag> (storage has no unconditional PUT). A lost
+/// race is another process with our server_id writing at once: read again, at most three times.
+asio::awaitable<void> elector::impl::run_registration(std::shared_ptr<impl> self,
+                                                      elector_config config) {
+  const std::string key = detail::registration_key(config.lock_key, config.server_id);
+  const std::string body =
+      detail::registration_body(config.server_id, config.coordination.priority, self->claim_token);
+  error_code ec;
+  for (int attempt = 0; attempt < 3; ++attempt) {
+    auto [read_ec, current] = co_await read_attempt(self, key, config.request_timeout);
+    ec = read_ec;
+    if (ec) break;
+    if (current.found && current.found->body == body) co_return;
+    const put_condition condition =
+        current.found ? put_condition::matches(current.found->etag) : put_condition::absent();
+    auto [put_ec, written] =
+        co_await write_attempt(self, key, body, condition, config.request_timeout);
+    (void)written;
+    ec = put_ec;
+    if (ec != errc::precondition_failed && ec != errc::conflict) break;
+  }
+  if (!ec) {
+    self->log(log_level::debug, "candidate registration written key=" + log_text::value(key));
+    co_return;
+  }
+  if (std::exchange(self->candidate_work.registration_warned, true)) co_return;
+  self->log(log_level::warning,
+            "candidate registration not written key=" + log_text::value(key) +
+                " error=" + log_text::value(ec.message()) +
+                ": a leader cannot verify this node's claims, so it is never named successor "
+                "(grant s3:GetObject and s3:PutObject on <lock_key>.candidates/*, "
+                "docs/iam-policy.md)");
+}
+
+}  // namespace s3lect

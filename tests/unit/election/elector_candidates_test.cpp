@@ -1,0 +1,187 @@
+// An elector's candidates end to end on the manual clock (docs/peer-mode.md#candidates): claims
+// reach it through a health_handler on its health_source(), registrations are written and read
+// on its memory store, and only a claim a member could have made is verified. A forged watcher
+// claiming priority 1000 stays unverified and costs at most one registration read per F.
+#include "candidate_registration.hpp"
+
+#include <s3lect/config.hpp>
+#include <s3lect/elector.hpp>
+#include <s3lect/health.hpp>
+#include <s3lect/memory_storage.hpp>
+
+#include "support/elector_group.hpp"
+#include "support/test_certificates.hpp"
+
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <functional>
+#include <memory>
+#include <string>
+
+namespace s3lect::detail {
+namespace {
+
+using namespace std::chrono_literals;
+
+const std::string lock_key = "group/leader.json";
+const std::string member_token = "00112233445566778899aabbccddeeff";
+const std::string forged_token = "5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a";
+
+elector_config candidate_config(std::string id) {
+  static const test::test_pki pki = test::make_test_pki("s3lect candidates test CA");
+  elector_config config;
+  config.lock_key = lock_key;
+  config.server_id = std::move(id);
+  config.server_address = "127.0.0.1:1";
+  // Every other interval follows the lease in the default proportions.
+  elector_timing timing;
+  timing.lease = 1s;
+  config.apply_timing(timing);
+  config.peer.enabled = true;
+  config.peer.watch = true;
+  config.peer.tls.ca_pem = pki.ca.certificate;
+  config.coordination.priority = 2;
+  return config;
+}
+
+/// A request of `id` claiming `priority` with `token`, from `source`: a watch of `term`, or a
+/// plain read with term 0.
+health_request claiming(const std::string& id, int priority, const std::string& token,
+                        const std::string& source, std::uint64_t term = 0) {
+  std::string target = "/health/leadership?";
+  if (term != 0) target += "watch=60000&term=" + std::to_string(term) + "&";
+  target += "candidate=" + id + "&priority=" + std::to_string(priority) + "&token=" + token;
+  health_request request{"GET", target, source};
+  return request;
+}
+
+const candidate_info* find(const std::vector<candidate_info>& list, const std::string& id,
+                           bool verified) {
+  for (const candidate_info& c : list) {
+    if (c.id == id && c.verified == verified) return &c;
+  }
+  return nullptr;
+}
+
+struct one_leader : test::elector_group {
+  explicit one_leader(const std::function<void(elector_config&)>& tweak = {})
+      : elector_group(1, [&tweak](int) {
+          elector_config config = candidate_config("node-0");
+          if (tweak) tweak(config);
+          return config;
+        }) {
+    start_all();
+    if (!run_until([this] { return leader_count() == 1; })) throw std::runtime_error("no leader");
+  }
+  elector& leader() { return *electors[0]; }
+};
+
+TEST(ElectorCandidates, EveryPeerModeElectorRegistersItselfWithOnlyItsTokensHash) {
+  one_leader g;
+  ASSERT_TRUE(
+      g.run_until([&] { return g.store->peek(registration_key(lock_key, "node-0")).has_value(); }));
+  const std::string body = g.store->peek(registration_key(lock_key, "node-0"))->body;
+  EXPECT_NE(body.find(R"("id":"node-0","priority":2,"tokenSha256":")"), std::string::npos) << body;
+  // A new priority is registered again.
+  elector_config next = g.leader().config();
+  next.coordination.priority = 9;
+  ASSERT_EQ(g.leader().update_config(next), std::nullopt);
+  ASSERT_TRUE(g.run_until([&] {
+    return g.store->peek(registration_key(lock_key, "node-0"))->body.find(R"("priority":9)") !=
+           std::string::npos;
+  }));
+}
+
+TEST(ElectorCandidates, OnlyTheRegisteredWatcherIsVerifiedAndAForgerCostsOneReadPerF) {
+  auto given_to_core = std::make_shared<std::vector<std::string>>();
+  one_leader g([given_to_core](elector_config& config) {
+    config.log.level = log_level::trace;
+    config.log.sink = [given_to_core](log_level, std::string_view line) {
+      if (line.starts_with("verified candidates given to the core:")) {
+        given_to_core->emplace_back(line);
+      }
+    };
+  });
+  // node-1's registration, as its own elector writes it.
+  g.store->poke(registration_key(lock_key, "node-1"), registration_body("node-1", 5, member_token));
+  const std::uint64_t term = g.leader().status().term;
+  health_handler handler(g.io.get_executor(), g.leader().health_source());
+  const auto ignore = [](boost::system::error_code, health_response) {};
+  handler.async_handle(claiming("node-1", 1, member_token, "10.0.0.2", term), ignore);
+  handler.async_handle(claiming("node-9", 1000, forged_token, "10.0.0.66", term), ignore);
+  handler.async_handle(claiming("node-1", 1000, forged_token, "10.0.0.67", term), ignore);
+  ASSERT_TRUE(g.run_until(
+      [&] { return find(g.leader().status().candidates, "node-1", true) != nullptr; }, 5s));
+
+  // The forgers keep claiming, a check every 10 ms, for 20 F.
+  const std::uint64_t gets_before = g.store->stats().gets;
+  for (int n = 0; n < 300; ++n) {
+    handler.handle(claiming("node-9", 1000, forged_token, "10.0.0.66"));
+    handler.handle(claiming("node-1", 1000, forged_token, "10.0.0.67"));
+    g.run_for(10ms);
+  }
+  const auto f = g.leader().config().frequent_interval;
+  const std::uint64_t reads = g.store->stats().gets - gets_before;
+  ::testing::Test::RecordProperty("store_gets_in_3s", static_cast<int>(reads));
+  EXPECT_LE(reads, 3000ms / f + 1) << "one read per F at most";
+
+  const std::vector<candidate_info> shown = g.leader().status().candidates;
+  ASSERT_EQ(shown.size(), 3u);
+  const candidate_info* member = find(shown, "node-1", true);
+  ASSERT_NE(member, nullptr);
+  EXPECT_EQ(member->priority, 5) << "the registered priority, not the claimed one";
+  EXPECT_TRUE(member->watching.has_value());
+  EXPECT_EQ(shown.front().id, "node-1") << "verified first";
+  EXPECT_NE(find(shown, "node-9", false), nullptr);
+  EXPECT_NE(find(shown, "node-1", false), nullptr);
+  EXPECT_EQ(g.leader().snapshot().candidates, shown);
+  EXPECT_TRUE(g.leader().is_leader());
+  // What the core decides by: node-1 at its registered priority, never a forged claim.
+  ASSERT_FALSE(given_to_core->empty());
+  EXPECT_NE(given_to_core->front().find("node-1/5/watching"), std::string::npos)
+      << given_to_core->front();
+  for (const std::string& line : *given_to_core) {
+    EXPECT_EQ(line.find("1000"), std::string::npos) << line;
+    EXPECT_EQ(line.find("node-9"), std::string::npos) << line;
+  }
+}
+
+TEST(ElectorCandidates, AClientCertificateVerifiesWithoutARegistration) {
+  one_leader g;
+  const std::uint64_t term = g.leader().status().term;
+  health_handler handler(g.io.get_executor(), g.leader().health_source());
+  health_request request = claiming("node-7", 4, member_token, "10.0.0.7", term);
+  request.verified_client = true;
+  handler.async_handle(request, [](boost::system::error_code, health_response) {});
+  ASSERT_TRUE(g.run_until(
+      [&] { return find(g.leader().status().candidates, "node-7", true) != nullptr; }, 1s));
+  EXPECT_EQ(find(g.leader().status().candidates, "node-7", true)->priority, 4);
+}
+
+TEST(ElectorCandidates, AStoppedElectorShowsNoCandidates) {
+  one_leader g;
+  health_handler handler(g.io.get_executor(), g.leader().health_source());
+  handler.handle(claiming("node-7", 4, member_token, "10.0.0.7"));
+  ASSERT_TRUE(g.run_until([&] { return !g.leader().status().candidates.empty(); }, 1s));
+  bool stopped = false;
+  g.leader().async_stop([&](boost::system::error_code) { stopped = true; });
+  ASSERT_TRUE(g.run_until([&] { return stopped; }));
+  EXPECT_TRUE(g.leader().status().candidates.empty());
+  EXPECT_TRUE(g.leader().snapshot().candidates.empty());
+}
+
+TEST(ElectorCandidates, PeerModeRefusesALockKeyWithNoRoomForRegistrations) {
+  elector_config config = candidate_config("node-0");
+  config.lock_key = std::string(979, 'k');
+  EXPECT_EQ(config.validate(), std::nullopt);
+  config.lock_key += 'k';
+  const auto problem = config.validate();
+  ASSERT_TRUE(problem.has_value());
+  EXPECT_TRUE(problem->starts_with("lock_key: at most 979 bytes with peer.enabled")) << *problem;
+  config.peer.enabled = false;
+  EXPECT_EQ(config.validate(), std::nullopt);
+}
+
+}  // namespace
+}  // namespace s3lect::detail
