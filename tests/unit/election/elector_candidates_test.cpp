@@ -96,6 +96,9 @@ TEST(ElectorCandidates, EveryPeerModeElectorRegistersItselfWithOnlyItsTokensHash
 TEST(ElectorCandidates, OnlyTheRegisteredWatcherIsVerifiedAndAForgerCostsOneReadPerF) {
   auto given_to_core = std::make_shared<std::vector<std::string>>();
   one_leader g([given_to_core](elector_config& config) {
+    // node-1 outranks the leader: preemption would hand over to it, which is not this test's
+    // business (election_core_preemption_test.cpp is).
+    config.coordination.preempt = preemption::off;
     config.log.level = log_level::trace;
     config.log.sink = [given_to_core](log_level, std::string_view line) {
       if (line.starts_with("verified candidates given to the core:")) {
