@@ -221,6 +221,13 @@ asio::awaitable<std::optional<int>> after_loss(supervisor& s, const leadership_l
   co_return exit_ok;
 }
 
+/// The elector's advice to hand `lease` over (preemption), as (error, successor).
+asio::awaitable<std::tuple<error_code, std::string>> advice(supervisor& s,
+                                                            const leadership_lease& lease) {
+  co_return co_await s.election.async_wait_for_handover_advice(lease,
+                                                               asio::as_tuple(asio::use_awaitable));
+}
+
 /// Preemption (docs/coordination.md#preemption): a verified candidate of higher priority has
 /// settled. As on SIGTERM, the command is stopped before the lock is released, here naming that
 /// candidate; then s3lect follows again, or exits if a stop signal came meanwhile.
@@ -264,15 +271,17 @@ asio::awaitable<std::optional<int>> lead(supervisor& s, leadership_lease lease) 
              {"isolation", s.started.isolation}});
   const auto leader_since = steady::now();
   for (;;) {
-    auto event = co_await (
-        s.job->async_receive() || confirm_until_lost(s, lease) || s.signals.wait() ||
-        s.election.async_wait_for_handover_advice(lease, asio::as_tuple(asio::use_awaitable)));
+    auto event = co_await (s.job->async_wait_message() || confirm_until_lost(s, lease) ||
+                           s.signals.wait() || advice(s, lease));
     // Signals first, whatever else completed in the same turn: other signals go to the command,
     // and a stop signal makes whatever ends this leadership end s3lect too.
     const auto stop = take_signals(s);
     if (stop) s.shutdown_requested = true;
-    if (event.index() == 0) {
-      auto code = co_await on_guardian_message(s, lease, std::get<0>(event));
+    // Then the guardian's message, also whatever else completed: it may report the job's end,
+    // which the guardian never says twice.
+    if (s.job->message_ready()) {
+      const auto message = s.job->take();
+      auto code = co_await on_guardian_message(s, lease, message);
       if (code) co_return *code;
     } else if (event.index() == 1) {
       co_return co_await after_loss(s, lease, leader_since);

@@ -171,22 +171,40 @@ bool guardian_process::send(const guardian::to_guardian& message) {
   return writer_.send(control_.native_handle(), guardian::encode(message));
 }
 
-asio::awaitable<std::optional<guardian::from_guardian>> guardian_process::async_receive() {
+bool guardian_process::message_ready() {
+  // One read may bring several messages; text that does not decode is skipped.
+  while (const auto text = reader_.next()) {
+    if (auto message = guardian::decode_from_guardian(*text)) ready_.push_back(std::move(*message));
+  }
+  return !ready_.empty() || closed_ || reader_.broken();
+}
+
+std::optional<guardian::from_guardian> guardian_process::take() {
+  if (!message_ready() || ready_.empty()) return std::nullopt;
+  guardian::from_guardian message = std::move(ready_.front());
+  ready_.pop_front();
+  return message;
+}
+
+asio::awaitable<void> guardian_process::async_wait_message() {
   char bytes[guardian::max_packet];
-  for (;;) {
-    // Messages already read come first: one read may have brought several.
-    while (const auto text = reader_.next()) {
-      if (auto message = guardian::decode_from_guardian(*text)) co_return message;
-    }
-    if (reader_.broken()) co_return std::nullopt;
+  while (!message_ready()) {
     error_code ec;
     const std::size_t got = co_await control_.async_read_some(
         asio::buffer(bytes), asio::redirect_error(asio::use_awaitable, ec));
     if (ec == asio::error::operation_aborted) throw boost::system::system_error(ec);
     // End of file: a message cut short is the guardian gone, never half a message.
-    if (ec || got == 0) co_return std::nullopt;
+    if (ec || got == 0) {
+      closed_ = true;
+      co_return;
+    }
     reader_.add(std::string_view(bytes, got));
   }
+}
+
+asio::awaitable<std::optional<guardian::from_guardian>> guardian_process::async_receive() {
+  co_await async_wait_message();
+  co_return take();
 }
 
 }  // namespace s3lect::cli

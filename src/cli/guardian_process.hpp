@@ -15,6 +15,7 @@
 #include <boost/system/error_code.hpp>
 
 #include <chrono>
+#include <deque>
 #include <memory>
 #include <optional>
 #include <string>
@@ -71,8 +72,17 @@ class guardian_process {
   bool send(const guardian::to_guardian& message);
 
   /// The next message. nullopt: the guardian is gone (its socket closed). Cancellation: any
-  /// type; no message is lost.
+  /// type; no message is lost. Not for a race with other operations (`a || b`): a message it
+  /// returned is lost when another operation wins in the same turn; use async_wait_message.
   boost::asio::awaitable<std::optional<guardian::from_guardian>> async_receive();
+
+  /// Waits until message_ready(), consuming nothing, so that it may race other operations:
+  /// whichever wins, the message stays for take(). Cancellation: any type.
+  boost::asio::awaitable<void> async_wait_message();
+  /// A message can be taken, or the guardian is gone (take() then gives nullopt).
+  bool message_ready();
+  /// The next message; nullopt when the guardian is gone. Call only when message_ready().
+  std::optional<guardian::from_guardian> take();
 
   /// Waits for the guardian process to exit and returns its shell status. Cancellation: any
   /// type.
@@ -86,6 +96,8 @@ class guardian_process {
   boost::asio::posix::stream_descriptor control_;
   guardian::control_writer writer_;
   guardian::control_reader reader_;  // kept across receives: no message lost to a cancellation
+  std::deque<guardian::from_guardian> ready_;  // decoded, not yet taken
+  bool closed_ = false;                        // end of file: the guardian is gone
 };
 
 }  // namespace s3lect::cli

@@ -168,7 +168,7 @@ asio::awaitable<job_end> stop_job(supervisor& s, std::string reason) {
   s.job->send(guardian::stop_job{grace.count()});
   std::optional<job_end> end;
   while (!end) {
-    auto event = co_await (s.job->async_receive() || s.signals.wait());
+    co_await (s.job->async_wait_message() || s.signals.wait());
     while (const auto signal = s.signals.take()) {
       if (!is_stop_signal(*signal)) {
         pass_on(s, *signal);
@@ -183,9 +183,11 @@ asio::awaitable<job_end> stop_job(supervisor& s, std::string reason) {
         s.job->send(guardian::kill_job{});
       }
     }
-    if (event.index() == 0) {
-      if (!std::get<0>(event)) co_return co_await guardian_lost(s);
-      end = end_reported(std::get<0>(event));
+    // Whatever else completed in the same turn: the message stays until taken.
+    if (s.job->message_ready()) {
+      const auto message = s.job->take();
+      if (!message) co_return co_await guardian_lost(s);
+      end = end_reported(message);
     }
   }
   s.log.log(log_level::info, "command stopped",
