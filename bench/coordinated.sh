@@ -139,6 +139,17 @@ current_term() {
     sed -nE 's/.*"term": *([0-9]+).*/\1/p' | head -1
 }
 
+# wait_candidate ID: until the leader's record lists ID among its candidates (verified and
+# watching), as docs/operations.md tells an operator to wait before the next restart.
+wait_candidate() {
+  local deadline=$((SECONDS + lease_ms * 3 / 1000 + 10))
+  until "$s3lect" status --lock "$key" --endpoint "$S3LECT_TEST_ENDPOINT_HTTP" --path-style \
+    2>/dev/null | grep -q "\"id\":\"$1\""; do
+    [ $SECONDS -lt $deadline ] || fail "$1 never listed as a candidate"
+    sleep 0.2
+  done
+}
+
 summary() {  # label, values (ms)...
   local label=$1
   shift

@@ -4,7 +4,6 @@
 # Seconds a freshly started node needs to hold a watch: two reads at F, then a check and a
 # watch, as bench/peer_handover.sh waits; a little more than the default's 9 s.
 watch_wait=$((lease_ms * 10 / 15000 + 1))
-settle_wait=$((lease_ms / 1000 + watch_wait + 2))  # watching, then settled (settle = L)
 
 # start_in_order ID PRIORITY ...: each node a second after the previous; the first leads.
 start_in_order() {
@@ -37,6 +36,7 @@ four_node_rounds() {
     fi
     sleep "$watch_wait"
     for _ in $(seq 1 "$rounds"); do
+      [ "$mode" = priorities ] && wait_candidate p-c
       id=$(leader_now) count=$(starts)
       now_ms; t0=$REPLY
       stop_node "$id" "$signal"
@@ -81,7 +81,8 @@ part_rollout() {
       stop_node "$id" TERM
       now_ms; upgraded_at[$id]=$REPLY
       start_node "$id" "$new"
-      sleep "$settle_wait"
+      wait_candidate "$id"
+      sleep $((lease_ms / 1000 + 2))  # settled: watched for a settle time (the lease)
       if [ -z "$first_settled" ]; then
         now_ms; first_settled=$REPLY
       fi

@@ -34,6 +34,10 @@ struct elector_metrics {
   std::optional<store_clock_offset> clock_offset;  ///< Unset before the store's first answer.
   /// The elector's coordination.priority (config, not status: it is what this node claims).
   std::int32_t priority = 0;
+  /// While leading: the candidates its endpoint knows (docs/coordination.md), verified by a
+  /// client certificate or registration, and not (claims that decide nothing).
+  std::uint32_t verified_candidates = 0;
+  std::uint32_t unverified_candidates = 0;
 };
 
 /// Reads `election`'s counters and status, labelled lock=<lock_key>, id=<server_id> and then
@@ -48,8 +52,9 @@ elector_metrics collect_metrics(const elector& election,
 /// s3lect_s3_requests_total{operation,outcome}, s3lect_peer_checks_total{outcome},
 /// s3lect_acquisitions_total, s3lect_renewals_total, s3lect_losses_total,
 /// s3lect_demotions_total, s3lect_is_leader, s3lect_term, s3lect_consecutive_failures,
-/// s3lect_priority, s3lect_clock_offset_seconds, s3lect_clock_offset_error_bound_seconds (once measured) and the
-/// s3lect_renewal_latency_seconds histogram. docs/metrics.md describes each.
+/// s3lect_priority, s3lect_candidates{verified}, s3lect_clock_offset_seconds,
+/// s3lect_clock_offset_error_bound_seconds (once measured) and the s3lect_renewal_latency_seconds
+/// histogram. docs/metrics.md describes each.
 std::string prometheus_text(const std::vector<elector_metrics>& electors);
 
 /// The exposition text of one elector, labelled lock and id.

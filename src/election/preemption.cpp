@@ -30,16 +30,22 @@ preemption_outlook preemption_candidates(const std::vector<candidate>& candidate
                                          const preemption_memory& memory) {
   preemption_outlook out;
   const boot_clock::time_point tenure_done = led_since + settle;
+  std::optional<std::int32_t> best_eligible, best_settling;
   for (const candidate& c : candidates) {
     if (!c.verified || !c.watching || c.priority <= own) continue;
     const boot_clock::time_point ready =
         std::max(c.watching_since + memory.settle_for(c.id, settle), tenure_done);
     if (ready <= now) {
       out.eligible.push_back(c);
-    } else if (!out.next_check || ready < *out.next_check) {
-      out.next_check = ready;
+      best_eligible = std::max(best_eligible.value_or(c.priority), c.priority);
+    } else {
+      best_settling = std::max(best_settling.value_or(c.priority), c.priority);
+      if (!out.next_check || ready < *out.next_check) out.next_check = ready;
     }
   }
+  // A better candidate still settling is waited for: handing over to the second best now would
+  // move leadership twice (and the second move only after the new leader's tenure).
+  if (best_eligible && best_settling && *best_settling > *best_eligible) out.eligible.clear();
   return out;
 }
 

@@ -48,7 +48,9 @@ struct preemption_outlook {
 /// A candidate is eligible when it is verified, holds a watch now, has a priority strictly
 /// above `own` (ties never preempt, so two nodes cannot preempt each other), and has watched
 /// without a break for settle_for(its id); and only once we have led for `settle` ourselves
-/// (`led_since`), so leadership changes hands by preemption at most once per settle time.
+/// (`led_since`), so leadership changes hands by preemption at most once per settle time. While
+/// a candidate of higher priority than every eligible one is still settling, none is eligible:
+/// leadership moves once, to the best, rather than twice.
 preemption_outlook preemption_candidates(const std::vector<candidate>& candidates, std::int32_t own,
                                          boot_clock::time_point now,
                                          boot_clock::time_point led_since,

@@ -210,6 +210,9 @@ elector_metrics collect_metrics(const elector& election, std::vector<metric_labe
   metrics.consecutive_failures = status.consecutive_failures;
   metrics.clock_offset = status.clock_offset;
   metrics.priority = election.config().coordination.priority;
+  for (const candidate_info& candidate : status.candidates) {
+    ++(candidate.verified ? metrics.verified_candidates : metrics.unverified_candidates);
+  }
   return metrics;
 }
 
@@ -294,6 +297,16 @@ std::string prometheus_text(const std::vector<elector_metrics>& electors) {
              "This node's coordination priority: higher is preferred to lead.");
   for (const elector_metrics& elector : electors) {
     out.sample("s3lect_priority", elector, {}, std::to_string(elector.priority));
+  }
+  // No id label: ids come from the network, and each would be a series (a cardinality attack).
+  out.family("s3lect_candidates", "gauge",
+             "While leading: candidates known to the health endpoint, by whether a client "
+             "certificate or registration verified their claim.");
+  for (const elector_metrics& elector : electors) {
+    out.sample("s3lect_candidates", elector, {{"verified", "true"}},
+               std::uint64_t{elector.verified_candidates});
+    out.sample("s3lect_candidates", elector, {{"verified", "false"}},
+               std::uint64_t{elector.unverified_candidates});
   }
   write_clock_offsets(out, electors);
   write_renewal_latency(out, electors);

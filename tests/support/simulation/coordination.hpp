@@ -25,6 +25,8 @@ struct coordination_counts {
   /// leader when the release landed; and those of them that it won.
   std::uint64_t ready = 0;
   std::uint64_t ready_won = 0;
+  /// Leaderships ended by preemption (a higher-priority candidate had settled).
+  std::uint64_t preemptions = 0;
 
   void add(const coordination_counts& other) {
     named_releases += other.named_releases;
@@ -32,11 +34,15 @@ struct coordination_counts {
     successor_won += other.successor_won;
     ready += other.ready;
     ready_won += other.ready_won;
+    preemptions += other.preemptions;
   }
 };
 
 class coordination_ledger {
  public:
+  /// A leader handed over to a higher-priority candidate.
+  void preempted() { ++counts_.preemptions; }
+
   /// A released record committed at `now`; `ready`: its successor could take it at once.
   void released(nanoseconds now, const lock_record& record, bool ready) {
     if (record.successor.empty()) return;

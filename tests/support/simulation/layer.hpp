@@ -20,9 +20,10 @@ inline void world::apply(std::size_t i, step s) {
   }
   for (const core_notice& notice : s.notices) {
     if (const auto* gained = std::get_if<leadership_gained>(&notice)) on_gained(i, *gained);
-    if (std::get_if<leadership_lost>(&notice) && n.leader) {
+    if (const auto* lost = std::get_if<leadership_lost>(&notice); lost && n.leader) {
       n.leader = false;
       checker_.ended(n.period, now_);
+      if (lost->reason == detail::loss_reason::preempted) coordination_.preempted();
     }
     if (std::get_if<detail::core_stopped>(&notice)) n.running = false;
     if (const auto* finished = std::get_if<detail::release_finished>(&notice)) {

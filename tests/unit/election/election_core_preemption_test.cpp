@@ -107,7 +107,7 @@ TEST(ElectionCorePreemption, OffNeverActs) {
 TEST(ElectionCorePreemption, TheBestEligibleCandidateIsChosen) {
   preemption_fixture f(preemption::advise);
   f.candidates({watcher("c", 2, f.led_at - 1h), watcher("b", 3, f.led_at - 10s),
-                watcher("a2", 3, f.led_at - 20s), watcher("z", 9, f.led_at + 14s)});
+                watcher("a2", 3, f.led_at - 20s), watcher("z", 3, f.led_at + 14s)});
   lead_until(f.d, f.led_at + 15s, &f.etags);
   ASSERT_EQ(f.d.all_notices<handover_advised>().size(), 1u);
   EXPECT_EQ(f.d.all_notices<handover_advised>()[0].successor, "a2");  // z has not settled

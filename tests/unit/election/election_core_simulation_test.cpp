@@ -207,13 +207,15 @@ TEST(ElectionCoreSimulation, SafeWithCoordination) {
   const coordination_counts& named = sum.coordination;
   std::printf(
       "%llu releases named a successor, %llu taken over, %llu by the successor; %llu with the "
-      "successor ready (up, reachable, watching), %llu of them won by it\n",
+      "successor ready (up, reachable, watching), %llu of them won by it; %llu preemptions\n",
       static_cast<unsigned long long>(named.named_releases),
       static_cast<unsigned long long>(named.taken),
       static_cast<unsigned long long>(named.successor_won),
       static_cast<unsigned long long>(named.ready),
-      static_cast<unsigned long long>(named.ready_won));
+      static_cast<unsigned long long>(named.ready_won),
+      static_cast<unsigned long long>(named.preemptions));
   if (sum.runs >= 20) {
+    EXPECT_GT(named.preemptions, 0u) << "priorities differ: higher ones should preempt";
     EXPECT_GT(named.ready, sum.runs) << "releases should name watching successors";
     EXPECT_GE(named.ready_won * 10, named.ready * 9) << "a ready successor should win";
     EXPECT_LT(named.successor_won, named.taken) << "some named nodes are absent: others win";

@@ -37,11 +37,21 @@ TEST(Preemption, OnlyVerifiedWatchingStrictlyHigherSettledCandidates) {
                                        watcher("equal", 2, t0),
                                        watcher("lower", 1, t0),
                                        watcher("higher", 3, t0),
-                                       watcher("fresh", 5, t0 + 20s)};
+                                       watcher("fresh", 3, t0 + 20s)};
   const preemption_memory memory;
   const auto outlook = preemption_candidates(list, 2, t0 + 30s, t0, settle, memory);
   EXPECT_EQ(ids(outlook), std::vector<std::string>{"higher"});
   EXPECT_EQ(outlook.next_check, t0 + 35s);  // "fresh" settles 15 s after it began watching
+}
+
+TEST(Preemption, ABetterCandidateStillSettlingIsWaitedForSoLeadershipMovesOnce) {
+  const preemption_memory memory;
+  const std::vector<candidate> list = {watcher("second", 2, t0), watcher("best", 3, t0 + 1s)};
+  const auto early = preemption_candidates(list, 1, t0 + 15s, t0 - 1h, settle, memory);
+  EXPECT_TRUE(early.eligible.empty());
+  EXPECT_EQ(early.next_check, t0 + 16s);
+  const auto later = preemption_candidates(list, 1, t0 + 16s, t0 - 1h, settle, memory);
+  EXPECT_EQ(ids(later), (std::vector<std::string>{"second", "best"}));
 }
 
 TEST(Preemption, TiesNeverPreempt) {

@@ -386,6 +386,8 @@ elector_metrics sample_metrics(std::vector<metric_label> labels) {
   metrics.term = 42;
   metrics.clock_offset = store_clock_offset{-300'012'345us, 4'500us};
   metrics.priority = -7;
+  metrics.verified_candidates = 2;
+  metrics.unverified_candidates = 5;
   return metrics;
 }
 
@@ -404,6 +406,7 @@ TEST(PrometheusText, EverySeriesWithHelpTypeAndItsValue) {
       {"s3lect_term", "gauge"},
       {"s3lect_consecutive_failures", "gauge"},
       {"s3lect_priority", "gauge"},
+      {"s3lect_candidates", "gauge"},
       {"s3lect_clock_offset_seconds", "gauge"},
       {"s3lect_clock_offset_error_bound_seconds", "gauge"},
       {"s3lect_renewal_latency_seconds", "histogram"},
@@ -437,6 +440,8 @@ TEST(PrometheusText, EverySeriesWithHelpTypeAndItsValue) {
   EXPECT_EQ(parsed.value("s3lect_is_leader", base), 1);
   EXPECT_EQ(parsed.value("s3lect_term", base), 42);
   EXPECT_EQ(parsed.value("s3lect_priority", base), -7) << "a signed gauge";
+  EXPECT_EQ(parsed.value("s3lect_candidates", with({{"verified", "true"}})), 2);
+  EXPECT_EQ(parsed.value("s3lect_candidates", with({{"verified", "false"}})), 5);
   EXPECT_DOUBLE_EQ(parsed.value("s3lect_clock_offset_seconds", base), -300.012345);
   EXPECT_DOUBLE_EQ(parsed.value("s3lect_clock_offset_error_bound_seconds", base), 0.0045);
   // Buckets in seconds: 3 ms ≤ 0.005, 7 ms twice ≤ 0.01, 40 s only in +Inf.
