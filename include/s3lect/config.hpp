@@ -118,7 +118,8 @@ struct coordination_config {
   preemption preempt = preemption::automatic;
   /// How long a candidate must have watched without a break, and the leader have led, before a
   /// preemption. nullopt: the lease. A candidate whose watch breaks starts its count again; one
-  /// that could not keep a leadership it was handed settles twice as long next time (up to 16x).
+  /// the leader took leadership back from by expiry (it crashed or was cut off) within two
+  /// settle times settles twice as long next time (up to 16x).
   std::optional<std::chrono::milliseconds> settle;
 };
 

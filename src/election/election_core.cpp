@@ -123,7 +123,7 @@ void election_core::advance(const instant& now, step& out) {
     holding_->reported = true;
     out.notices.emplace_back(leadership_gained{holding_->term});
     log(log_level::info, "leadership gained term=" + std::to_string(holding_->term));
-    preemption_.regained(now.steady, config_.settle_time());
+    preemption_.regained(now.steady, config_.settle_time(), acquiring_by_expiry_);
   }
   consider_preemption(now, out);
   const bool acquiring = acquire_in_doubt_ || (in_flight_ && in_flight_->what == purpose::acquire);
@@ -261,6 +261,7 @@ void election_core::start_acquisition(const instant& now, step& out) {
       reason = "expired";
       break;
   }
+  acquiring_by_expiry_ = grace;
   log(log_level::info,
       "acquiring reason=" + log_text::value(reason) + " term=" + std::to_string(term));
   start_write(now, purpose::acquire, std::move(condition), term, grace, out);

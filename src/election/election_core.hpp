@@ -429,6 +429,7 @@ class election_core {
   std::optional<std::string> successor_wanted_;  // resign(): whom the release names
   preemption_memory preemption_;  // whom we handed over to by preemption, and their backoff
   std::optional<std::pair<std::uint64_t, std::string>> advised_;  // (term, successor) advised
+  bool acquiring_by_expiry_ = false;  // the acquisition under way takes over an expired record
   std::optional<reread_burst> reread_;
 
   std::optional<steady_time> clock_probe_;  // set_clock_probe()

@@ -17,10 +17,14 @@ void preemption_memory::handed_over(std::string id, boot_clock::time_point at) {
   handed_at_ = at;
 }
 
-void preemption_memory::regained(boot_clock::time_point at, milliseconds settle) {
+void preemption_memory::regained(boot_clock::time_point at, milliseconds settle, bool by_expiry) {
   if (!handed_at_) return;
   const bool kept_it = at - *handed_at_ >= 2 * settle_for(target_, settle);
-  factor_ = kept_it ? 1 : std::min(factor_ * 2, max_factor);
+  if (kept_it) {
+    factor_ = 1;
+  } else if (by_expiry) {
+    factor_ = std::min(factor_ * 2, max_factor);
+  }
   handed_at_.reset();
 }
 

@@ -15,9 +15,11 @@
 
 namespace s3lect::detail {
 
-/// What a leader remembers of its last preemption, across its leaderships: a candidate that
-/// lost the leadership it was handed within two of its settle times "could not keep it" (a
-/// crash, a failing on_acquire hook), and must settle twice as long before it may preempt again.
+/// What a leader remembers of its last preemption, across its leaderships: a candidate from
+/// which it took leadership back by expiry within two of its settle times "could not keep it" (it
+/// crashed or was cut off), and must settle twice as long before it may preempt again. A
+/// candidate that released it (a restart, a failing on_acquire hook) is not penalised: it can
+/// take leadership back at most once per settle time anyway.
 class preemption_memory {
  public:
   /// The most the settle time of one candidate is multiplied by.
@@ -27,9 +29,10 @@ class preemption_memory {
   std::chrono::milliseconds settle_for(std::string_view id, std::chrono::milliseconds settle) const;
   /// We handed leadership to `id` by preemption at `at`.
   void handed_over(std::string id, boot_clock::time_point at);
-  /// We lead again from `at`: if that is within two settle times of handing over to the last
-  /// target, its factor doubles (up to max_factor); otherwise it held on, and is forgiven.
-  void regained(boot_clock::time_point at, std::chrono::milliseconds settle);
+  /// We lead again from `at`, by an expiry takeover when `by_expiry`: within two settle times of
+  /// handing over to the last target and by expiry, its factor doubles (up to max_factor); after
+  /// two settle times, it held on and is forgiven.
+  void regained(boot_clock::time_point at, std::chrono::milliseconds settle, bool by_expiry);
 
  private:
   std::string target_;

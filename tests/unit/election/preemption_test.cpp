@@ -75,12 +75,12 @@ TEST(Preemption, ALeaderKeepsItForASettleTimeAtLeast) {
 TEST(Preemption, ACandidateThatCouldNotKeepItSettlesTwiceAsLong) {
   preemption_memory memory;
   memory.handed_over("b", t0);
-  memory.regained(t0 + 20s, settle);  // b lost it within 2 x settle: a crash, a failing hook
+  memory.regained(t0 + 20s, settle, true);  // taken back by expiry within 2 x settle: b crashed
   EXPECT_EQ(memory.settle_for("b", settle), 30s);
   EXPECT_EQ(memory.settle_for("c", settle), 15s);
   for (int i = 0; i < 6; ++i) {
     memory.handed_over("b", t0 + 1h * (i + 1));
-    memory.regained(t0 + 1h * (i + 1) + 1s, settle);
+    memory.regained(t0 + 1h * (i + 1) + 1s, settle, true);
   }
   EXPECT_EQ(memory.settle_for("b", settle), settle * preemption_memory::max_factor);
   const std::vector<candidate> list = {watcher("b", 3, t0)};
@@ -92,20 +92,29 @@ TEST(Preemption, ACandidateThatCouldNotKeepItSettlesTwiceAsLong) {
 TEST(Preemption, ACandidateThatKeptItIsForgiven) {
   preemption_memory memory;
   memory.handed_over("b", t0);
-  memory.regained(t0 + 1s, settle);
+  memory.regained(t0 + 1s, settle, true);
   ASSERT_EQ(memory.settle_for("b", settle), 30s);
   memory.handed_over("b", t0 + 1h);
-  memory.regained(t0 + 1h + 60s, settle);  // held it for 60 s >= 2 x 30 s
+  memory.regained(t0 + 1h + 60s, settle, true);  // held it for 60 s >= 2 x 30 s
+  EXPECT_EQ(memory.settle_for("b", settle), 15s);
+}
+
+TEST(Preemption, ACandidateThatReleasedItIsNotPenalised) {
+  // A restart (SIGTERM) of the node that preempted hands leadership back by a release: it will
+  // lead again once it has settled, not after a growing backoff.
+  preemption_memory memory;
+  memory.handed_over("b", t0);
+  memory.regained(t0 + 5s, settle, false);
   EXPECT_EQ(memory.settle_for("b", settle), 15s);
 }
 
 TEST(Preemption, RegainingWithoutAHandoverChangesNothing) {
   preemption_memory memory;
-  memory.regained(t0, settle);
+  memory.regained(t0, settle, true);
   EXPECT_EQ(memory.settle_for("", settle), 15s);
   memory.handed_over("b", t0);
-  memory.regained(t0 + 1s, settle);
-  memory.regained(t0 + 2s, settle);  // a second gain without a handover in between
+  memory.regained(t0 + 1s, settle, true);
+  memory.regained(t0 + 2s, settle, true);  // a second gain without a handover in between
   EXPECT_EQ(memory.settle_for("b", settle), 30s);
 }
 
