@@ -61,7 +61,15 @@ lease_options=()
 [ -n "$lease_ms" ] && lease_options=(--lease "${lease_ms}ms")
 lease_ms=${lease_ms:-15000}
 
-fail() { echo "FAIL: $*" >&2; echo "logs kept in $work" >&2; trap - EXIT; exit 1; }
+# Stops every node, keeps the logs.
+fail() {
+  echo "FAIL: $*" >&2
+  echo "logs kept in $work" >&2
+  for pid in "${pid_of[@]}"; do kill -TERM "$pid" 2>/dev/null || true; done
+  wait 2>/dev/null || true
+  trap - EXIT
+  exit 1
+}
 
 # A fresh lock key and event file for one group.
 new_group() {
