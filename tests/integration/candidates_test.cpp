@@ -81,11 +81,13 @@ class CandidatesOnLocalStore : public test::local_s3_test {
   std::string key;
 };
 
-const candidate_info* find(const std::vector<candidate_info>& list, const std::string& id) {
+/// A copy, not a pointer: status() returns its list by value, and a pointer into it would dangle
+/// once the statement ends.
+std::optional<candidate_info> find(const std::vector<candidate_info>& list, const std::string& id) {
   for (const candidate_info& c : list) {
-    if (c.id == id) return &c;
+    if (c.id == id) return c;
   }
-  return nullptr;
+  return std::nullopt;
 }
 
 TEST_F(CandidatesOnLocalStore, RegisteredWatchersAreVerifiedAndAForgedOneIsNot) {
@@ -114,10 +116,11 @@ TEST_F(CandidatesOnLocalStore, RegisteredWatchersAreVerifiedAndAForgedOneIsNot) 
   forger.async_check(address, watch, [](boost::system::error_code, detail::peer_answer) {});
 
   ASSERT_TRUE(run_until([&] {
-    const candidate_info* member = find(leader.status().candidates, "node-1");
+    const std::optional<candidate_info> member = find(leader.status().candidates, "node-1");
     return member && member->verified && find(leader.status().candidates, "node-9");
   })) << "node-1 never verified";
-  const candidate_info* member = find(leader.status().candidates, "node-1");
+  const std::optional<candidate_info> member = find(leader.status().candidates, "node-1");
+  ASSERT_TRUE(member);
   EXPECT_EQ(member->priority, 2);
   EXPECT_TRUE(member->watching.has_value());
 
@@ -132,8 +135,8 @@ TEST_F(CandidatesOnLocalStore, RegisteredWatchersAreVerifiedAndAForgedOneIsNot) 
   // Several verification budgets later the forger is still unverified, and leadership stayed.
   const std::uint64_t term = leader.status().term;
   run_until([] { return false; }, 3s);
-  const candidate_info* forger_seen = find(leader.status().candidates, "node-9");
-  ASSERT_NE(forger_seen, nullptr);
+  const std::optional<candidate_info> forger_seen = find(leader.status().candidates, "node-9");
+  ASSERT_TRUE(forger_seen);
   EXPECT_FALSE(forger_seen->verified);
   EXPECT_EQ(forger_seen->priority, 1000);
   EXPECT_TRUE(leader.is_leader());
