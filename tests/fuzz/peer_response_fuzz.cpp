@@ -48,6 +48,8 @@ bool is_printable_ascii(std::string_view text) {
 lock_record as_encoded(lock_record record) {
   record.last_updated =
       record.released ? system_clock::time_point{} : ceil<milliseconds>(record.last_updated);
+  // The note of dropped coordination fields is not encoded: nothing is dropped reading it back.
+  record.coordination_note.clear();
   return record;
 }
 
