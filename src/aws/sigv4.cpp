@@ -19,12 +19,6 @@ const unsigned char* bytes_of(std::string_view s) {
   return s.empty() ? no_bytes : reinterpret_cast<const unsigned char*>(s.data());
 }
 
-/// True for RFC 3986 unreserved characters, the only ones SigV4 leaves unencoded.
-bool is_unreserved(unsigned char c) {
-  return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-' ||
-         c == '_' || c == '.' || c == '~';
-}
-
 /// True for the whitespace SigV4 trims and collapses in header values (a folded value's CR/LF too).
 bool is_header_space(char c) {
   return c == ' ' || c == '\t' || c == '\r' || c == '\n' || c == '\v' || c == '\f';
@@ -166,22 +160,6 @@ std::string hmac_sha256(std::string_view key, std::string_view data) {
     throw std::runtime_error("s3lect: HMAC-SHA256 failed");
   }
   return std::string(reinterpret_cast<const char*>(mac), mac_size);
-}
-
-std::string uri_encode(std::string_view s, bool keep_slash) {
-  static constexpr char digits[] = "0123456789ABCDEF";
-  std::string out;
-  out.reserve(s.size() * 3);
-  for (unsigned char c : s) {
-    if (is_unreserved(c) || (keep_slash && c == '/')) {
-      out += static_cast<char>(c);
-    } else {
-      out += '%';
-      out += digits[c >> 4];
-      out += digits[c & 0x0f];
-    }
-  }
-  return out;
 }
 
 std::string s3_object_path(std::string_view bucket, std::string_view key) {

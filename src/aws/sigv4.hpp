@@ -13,6 +13,7 @@
 #pragma once
 
 #include "sha256.hpp"
+#include "uri_encode.hpp"
 
 #include <chrono>
 #include <string>
@@ -25,10 +26,6 @@ namespace s3lect::detail {
 /// Raw 32-byte HMAC-SHA256 of `data` under `key`; throws std::runtime_error only if libcrypto
 /// fails.
 std::string hmac_sha256(std::string_view key, std::string_view data);
-
-/// RFC 3986 encoding as SigV4 wants it: unreserved bytes (A-Z a-z 0-9 - _ . ~) kept, every
-/// other byte as %XX (upper-case hex); '/' is kept iff `keep_slash`.
-std::string uri_encode(std::string_view s, bool keep_slash);
 
 /// Encoded path of an S3 object, used verbatim both on the wire and as canonical URI:
 /// "/bucket/key" (path style) or "/key" (virtual-hosted, empty `bucket`). Slashes in the key are

@@ -3,6 +3,7 @@
 #include <s3lect/record.hpp>
 
 #include "http_message.hpp"
+#include "uri_encode.hpp"
 
 // Boost.JSON is compiled once, in record.cpp; these headers only declare it.
 #include <boost/json/array.hpp>
@@ -115,11 +116,6 @@ watch_parsing parse_watch_query(std::string_view query) {
 
 namespace {
 
-bool is_unreserved(char c) {
-  return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-' ||
-         c == '.' || c == '_' || c == '~';
-}
-
 /// The value of a hex digit (either case), or -1.
 int hex_value(char c) {
   if (c >= '0' && c <= '9') return c - '0';
@@ -174,26 +170,11 @@ bool is_token(std::string_view text) {
 
 }  // namespace
 
-std::string percent_encode(std::string_view text) {
-  static constexpr char upper_hex[] = "0123456789ABCDEF";
-  std::string encoded;
-  encoded.reserve(text.size());
-  for (const char c : text) {
-    if (is_unreserved(c)) {
-      encoded += c;
-      continue;
-    }
-    const auto byte = static_cast<unsigned char>(c);
-    encoded += {'%', upper_hex[byte >> 4], upper_hex[byte & 0x0f]};
-  }
-  return encoded;
-}
-
 std::optional<std::string> percent_decode(std::string_view text) {
   std::string decoded;
   decoded.reserve(text.size());
   for (std::size_t i = 0; i < text.size(); ++i) {
-    if (is_unreserved(text[i])) {
+    if (is_unreserved(static_cast<unsigned char>(text[i]))) {
       decoded += text[i];
       continue;
     }

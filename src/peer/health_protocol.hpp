@@ -51,10 +51,6 @@ struct candidate_params {
   std::string token;          ///< 32 lowercase hex digits: the claimant's secret for this run.
 };
 
-/// RFC 3986 percent-encoding: unreserved bytes (A-Z a-z 0-9 - . _ ~) kept, every other byte as
-/// %XX (upper-case hex).
-std::string percent_encode(std::string_view text);
-
 /// Strict percent-decoding: every '%' starts two hex digits; only unreserved bytes and escapes
 /// are accepted ('+' is not a space here). nullopt for anything else.
 std::optional<std::string> percent_decode(std::string_view text);

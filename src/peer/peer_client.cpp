@@ -11,6 +11,7 @@
 #include "log_text.hpp"
 #include "request_operation.hpp"
 #include "tls_context.hpp"
+#include "uri_encode.hpp"
 
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/ip/address.hpp>
@@ -229,8 +230,8 @@ namespace {
 using operation_ptr = std::shared_ptr<check_operation>;
 
 std::string claim_query(const candidate_claim_params& claim) {
-  return "candidate=" + percent_encode(claim.id) + "&priority=" + std::to_string(claim.priority) +
-         "&token=" + claim.token;
+  return "candidate=" + uri_encode(claim.id, false) +
+         "&priority=" + std::to_string(claim.priority) + "&token=" + claim.token;
 }
 
 http_request make_request(const peer_client_config& config, const std::string& address,
