@@ -42,11 +42,18 @@ std::vector<effective_setting> effective_settings(const run_options& options) {
       {"handover-window", format_duration(config.handover_window())},
       {"rank-step", format_duration(config.rank_step())},
       {"settle", format_duration(config.settle_time())},
-      {"peer-timeout", format_duration(config.peer.timeout)},
-      {"kill-grace", format_duration(options.kill_grace)},
-      {"isolation", options.extras.isolation ? guardian::isolation_name(*options.extras.isolation)
-                                             : std::string("auto")},
   };
+  if (config.coordination.preempt == preemption::off) {
+    settings.push_back({"no-preempt", "true", false, true});
+  }
+  settings.insert(settings.end(),
+                  {
+                      {"peer-timeout", format_duration(config.peer.timeout)},
+                      {"kill-grace", format_duration(options.kill_grace)},
+                      {"isolation", options.extras.isolation
+                                        ? guardian::isolation_name(*options.extras.isolation)
+                                        : std::string("auto")},
+                  });
   for (effective_setting& setting : settings) {
     setting.derived = std::find(derived.begin(), derived.end(), setting.option) != derived.end();
   }
@@ -58,7 +65,8 @@ std::string print_config_text(const run_options& options) {
   for (const effective_setting& setting : effective_settings(options)) {
     // An empty value (no --addr) would not read back as an option.
     if (setting.value.empty()) continue;
-    std::string line = "--" + setting.option + " " + setting.value;
+    std::string line = "--" + setting.option;
+    if (!setting.flag) line += " " + setting.value;
     if (setting.derived) {
       line.resize(std::max<std::size_t>(line.size() + 1, 32), ' ');
       line += "# derived";

@@ -13,11 +13,13 @@
 namespace s3lect::cli {
 
 /// One setting: the option that sets it, its effective value as that option would take it,
-/// and whether --lease derived it.
+/// and whether --lease derived it. A flag (--no-preempt) is listed only when given, and
+/// prints without a value.
 struct effective_setting {
   std::string option;
   std::string value;
   bool derived = false;
+  bool flag = false;
 };
 
 /// The settings `s3lect run` runs with, in the order of its help.

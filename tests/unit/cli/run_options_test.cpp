@@ -737,6 +737,21 @@ TEST_F(RunOptions, PrintConfigShowsWhatTheLeaseDerived) {
   EXPECT_FALSE(parse_run_options(args, error_)) << "without --print-config the command is needed";
 }
 
+TEST_F(RunOptions, PrintConfigListsNoPreemptOnlyWhenGiven) {
+  std::vector<std::string> args{
+      "--lock", "s3://bucket/k",  "--endpoint",  "http://127.0.0.1:1", "--id",
+      "n1",     "--print-config", "--no-preempt"};
+  auto options = parse_run_options(args, error_);
+  ASSERT_TRUE(options) << error_;
+  const std::string text = print_config_text(*options);
+  // A bare flag, as it is given, between --settle and --peer-timeout as in the help.
+  EXPECT_NE(text.find("--settle 15s\n--no-preempt\n--peer-timeout"), std::string::npos) << text;
+  args.pop_back();
+  options = parse_run_options(args, error_);
+  ASSERT_TRUE(options) << error_;
+  EXPECT_EQ(print_config_text(*options).find("preempt"), std::string::npos);
+}
+
 TEST_F(RunOptions, CoordinationOptionsSetTheirFieldsAndNameThemselvesWhenWrong) {
   auto options = parse({"--priority", "-20", "--handover-window", "400ms", "--rank-step", "1s"});
   ASSERT_TRUE(options) << error_;
