@@ -6,8 +6,13 @@
 #               priority-3 node takes to lead after its start; then rounds of SIGTERM to it
 #               (where leadership goes, SIGTERM -> next command) and its restart (how long until
 #               it leads again). The same rounds with all priorities 0 give today's figures.
-#   crash       the same four nodes: SIGKILL to the leader's s3lect (its guardian releases):
-#               where leadership goes and SIGKILL -> next command; with and without priorities.
+#   crash       the same four nodes, with and without priorities, in two kinds of rounds:
+#               SIGKILL to the leader's s3lect alone (its guardian stops the command and
+#               releases): where leadership goes and SIGKILL -> next command; then the leader's
+#               whole machine lost (s3lect, guardian and command killed at once, nobody
+#               releases), right after one of its renewals: where leadership goes and how
+#               long after the lease ran out (renewal + lease) the next command starts, which
+#               the crash ranks decide.
 #   rollout     five nodes of priority 1, each restarted in turn with priority 2 (SIGTERM, then
 #               start, then wait until it watches): leadership changes over the whole rollout,
 #               and whether, once the first upgraded node has settled, an upgraded node always
@@ -16,7 +21,9 @@
 #               priority 1000 (no bucket credentials) for --forged-seconds: changes of leader.
 #   release     three nodes: `s3lect release` rounds (must move leadership every time), then
 #               `s3lect release --to ID` rounds (must move it to ID).
-# Every part also checks that no two commands ever ran at once (their stamps), and fails on it.
+# Every part also checks that no two commands ever ran at once, and fails on it. A command runs
+# from its start stamp until its whole process tree is gone, as s3lect_tree_watch (the chaos
+# harness's watcher) sees from outside: a SIGKILLed command writes no stamp of its own.
 #
 # usage: bench/coordinated.sh [--parts LIST] [--rounds N] [--s3lect PATH] [--base-port N]
 #                             [--forged-seconds S] [--lease-ms N]
@@ -46,13 +53,16 @@ while [ $# -gt 0 ]; do
   esac
 done
 [ -n "$s3lect" ] || s3lect=$(release_s3lect)
+tree_watch=$(dirname "$s3lect")/tests/chaos/s3lect_tree_watch
+[ -x "$tree_watch" ] || { build_preset release s3lect_tree_watch && tree_watch=$PWD/build/release/tests/chaos/s3lect_tree_watch; }
 use_local_s3
 
 work=$(mktemp -d)
-declare -A pid_of=() port_of=()
-key="" events=""
+declare -A pid_of=() port_of=() tag_of=()
+key="" events="" watch_pid="" watch_port=""
 cleanup() {
   for pid in "${pid_of[@]}"; do kill -TERM "$pid" 2>/dev/null || true; done
+  [ -z "$watch_pid" ] || kill -TERM "$watch_pid" 2>/dev/null || true
   wait 2>/dev/null || true
   rm -rf "$work"
 }
@@ -66,28 +76,40 @@ fail() {
   echo "FAIL: $*" >&2
   echo "logs kept in $work" >&2
   for pid in "${pid_of[@]}"; do kill -TERM "$pid" 2>/dev/null || true; done
+  [ -z "$watch_pid" ] || kill -TERM "$watch_pid" 2>/dev/null || true
   wait 2>/dev/null || true
   trap - EXIT
   exit 1
 }
 
-# A fresh lock key and event file for one group.
+# A fresh lock key and event file for one group, and a tree watcher appending "gone ID <s>"
+# to that file when the last process of a command's tree is gone.
 new_group() {
   key="s3://$S3LECT_TEST_BUCKET/bench/coordinated/$(date +%s%N).json"
   events="$work/events.$(date +%s%N)"
   : >"$events"
   pid_of=() port_of=()
+  "$tree_watch" --log "$events" >"$events.watch" 2>&1 &
+  watch_pid=$!
+  until grep -q '^ready' "$events.watch"; do
+    kill -0 "$watch_pid" 2>/dev/null || fail "s3lect_tree_watch did not start: $(cat "$events.watch")"
+    sleep 0.02
+  done
+  watch_port=$(sed -nE 's/^listen 127\.0\.0\.1:([0-9]+)$/\1/p' "$events.watch")
 }
 
-# start_node ID PRIORITY: one `s3lect run` whose command stamps "<ms> start ID TERM" and
-# "<ms> stop ID" into the event file.
+# start_node ID PRIORITY: one `s3lect run` whose command stamps "<ms> start ID TERM" and, on
+# SIGTERM, "<ms> stop ID" into the event file. It first hands the tree watcher a socket that
+# every process of its tree inherits.
 start_node() {
   local id=$1 priority=$2 n=$((${#port_of[@]} + 1))
   [ -n "${port_of[$id]:-}" ] && n=${port_of[$id]#*:} && n=$((n - base_port))
   port_of[$id]="127.0.0.1:$((base_port + n))"
-  EVENTS=$events ID=$id "$s3lect" run --lock "$key" --endpoint "$S3LECT_TEST_ENDPOINT_HTTP" \
+  tag_of[$id]="$work/$id/$(date +%s%N)"
+  BENCH_TAG=${tag_of[$id]} EVENTS=$events ID=$id WATCH=$watch_port "$s3lect" run --lock "$key" --endpoint "$S3LECT_TEST_ENDPOINT_HTTP" \
     --path-style --id "$id" --peer --peer-watch --peer-listen "${port_of[$id]}" \
     --priority "$priority" "${lease_options[@]}" -- bash -c '
+      exec 9<>"/dev/tcp/127.0.0.1/$WATCH" && echo "gone $ID" >&9
       echo "$(date +%s%3N) start $ID $S3LECT_TERM" >>"$EVENTS"
       trap '\''echo "$(date +%s%3N) stop $ID" >>"$EVENTS"; exit 0'\'' TERM
       while :; do sleep 0.1; done' >>"$work/$id.log" 2>&1 &
@@ -100,14 +122,40 @@ stop_node() {  # stop_node ID [SIGNAL]
   unset "pid_of[$1]"
 }
 
+# lose_machine ID: ID's machine is gone at once: every process carrying its tag (s3lect, its
+# guardian, the command's whole tree, which inherit the environment) is stopped, then killed,
+# so none of them releases or stamps anything. Until none is left: a process may fork meanwhile.
+lose_machine() {
+  local -a pids
+  for _ in $(seq 1 20); do
+    mapfile -t pids < <(grep -lzxF "BENCH_TAG=${tag_of[$1]}" /proc/[0-9]*/environ 2>/dev/null |
+      cut -d/ -f3)
+    [ "${#pids[@]}" -gt 0 ] || break
+    kill -STOP "${pids[@]}" 2>/dev/null || true
+    kill -KILL "${pids[@]}" 2>/dev/null || true
+  done
+  [ "${#pids[@]}" = 0 ] || fail "processes of $1 survive SIGKILL: ${pids[*]}"
+  { wait "${pid_of[$1]}"; } 2>/dev/null || true  # bash's "Killed" report included
+  unset "pid_of[$1]"
+}
+
+# Stops every node, then the tree watcher (it first waits for the trees still open).
 stop_group() {
   local id
   for id in "${!pid_of[@]}"; do stop_node "$id"; done
+  kill -TERM "$watch_pid" 2>/dev/null || true
+  wait "$watch_pid" 2>/dev/null || fail "a command's tree outlived its node: $(cat "$events.watch")"
+  watch_pid=""
+}
+
+# The event file as "<ms> start|stop|gone ID ...": the watcher's "gone ID <s>" lines converted.
+stamps() {
+  awk '$1 == "gone" { printf "%.0f gone %s\n", $3 * 1000, $2; next } { print }' "$events"
 }
 
 # The node whose command runs now (its last stamp is a start), or nothing.
 leader_now() {
-  awk '{ last[$3] = $2 } END { for (id in last) if (last[id] == "start") print id }' "$events"
+  stamps | awk '{ last[$3] = $2 } END { for (id in last) if (last[id] == "start") print id }'
 }
 
 starts() { grep -c ' start ' "$events" || true; }
@@ -132,12 +180,13 @@ wait_leader() {
   done
 }
 
-# Fails if two commands ever ran at once: the stamps, in order, never show two running.
+# Fails if two commands ever ran at once: from its start until its tree was gone. A command
+# whose tree is never seen gone counts as running to the end.
 check_no_overlap() {
-  sort -n -k1,1 "$events" | awk '
+  stamps | sort -n -k1,1 | awk '
     $2 == "start" { running[$3] = 1; n = 0; for (id in running) n++
                     if (n > 1) { print "overlap at " $1 ": " $3; bad = 1 } }
-    $2 == "stop" { delete running[$3] }
+    $2 == "gone" { delete running[$3] }
     END { exit bad }' || fail "two commands ran at once"
 }
 
@@ -145,6 +194,26 @@ check_no_overlap() {
 current_term() {
   "$s3lect" status --lock "$key" --endpoint "$S3LECT_TEST_ENDPOINT_HTTP" --path-style |
     sed -nE 's/.*"term": *([0-9]+).*/\1/p' | head -1
+}
+
+# Waits for the leader's next renewal (the record's etag changes; seen within one status read,
+# tens of ms) and puts the moment it was seen into REPLY: a crash right after it has a known
+# phase, so the lease runs out lease_ms later.
+wait_renewal() {
+  local before etag
+  before=$(record_etag)
+  local deadline=$((SECONDS + lease_ms / 1000 + 5))
+  while :; do
+    etag=$(record_etag)
+    [ "$etag" = "$before" ] || break
+    [ $SECONDS -lt $deadline ] || fail "no renewal seen"
+  done
+  now_ms
+}
+
+record_etag() {
+  "$s3lect" status --lock "$key" --endpoint "$S3LECT_TEST_ENDPOINT_HTTP" --path-style |
+    sed -nE 's/.*"etag": *"([^"]*)".*/\1/p'
 }
 
 # wait_candidate ID: until the leader's record lists ID among its candidates (verified and

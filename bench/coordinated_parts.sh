@@ -15,11 +15,11 @@ start_in_order() {
   done
 }
 
-# Four nodes with priorities 1, 1, 2, 3 (or all 0); rounds of SIGTERM ($1 = TERM) or SIGKILL
-# ($1 = KILL) to the leader.
+# Four nodes with priorities 1, 1, 2, 3 (or all 0); rounds in which the leader goes: $1 = TERM
+# (SIGTERM to its s3lect), KILL (SIGKILL to its s3lect alone) or MACHINE (its whole machine).
 four_node_rounds() {
-  local signal=$1 mode id count t0 at who wrong=0 d_start
-  local -a times=() flat_times=() regain=()
+  local how=$1 mode id count t0 at who wrong=0 d_start renewed
+  local -a times=() flat_times=() regain=() after=() flat_after=()
   local -A priority_of=([p-a]=1 [p-b]=1 [p-c]=2 [p-d]=3)
   for mode in priorities flat; do
     new_group
@@ -29,7 +29,7 @@ four_node_rounds() {
       start_node p-d 3
       wait_leader p-d $((3 * lease_ms / 1000))
       now_ms
-      [ "$signal" = TERM ] && echo "priority-3 node leads $((REPLY - d_start)) ms after its start" \
+      [ "$how" = TERM ] && echo "priority-3 node leads $((REPLY - d_start)) ms after its start" \
         "(bound: three leases, $((3 * lease_ms)) ms)"
     else
       start_in_order p-a 0 p-b 0 p-c 0 p-d 0
@@ -38,11 +38,17 @@ four_node_rounds() {
     for _ in $(seq 1 "$rounds"); do
       [ "$mode" = priorities ] && wait_candidate p-c
       id=$(leader_now) count=$(starts)
+      [ "$how" = MACHINE ] && wait_renewal && renewed=$REPLY
       now_ms; t0=$REPLY
-      stop_node "$id" "$signal"
+      if [ "$how" = MACHINE ]; then
+        lose_machine "$id"
+      else
+        stop_node "$id" "$how"
+      fi
       read -r at who < <(wait_start_after "$count")
       if [ "$mode" = priorities ]; then
         times+=($((at - t0)))
+        [ "$how" = MACHINE ] && after+=($((at - renewed - lease_ms)))
         [ "$who" = p-c ] || { wrong=$((wrong + 1)); echo "  round went to $who, not p-c"; }
         now_ms; t0=$REPLY
         start_node "$id" "${priority_of[$id]}"
@@ -50,6 +56,8 @@ four_node_rounds() {
         now_ms; regain+=($((REPLY - t0)))
       else
         flat_times+=($((at - t0)))
+        [ "$how" = MACHINE ] && flat_after+=($((at - renewed - lease_ms)))
+        echo "  all priorities 0: went to $who"
         start_node "$id" 0
       fi
       sleep "$watch_wait"
@@ -57,15 +65,24 @@ four_node_rounds() {
     stop_group
     check_no_overlap
   done
-  summary "SIG$signal -> next command, priorities 1,1,2,3" "${times[@]}"
-  summary "SIG$signal -> next command, all priorities 0" "${flat_times[@]}"
+  local what="SIG$how"
+  [ "$how" = MACHINE ] && what="machine lost"
+  summary "$what -> next command, priorities 1,1,2,3" "${times[@]}"
+  summary "$what -> next command, all priorities 0" "${flat_times[@]}"
+  if [ "$how" = MACHINE ]; then
+    summary "lease end -> next command, priorities" "${after[@]}"
+    summary "lease end -> next command, all priorities 0" "${flat_after[@]}"
+  fi
   summary "restart of the priority-3 node -> it leads" "${regain[@]}"
-  echo "rounds that went to another node than the priority-2 one: $wrong of $rounds"
+  echo "$what: rounds that went to another node than the priority-2 one: $wrong of $rounds"
   [ "$wrong" = 0 ] || fail "leadership skipped the priority-2 node"
 }
 
 part_priorities() { four_node_rounds TERM; }
-part_crash() { four_node_rounds KILL; }
+part_crash() {
+  four_node_rounds KILL
+  four_node_rounds MACHINE
+}
 
 part_rollout() {
   local mode id changes base first_settled="" late=0
