@@ -141,6 +141,10 @@ bool candidate_registry::alive(const entry& e, time_point now) const {
   return !e.open_watches.empty() || now - e.last_heard <= limits_.check_lifetime;
 }
 
+bool candidate_registry::watching(const entry& e, time_point now) const {
+  return !e.open_watches.empty() || (e.ever_watched && now - e.last_watch_end <= limits_.watch_gap);
+}
+
 void candidate_registry::forget_stale_locked(time_point now) {
   std::erase_if(entries_, [&](const entry& e) { return !alive(e, now); });
 }
@@ -152,9 +156,9 @@ std::vector<const candidate_registry::entry*> candidate_registry::ranked_locked(
     if (alive(e, now)) ranked.push_back(&e);
   }
   // Ties on priority go to the longest unbroken watch, then to the smaller id.
-  std::sort(ranked.begin(), ranked.end(), [](const entry* a, const entry* b) {
-    const bool a_watching = !a->open_watches.empty();
-    const bool b_watching = !b->open_watches.empty();
+  std::sort(ranked.begin(), ranked.end(), [this, now](const entry* a, const entry* b) {
+    const bool a_watching = watching(*a, now);
+    const bool b_watching = watching(*b, now);
     return std::tuple(!a->verified, -std::int64_t{a->priority}, !a_watching, a->watching_since,
                       std::string_view(a->id)) <
            std::tuple(!b->verified, -std::int64_t{b->priority}, !b_watching, b->watching_since,
@@ -168,7 +172,7 @@ std::vector<candidate> candidate_registry::verified(time_point now) const {
   std::vector<candidate> list;
   for (const entry* e : ranked_locked(now)) {
     if (!e->verified) break;  // verified ones come first
-    list.push_back({e->id, e->priority, e->watching_since, !e->open_watches.empty(), true});
+    list.push_back({e->id, e->priority, e->watching_since, watching(*e, now), true});
   }
   return list;
 }
@@ -178,12 +182,27 @@ std::vector<candidate_info> candidate_registry::shown(time_point now) const {
   std::vector<candidate_info> list;
   for (const entry* e : ranked_locked(now)) {
     candidate_info info{e->id, e->priority, std::nullopt, e->verified};
-    if (!e->open_watches.empty()) {
+    if (watching(*e, now)) {
       info.watching = std::chrono::duration_cast<milliseconds>(now - e->watching_since);
     }
     list.push_back(std::move(info));
   }
   return list;
+}
+
+std::optional<candidate_registry::time_point> candidate_registry::next_change_at(
+    time_point now) const {
+  const std::lock_guard lock(mutex_);
+  std::optional<time_point> at;
+  const auto consider = [&](time_point t) {
+    if (t > now && (!at || t < *at)) at = t;
+  };
+  for (const entry& e : entries_) {
+    if (!e.open_watches.empty()) continue;
+    if (e.ever_watched) consider(e.last_watch_end + limits_.watch_gap + boot_clock::duration{1});
+    consider(e.last_heard + limits_.check_lifetime + boot_clock::duration{1});
+  }
+  return at;
 }
 
 std::optional<candidate_verification> candidate_registry::next_verification(time_point now) {

@@ -75,8 +75,15 @@ class candidate_registry {
   void note(const candidate_claim& claim, time_point now);
 
   /// The verified candidates, best first (highest priority, then the longest watching): what
-  /// the core decides by.
+  /// the core decides by. A candidate counts as watching while a watch of it is held, and for
+  /// watch_gap after its last one ended: a follower asks again as soon as an answer arrives,
+  /// and a watch begun within the gap continues its run, so the answer's round trip neither
+  /// hides it nor restarts its settle time.
   std::vector<candidate> verified(time_point now) const;
+
+  /// When verified() or shown() may next change with no new claim (a watch's gap runs out, a
+  /// candidate heard of by checks alone is forgotten); nullopt: not before a new claim.
+  std::optional<time_point> next_change_at(time_point now) const;
 
   /// Every candidate known, verified ones first, for status and the health answer.
   std::vector<candidate_info> shown(time_point now) const;
@@ -115,6 +122,7 @@ class candidate_registry {
   bool make_room_locked(const candidate_claim& claim);
   void forget_stale_locked(time_point now);
   bool alive(const entry& e, time_point now) const;
+  bool watching(const entry& e, time_point now) const;
   std::vector<const entry*> ranked_locked(time_point now) const;
 
   mutable std::mutex mutex_;

@@ -55,7 +55,10 @@ void elector::impl::note_candidate(const candidate_claim& claim) {
 
 void elector::impl::reset_candidates(bool leading) {
   candidates.reset(leading);
-  if (!leading) candidate_work.verify_timer.cancel();
+  if (!leading) {
+    candidate_work.verify_timer.cancel();
+    candidate_work.refresh_timer.cancel();
+  }
   refresh_candidates();
 }
 
@@ -70,7 +73,21 @@ void elector::impl::refresh_candidates() {
     // A stopped loop gets none: the next run starts with no candidates anyway.
     if (loop.running) push(detail::candidates_changed{std::move(list)});
   }
+  schedule_refresh();
   schedule_verification();
+}
+
+// A candidate whose watch ended and who never came back stops counting as watching when its gap
+// runs out, with no claim to say so: a timer refreshes the core's list then.
+void elector::impl::schedule_refresh() {
+  const std::optional<detail::steady_time> at = candidates.next_change_at(clock.now());
+  if (!at) return;
+  candidate_work.refresh_timer.expires_at(*at);
+  // Holds no reference: a destroyed elector just drops the wake-up.
+  candidate_work.refresh_timer.async_wait([weak = weak_from_this()](const error_code& ec) {
+    if (ec) return;
+    if (auto self = weak.lock()) self->refresh_candidates();
+  });
 }
 
 void elector::impl::schedule_verification() {

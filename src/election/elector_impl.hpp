@@ -82,11 +82,12 @@ struct hook_state {
 /// The candidates' side of the elector (candidate_verifier.cpp). Strand only, except where noted.
 struct candidate_state {
   candidate_state(const boost::asio::any_io_executor& strand, clock_source clock)
-      : verify_timer(strand, clock) {}
+      : verify_timer(strand, clock), refresh_timer(strand, clock) {}
 
   std::vector<candidate> pushed;            // The list last given to the core.
   std::atomic<bool> refresh_posted{false};  // Any thread: a refresh_candidates() is queued.
   clock_timer<boot_timer> verify_timer;     // Wakes the next registration read.
+  clock_timer<boot_timer> refresh_timer;    // Wakes when the list may change unasked.
   bool registration_warned = false;         // A registration failure is logged once.
   // The priority of the last registration started; nullopt: none yet.
   std::optional<std::int32_t> registered_priority;
@@ -177,6 +178,7 @@ struct elector::impl : std::enable_shared_from_this<impl> {
   /// the budget allows.
   void refresh_candidates();
   void schedule_verification();
+  void schedule_refresh();
   /// Peer mode: writes this elector's registration object for `config` (at start, and when
   /// update_config() changes the priority).
   void register_candidate(const elector_config& config);

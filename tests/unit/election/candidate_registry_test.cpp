@@ -3,6 +3,7 @@
 // memory store, and an elector that gives its core only the claims a member could have made.
 #include "candidate_registry.hpp"
 #include "candidate_registration.hpp"
+#include "coordination.hpp"
 #include "sha256.hpp"
 
 #include <s3lect/config.hpp>
@@ -155,8 +156,11 @@ TEST(CandidateRegistry, WatchingSinceSurvivesShortGapsAndRestartsAfterLongOnes) 
   EXPECT_EQ(registry.verified(t0 + 1s)[0].watching_since, t0 + 1s);
   EXPECT_TRUE(registry.verified(t0 + 1s)[0].watching);
   watch(kind::watch_end, 1, t0 + 5s);
-  EXPECT_FALSE(registry.verified(t0 + 5s)[0].watching);
-  EXPECT_FALSE(registry.shown(t0 + 5s)[0].watching.has_value());
+  // Between an answer and the next watch it still counts as watching, for the gap at most.
+  EXPECT_TRUE(registry.verified(t0 + 5s + 900ms)[0].watching);
+  EXPECT_EQ(registry.shown(t0 + 5s + 900ms)[0].watching, 4900ms);
+  EXPECT_FALSE(registry.verified(t0 + 6s + 1ms)[0].watching);
+  EXPECT_FALSE(registry.shown(t0 + 6s + 1ms)[0].watching.has_value());
   watch(kind::watch_begin, 2, t0 + 5s + 900ms);  // within the 1 s gap: the run goes on
   EXPECT_EQ(registry.verified(t0 + 6s)[0].watching_since, t0 + 1s);
   EXPECT_EQ(registry.shown(t0 + 6s)[0].watching, 5000ms);
@@ -171,6 +175,37 @@ TEST(CandidateRegistry, WatchingSinceSurvivesShortGapsAndRestartsAfterLongOnes) 
   watch(kind::watch_end, 4, t0 + 12s);
   EXPECT_EQ(registry.shown(t0 + 32s).size(), 1u);
   EXPECT_TRUE(registry.shown(t0 + 32s + 1ms).empty());
+}
+
+// A best candidate between two watches keeps its place: were it to drop out for the answer's
+// round trip, a release at that moment would name the next best instead.
+TEST(CandidateRegistry, ACandidateBetweenWatchesKeepsItsRankUntilTheGapRunsOut) {
+  candidate_registry registry(limits());
+  registry.reset(true);
+  auto watch = [&](std::string id, std::int32_t priority, kind event, std::uint64_t watch_id,
+                   time_point at) {
+    candidate_claim c = certified(std::move(id), priority);
+    c.event = event;
+    c.watch_id = watch_id;
+    registry.note(c, at);
+  };
+  watch("node-high", 2, kind::watch_begin, 1, t0);
+  watch("node-low", 1, kind::watch_begin, 2, t0);
+  EXPECT_EQ(registry.next_change_at(t0), std::nullopt) << "both hold a watch";
+  watch("node-high", 2, kind::watch_end, 1, t0 + 3s);
+  EXPECT_EQ(best_successor(registry.verified(t0 + 3s + 10ms), "leader"), "node-high");
+  // The elector refreshes its core's list when the gap runs out, with no claim to prompt it.
+  const std::optional<time_point> change = registry.next_change_at(t0 + 3s + 10ms);
+  ASSERT_TRUE(change.has_value());
+  EXPECT_GT(*change, t0 + 4s);
+  EXPECT_LE(*change, t0 + 4s + 1ms);
+  EXPECT_FALSE(registry.verified(*change)[0].watching);
+  EXPECT_EQ(best_successor(registry.verified(*change), "leader"), "node-low")
+      << "only a watching candidate is named";
+  // Next: its life as a candidate heard of no more (check_lifetime after it was last heard).
+  const std::optional<time_point> forgotten = registry.next_change_at(*change);
+  ASSERT_TRUE(forgotten.has_value());
+  EXPECT_EQ(registry.verified(*forgotten).size(), 1u);
 }
 
 TEST(CandidateRegistry, OneRegistrationReadPerIntervalHighestClaimFirstRefutationsRemembered) {
