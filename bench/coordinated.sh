@@ -13,6 +13,10 @@
 #               releases), right after one of its renewals: where leadership goes and how
 #               long after the lease ran out (renewal + lease) the next command starts, which
 #               the crash ranks decide.
+#   ranks       the same four nodes: the leader's machine and that of the first candidate its
+#               record ranks lost at once, right after a renewal: the second-ranked node must
+#               win, one rank step after the lease ran out (what the ranks cost at worst but
+#               for the steps beyond).
 #   rollout     five nodes of priority 1, each restarted in turn with priority 2 (SIGTERM, then
 #               start, then wait until it watches): leadership changes over the whole rollout,
 #               and whether, once the first upgraded node has settled, an upgraded node always
@@ -27,7 +31,7 @@
 #
 # usage: bench/coordinated.sh [--parts LIST] [--rounds N] [--s3lect PATH] [--base-port N]
 #                             [--forged-seconds S] [--lease-ms N]
-#   --parts LIST       comma-separated (default priorities,crash,rollout,forged,release)
+#   --parts LIST       comma-separated (default priorities,crash,ranks,rollout,forged,release)
 #   --rounds N         rounds per part (default 5)
 #   --s3lect PATH      the binary (default build/release/s3lect, built here)
 #   --base-port N      health endpoints on 127.0.0.1:N+1.. (default 18640)
@@ -39,7 +43,7 @@ source scripts/lib/build.sh
 source scripts/lib/local-s3.sh
 source scripts/lib/measure.sh
 
-parts=priorities,crash,rollout,forged,release rounds=5 s3lect="" base_port=18640
+parts=priorities,crash,ranks,rollout,forged,release rounds=5 s3lect="" base_port=18640
 forged_seconds=60 lease_ms=""
 while [ $# -gt 0 ]; do
   case $1 in
@@ -209,6 +213,12 @@ wait_renewal() {
     [ $SECONDS -lt $deadline ] || fail "no renewal seen"
   done
   now_ms
+}
+
+# The ids of the current record's candidates, best first, one a line.
+record_candidates() {
+  "$s3lect" status --lock "$key" --endpoint "$S3LECT_TEST_ENDPOINT_HTTP" --path-style |
+    sed -nE 's/.*"candidates":\[([^]]*)\].*/\1/p' | grep -o '"id":"[^"]*"' | cut -d'"' -f4
 }
 
 record_etag() {

@@ -16,10 +16,12 @@ start_in_order() {
 }
 
 # Four nodes with priorities 1, 1, 2, 3 (or all 0); rounds in which the leader goes: $1 = TERM
-# (SIGTERM to its s3lect), KILL (SIGKILL to its s3lect alone) or MACHINE (its whole machine).
+# (SIGTERM to its s3lect), KILL (SIGKILL to its s3lect alone), MACHINE (its whole machine) or
+# PAIR (its machine and its first-ranked candidate's). The node expected to win is the
+# priority-2 one, or for PAIR the record's second-ranked candidate.
 four_node_rounds() {
-  local how=$1 mode id count t0 at who wrong=0 d_start renewed
-  local -a times=() flat_times=() regain=() after=() flat_after=()
+  local how=$1 mode id count t0 at who wrong=0 checked=0 d_start renewed expected
+  local -a times=() flat_times=() regain=() after=() flat_after=() ranked=() lost=()
   local -A priority_of=([p-a]=1 [p-b]=1 [p-c]=2 [p-d]=3)
   for mode in priorities flat; do
     new_group
@@ -37,28 +39,40 @@ four_node_rounds() {
     sleep "$watch_wait"
     for _ in $(seq 1 "$rounds"); do
       [ "$mode" = priorities ] && wait_candidate p-c
-      id=$(leader_now) count=$(starts)
-      [ "$how" = MACHINE ] && wait_renewal && renewed=$REPLY
+      id=$(leader_now) count=$(starts) expected=p-c lost=("$id")
+      case $how in
+        MACHINE | PAIR)
+          wait_renewal
+          renewed=$REPLY
+          mapfile -t ranked < <(record_candidates)
+          if [ "$how" = PAIR ]; then
+            lost+=("${ranked[0]}") expected=${ranked[1]:-}
+          fi
+          ;;
+      esac
+      [ "$mode" = flat ] && [ "$how" != PAIR ] && expected=""
       now_ms; t0=$REPLY
-      if [ "$how" = MACHINE ]; then
-        lose_machine "$id"
-      else
-        stop_node "$id" "$how"
-      fi
+      case $how in
+        MACHINE | PAIR) for id in "${lost[@]}"; do lose_machine "$id"; done ;;
+        *) stop_node "$id" "$how" ;;
+      esac
       read -r at who < <(wait_start_after "$count")
+      if [ -n "$expected" ]; then
+        checked=$((checked + 1))
+        [ "$who" = "$expected" ] || { wrong=$((wrong + 1)); echo "  $mode: went to $who, not $expected"; }
+      fi
+      [ "$mode" = flat ] && echo "  all priorities 0: went to $who"
       if [ "$mode" = priorities ]; then
         times+=($((at - t0)))
-        [ "$how" = MACHINE ] && after+=($((at - renewed - lease_ms)))
-        [ "$who" = p-c ] || { wrong=$((wrong + 1)); echo "  round went to $who, not p-c"; }
+        [ -n "${renewed:-}" ] && after+=($((at - renewed - lease_ms)))
         now_ms; t0=$REPLY
-        start_node "$id" "${priority_of[$id]}"
+        for id in "${lost[@]}"; do start_node "$id" "${priority_of[$id]}"; done
         wait_leader p-d $((4 * lease_ms / 1000 + 10))
         now_ms; regain+=($((REPLY - t0)))
       else
         flat_times+=($((at - t0)))
-        [ "$how" = MACHINE ] && flat_after+=($((at - renewed - lease_ms)))
-        echo "  all priorities 0: went to $who"
-        start_node "$id" 0
+        [ -n "${renewed:-}" ] && flat_after+=($((at - renewed - lease_ms)))
+        for id in "${lost[@]}"; do start_node "$id" 0; done
       fi
       sleep "$watch_wait"
     done
@@ -67,15 +81,16 @@ four_node_rounds() {
   done
   local what="SIG$how"
   [ "$how" = MACHINE ] && what="machine lost"
+  [ "$how" = PAIR ] && what="two machines lost"
   summary "$what -> next command, priorities 1,1,2,3" "${times[@]}"
   summary "$what -> next command, all priorities 0" "${flat_times[@]}"
-  if [ "$how" = MACHINE ]; then
+  if [ "${#after[@]}" -gt 0 ]; then
     summary "lease end -> next command, priorities" "${after[@]}"
     summary "lease end -> next command, all priorities 0" "${flat_after[@]}"
   fi
   summary "restart of the priority-3 node -> it leads" "${regain[@]}"
-  echo "$what: rounds that went to another node than the priority-2 one: $wrong of $rounds"
-  [ "$wrong" = 0 ] || fail "leadership skipped the priority-2 node"
+  echo "$what: rounds that went to another node than expected: $wrong of $checked"
+  [ "$wrong" = 0 ] || fail "leadership did not go to the expected node"
 }
 
 part_priorities() { four_node_rounds TERM; }
@@ -83,6 +98,7 @@ part_crash() {
   four_node_rounds KILL
   four_node_rounds MACHINE
 }
+part_ranks() { four_node_rounds PAIR; }
 
 part_rollout() {
   local mode id changes base first_settled="" late=0
