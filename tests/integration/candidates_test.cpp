@@ -3,6 +3,7 @@
 // verified by the leader from the bucket, and a forged watcher claiming priority 1000 with a
 // random token is shown but never verified.
 #include "support/local_s3_test.hpp"
+#include "support/peer_watch_config.hpp"
 #include "support/test_certificates.hpp"
 
 #include "candidate_registration.hpp"
@@ -40,19 +41,8 @@ class CandidatesOnLocalStore : public test::local_s3_test {
   }
 
   elector_config node(int index, int priority) const {
-    elector_config config;
-    config.lock_key = key;
-    config.server_id = "node-" + std::to_string(index);
-    config.server_address = "127.0.0.1:1";
-    // Every other interval follows the lease in the default proportions.
-    elector_timing timing;
-    timing.lease = 6s;
-    config.apply_timing(timing);
-    config.peer.enabled = true;
-    config.peer.watch = true;
-    config.peer.tls.ca_pem = pki.ca.certificate;
-    config.coordination.priority = priority;
-    return config;
+    return test::peer_watch_config(key, "node-" + std::to_string(index), 6s, pki.ca.certificate,
+                                   priority);
   }
 
   bool run_until(const std::function<bool()>& done, steady::duration limit = 30s) {

@@ -10,6 +10,7 @@
 #include <s3lect/memory_storage.hpp>
 
 #include "support/elector_group.hpp"
+#include "support/peer_watch_config.hpp"
 #include "support/test_certificates.hpp"
 
 #include <gtest/gtest.h>
@@ -30,19 +31,7 @@ const std::string forged_token = "5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a";
 
 elector_config candidate_config(std::string id) {
   static const test::test_pki pki = test::make_test_pki("s3lect candidates test CA");
-  elector_config config;
-  config.lock_key = lock_key;
-  config.server_id = std::move(id);
-  config.server_address = "127.0.0.1:1";
-  // Every other interval follows the lease in the default proportions.
-  elector_timing timing;
-  timing.lease = 1s;
-  config.apply_timing(timing);
-  config.peer.enabled = true;
-  config.peer.watch = true;
-  config.peer.tls.ca_pem = pki.ca.certificate;
-  config.coordination.priority = 2;
-  return config;
+  return test::peer_watch_config(lock_key, std::move(id), 1s, pki.ca.certificate, 2);
 }
 
 /// A request of `id` claiming `priority` with `token`, from `source`: a watch of `term`, or a
