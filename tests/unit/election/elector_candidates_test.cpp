@@ -14,6 +14,8 @@
 #include "support/test_certificates.hpp"
 
 #include <gtest/gtest.h>
+#include <boost/asio/bind_cancellation_slot.hpp>
+#include <boost/asio/cancellation_signal.hpp>
 
 #include <chrono>
 #include <functional>
@@ -149,6 +151,43 @@ TEST(ElectorCandidates, AClientCertificateVerifiesWithoutARegistration) {
   ASSERT_TRUE(g.run_until(
       [&] { return find(g.leader().status().candidates, "node-7", true) != nullptr; }, 1s));
   EXPECT_EQ(find(g.leader().status().candidates, "node-7", true)->priority, 4);
+}
+
+// A candidate whose watch ends and who never comes back counts as watching for the watch gap
+// only. No claim arrives to say that the gap ran out: the elector's own timer must hand the core
+// the new list, or a release would name a successor that is gone.
+TEST(ElectorCandidates, TheCoreLearnsWhenAVanishedWatchersGapRunsOut) {
+  const auto watching_in = [](const std::string& line) {
+    return line.find(" node-7/4/watching") != std::string::npos;
+  };
+  auto given_to_core = std::make_shared<std::vector<std::string>>();
+  one_leader g([given_to_core](elector_config& config) {
+    config.coordination.preempt = preemption::off;
+    config.log.level = log_level::trace;
+    config.log.sink = [given_to_core](log_level, std::string_view line) {
+      if (line.starts_with("verified candidates given to the core:")) {
+        given_to_core->emplace_back(line);
+      }
+    };
+  });
+  const std::uint64_t term = g.leader().status().term;
+  health_handler handler(g.io.get_executor(), g.leader().health_source());
+  health_request request = claiming("node-7", 4, member_token, "10.0.0.7", term);
+  request.verified_client = true;
+  boost::asio::cancellation_signal end_watch;
+  handler.async_handle(request,
+                       boost::asio::bind_cancellation_slot(
+                           end_watch.slot(), [](boost::system::error_code, health_response) {}));
+  ASSERT_TRUE(g.run_until([&] {
+    return !given_to_core->empty() && watching_in(given_to_core->back());
+  })) << (given_to_core->empty() ? "none" : given_to_core->back());
+  end_watch.emit(boost::asio::cancellation_type::terminal);  // the watcher is gone
+  g.run_for(500ms);
+  EXPECT_TRUE(watching_in(given_to_core->back()))
+      << "within the gap (max(1 s, F/4)) it still counts: " << given_to_core->back();
+  g.run_for(1s);
+  EXPECT_FALSE(watching_in(given_to_core->back())) << given_to_core->back();
+  EXPECT_NE(given_to_core->back().find(" node-7/4 "), std::string::npos) << "still a candidate";
 }
 
 TEST(ElectorCandidates, AStoppedElectorShowsNoCandidates) {
