@@ -58,7 +58,10 @@ while [ $# -gt 0 ]; do
 done
 [ -n "$s3lect" ] || s3lect=$(release_s3lect)
 tree_watch=$(dirname "$s3lect")/tests/chaos/s3lect_tree_watch
-[ -x "$tree_watch" ] || { build_preset release s3lect_tree_watch && tree_watch=$PWD/build/release/tests/chaos/s3lect_tree_watch; }
+if [ ! -x "$tree_watch" ]; then
+  build_preset release s3lect_tree_watch
+  tree_watch=$PWD/build/release/tests/chaos/s3lect_tree_watch
+fi
 use_local_s3
 
 work=$(mktemp -d)
@@ -110,8 +113,9 @@ start_node() {
   [ -n "${port_of[$id]:-}" ] && n=${port_of[$id]#*:} && n=$((n - base_port))
   port_of[$id]="127.0.0.1:$((base_port + n))"
   tag_of[$id]="$work/$id/$(date +%s%N)"
-  BENCH_TAG=${tag_of[$id]} EVENTS=$events ID=$id WATCH=$watch_port "$s3lect" run --lock "$key" --endpoint "$S3LECT_TEST_ENDPOINT_HTTP" \
-    --path-style --id "$id" --peer --peer-watch --peer-listen "${port_of[$id]}" \
+  BENCH_TAG=${tag_of[$id]} EVENTS=$events ID=$id WATCH=$watch_port \
+    "$s3lect" run --lock "$key" --endpoint "$S3LECT_TEST_ENDPOINT_HTTP" --path-style --id "$id" \
+    --peer --peer-watch --peer-listen "${port_of[$id]}" \
     --priority "$priority" "${lease_options[@]}" -- bash -c '
       exec 9<>"/dev/tcp/127.0.0.1/$WATCH" && echo "gone $ID" >&9
       echo "$(date +%s%3N) start $ID $S3LECT_TERM" >>"$EVENTS"
