@@ -3,7 +3,8 @@
 #   1. builds everything under ASan+UBSan (warnings are errors) and runs every CTest label:
 #      unit, integration (against radosgw), the examples and the install test;
 #   2. builds the unit and integration tests under TSan and runs them;
-#   2b. builds the library and the unit tests with clang and runs those;
+#   2b. builds everything with clang (so that clang 14 compiles all of it) and runs the unit
+#       tests;
 #   2c. builds the library, the tool and the unit tests with clang 19 and libc++, taking the code
 #       paths of other POSIX systems (macOS, FreeBSD) instead of Linux's, and runs the unit tests;
 #   2c. builds the release packages, installs them with apt and builds a consumer against them
@@ -191,9 +192,11 @@ ctest --test-dir "$tsan_build" --output-on-failure -j "$jobs" -L 'unit|integrati
 }
 
 # A second compiler: clang (Debian's, on libstdc++) warns where GCC does not. Warnings are errors.
-stage "build and test: library and unit tests, clang ($clang_build)"
+# Everything is built (integration tests, tool, examples, chaos tools): clang 14 refuses code
+# that GCC takes, e.g. a lambda capturing a structured binding. Only the unit tests run here.
+stage "build and test: everything built, unit tests run, clang ($clang_build)"
 cmake --preset clang -B "$clang_build" >/dev/null
-cmake --build "$clang_build" -j "$jobs" --target s3lect_unit_tests
+cmake --build "$clang_build" -j "$jobs"
 ctest --test-dir "$clang_build" --output-on-failure -j "$jobs" -L '^unit$' || {
   status=$?
   failed_build=$clang_build

@@ -244,7 +244,10 @@ TEST_F(CliPeerIntegration, ThreeNodesElectOneLeaderServeHealthAndHandOverOnSigte
   EXPECT_NE(before.out().find("\"released\":false"), std::string::npos) << before.out();
 
   // Every node listens: the leader answers 200 with its record, followers 404.
-  for (const auto& [id, port] : ports) {
+  for (const auto& entry : ports) {
+    // Named copies: a lambda may not capture structured bindings before clang 16.
+    const std::string id = entry.first;
+    const auto port = entry.second;
     std::optional<http_reply> reply;
     ASSERT_TRUE(eventually(
         [&] {
