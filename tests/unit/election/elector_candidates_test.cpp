@@ -68,6 +68,20 @@ struct one_leader : test::elector_group {
   elector& leader() { return *electors[0]; }
 };
 
+/// A leader's tweak that keeps, in `lines`, every list of verified candidates its elector gives
+/// the core (trace log). Preemption is off: a candidate that outranks the leader would make it
+/// hand over, which is not these tests' business (election_core_preemption_test.cpp is).
+std::function<void(elector_config&)> keeping_core_lists(
+    std::shared_ptr<std::vector<std::string>> lines) {
+  return [lines](elector_config& config) {
+    config.coordination.preempt = preemption::off;
+    config.log.level = log_level::trace;
+    config.log.sink = [lines](log_level, std::string_view line) {
+      if (line.starts_with("verified candidates given to the core:")) lines->emplace_back(line);
+    };
+  };
+}
+
 TEST(ElectorCandidates, EveryPeerModeElectorRegistersItselfWithOnlyItsTokensHash) {
   one_leader g;
   ASSERT_TRUE(
@@ -86,17 +100,7 @@ TEST(ElectorCandidates, EveryPeerModeElectorRegistersItselfWithOnlyItsTokensHash
 
 TEST(ElectorCandidates, OnlyTheRegisteredWatcherIsVerifiedAndAForgerCostsOneReadPerF) {
   auto given_to_core = std::make_shared<std::vector<std::string>>();
-  one_leader g([given_to_core](elector_config& config) {
-    // node-1 outranks the leader: preemption would hand over to it, which is not this test's
-    // business (election_core_preemption_test.cpp is).
-    config.coordination.preempt = preemption::off;
-    config.log.level = log_level::trace;
-    config.log.sink = [given_to_core](log_level, std::string_view line) {
-      if (line.starts_with("verified candidates given to the core:")) {
-        given_to_core->emplace_back(line);
-      }
-    };
-  });
+  one_leader g(keeping_core_lists(given_to_core));
   // node-1's registration, as its own elector writes it.
   g.store->poke(registration_key(lock_key, "node-1"), registration_body("node-1", 5, member_token));
   const std::uint64_t term = g.leader().status().term;
@@ -161,15 +165,7 @@ TEST(ElectorCandidates, TheCoreLearnsWhenAVanishedWatchersGapRunsOut) {
     return line.find(" node-7/4/watching") != std::string::npos;
   };
   auto given_to_core = std::make_shared<std::vector<std::string>>();
-  one_leader g([given_to_core](elector_config& config) {
-    config.coordination.preempt = preemption::off;
-    config.log.level = log_level::trace;
-    config.log.sink = [given_to_core](log_level, std::string_view line) {
-      if (line.starts_with("verified candidates given to the core:")) {
-        given_to_core->emplace_back(line);
-      }
-    };
-  });
+  one_leader g(keeping_core_lists(given_to_core));
   const std::uint64_t term = g.leader().status().term;
   health_handler handler(g.io.get_executor(), g.leader().health_source());
   health_request request = claiming("node-7", 4, member_token, "10.0.0.7", term);
