@@ -198,9 +198,14 @@ check_no_overlap() {
     END { exit bad }' || fail "two commands ran at once"
 }
 
+# The group's record as `s3lect status` prints it (one JSON line).
+record_status() {
+  "$s3lect" status --lock "$key" --endpoint "$S3LECT_TEST_ENDPOINT_HTTP" --path-style
+}
+
 # The record's current term.
 current_term() {
-  "$s3lect" status --lock "$key" --endpoint "$S3LECT_TEST_ENDPOINT_HTTP" --path-style |
+  record_status |
     sed -nE 's/.*"term": *([0-9]+).*/\1/p' | head -1
 }
 
@@ -221,12 +226,12 @@ wait_renewal() {
 
 # The ids of the current record's candidates, best first, one a line.
 record_candidates() {
-  "$s3lect" status --lock "$key" --endpoint "$S3LECT_TEST_ENDPOINT_HTTP" --path-style |
+  record_status |
     sed -nE 's/.*"candidates":\[([^]]*)\].*/\1/p' | grep -o '"id":"[^"]*"' | cut -d'"' -f4
 }
 
 record_etag() {
-  "$s3lect" status --lock "$key" --endpoint "$S3LECT_TEST_ENDPOINT_HTTP" --path-style |
+  record_status |
     sed -nE 's/.*"etag": *"([^"]*)".*/\1/p'
 }
 
@@ -234,8 +239,7 @@ record_etag() {
 # watching), as docs/operations.md tells an operator to wait before the next restart.
 wait_candidate() {
   local deadline=$((SECONDS + lease_ms * 3 / 1000 + 10))
-  until "$s3lect" status --lock "$key" --endpoint "$S3LECT_TEST_ENDPOINT_HTTP" --path-style \
-    2>/dev/null | grep -q "\"id\":\"$1\""; do
+  until record_status 2>/dev/null | grep -q "\"id\":\"$1\""; do
     [ $SECONDS -lt $deadline ] || fail "$1 never listed as a candidate"
     sleep 0.2
   done

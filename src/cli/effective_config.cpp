@@ -42,18 +42,13 @@ std::vector<effective_setting> effective_settings(const run_options& options) {
       {"handover-window", format_duration(config.handover_window())},
       {"rank-step", format_duration(config.rank_step())},
       {"settle", format_duration(config.settle_time())},
+      // A flag: listed (with no value) only when given; an empty value is never printed.
+      {"no-preempt", config.coordination.preempt == preemption::off ? "true" : "", false, true},
+      {"peer-timeout", format_duration(config.peer.timeout)},
+      {"kill-grace", format_duration(options.kill_grace)},
+      {"isolation", options.extras.isolation ? guardian::isolation_name(*options.extras.isolation)
+                                             : std::string("auto")},
   };
-  if (config.coordination.preempt == preemption::off) {
-    settings.push_back({"no-preempt", "true", false, true});
-  }
-  settings.insert(settings.end(),
-                  {
-                      {"peer-timeout", format_duration(config.peer.timeout)},
-                      {"kill-grace", format_duration(options.kill_grace)},
-                      {"isolation", options.extras.isolation
-                                        ? guardian::isolation_name(*options.extras.isolation)
-                                        : std::string("auto")},
-                  });
   for (effective_setting& setting : settings) {
     setting.derived = std::find(derived.begin(), derived.end(), setting.option) != derived.end();
   }

@@ -13,8 +13,8 @@
 namespace s3lect::cli {
 
 /// One setting: the option that sets it, its effective value as that option would take it,
-/// and whether --lease derived it. A flag (--no-preempt) is listed only when given, and
-/// prints without a value.
+/// and whether --lease derived it. A flag (--no-preempt) has the value "true" when given and
+/// "" when not, and prints without a value.
 struct effective_setting {
   std::string option;
   std::string value;
