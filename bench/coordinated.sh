@@ -33,7 +33,7 @@
 #                             [--forged-seconds S] [--lease-ms N]
 #   --parts LIST       comma-separated (default priorities,crash,ranks,rollout,forged,release)
 #   --rounds N         rounds per part (default 5)
-#   --s3lect PATH      the binary (default build/release/s3lect, built here)
+#   --s3lect PATH      the binary (default build/release/bin/s3lect, built here)
 #   --base-port N      health endpoints on 127.0.0.1:N+1.. (default 18640)
 #   --forged-seconds S how long the forged watcher runs (default 60)
 #   --lease-ms N       every node's lease (default: none given, the shipped 15 s)
@@ -57,7 +57,7 @@ while [ $# -gt 0 ]; do
   esac
 done
 [ -n "$s3lect" ] || s3lect=$(release_s3lect)
-tree_watch=$(dirname "$s3lect")/tests/chaos/s3lect_tree_watch
+tree_watch=$(dirname "$s3lect")/../tests/chaos/s3lect_tree_watch
 if [ ! -x "$tree_watch" ]; then
   build_preset release s3lect_tree_watch
   tree_watch=$PWD/build/release/tests/chaos/s3lect_tree_watch
@@ -130,14 +130,17 @@ stop_node() {  # stop_node ID [SIGNAL]
   unset "pid_of[$1]"
 }
 
-# lose_machine ID: ID's machine is gone at once: every process carrying its tag (s3lect, its
-# guardian, the command's whole tree, which inherit the environment) is stopped, then killed,
-# so none of them releases or stamps anything. Until none is left: a process may fork meanwhile.
+# lose_machine ID: ID's machine is gone at once: every process carrying its tag (s3lect and
+# the command's whole tree, which inherit the environment) and its guardian's process group
+# (the guardian and its helpers: their environment holds no tag, and they lead a session of
+# their own) is stopped, then killed, so none of them releases or stamps anything. Until none
+# is left: a process may fork meanwhile.
 lose_machine() {
-  local -a pids
+  local -a pids guardians
+  mapfile -t guardians < <(pgrep -P "${pid_of[$1]}" -x s3lect-guardian || true)
   for _ in $(seq 1 20); do
     mapfile -t pids < <(grep -lzxF "BENCH_TAG=${tag_of[$1]}" /proc/[0-9]*/environ 2>/dev/null |
-      cut -d/ -f3)
+      cut -d/ -f3; for g in "${guardians[@]}"; do pgrep -g "$g" || true; done)
     [ "${#pids[@]}" -gt 0 ] || break
     kill -STOP "${pids[@]}" 2>/dev/null || true
     kill -KILL "${pids[@]}" 2>/dev/null || true

@@ -31,7 +31,7 @@ while [ $# -gt 0 ]; do
   esac
 done
 run_options=("$@")
-s3lect=$bin/s3lect
+s3lect=$bin/bin/s3lect  # the build tree given by --bin
 [ -x "$s3lect" ] || { echo "no s3lect in '$bin' (--bin DIR)" >&2; exit 2; }
 use_local_s3
 unset AWS_SESSION_TOKEN AWS_PROFILE
@@ -80,11 +80,12 @@ for run in $(seq 1 "$runs"); do
   node holder "$key" "$work/holder.stamp" "$work/holder.log"
   holder=$node_pid
   wait_for "$work/holder.stamp" 30 || { echo "run $run: the holder never led ($work)" >&2; exit 1; }
-  # A crash: s3lect and its command at once, so nothing releases the record.
+  # A crash: s3lect and its command at once, so nothing releases the record. The guardian (its
+  # child, leading a process group of its own) first, so that it cannot act on s3lect's death.
   kids=""
   read -r kids <"/proc/$holder/task/$holder/children" || true
-  kill -KILL -- "-$holder"
   for kid in $kids; do kill -KILL -- "-$kid" 2>/dev/null || true; done
+  kill -KILL -- "-$holder"
   wait "$holder" 2>/dev/null || true
   sleep "$age"
 

@@ -36,7 +36,7 @@
 #   --cli         candidates are `s3lect run` in S3 mode (the handover then includes starting
 #                 the leader's command, a few ms)
 #   --peer-watch  candidates are `s3lect run --peer --peer-watch` (implies --cli)
-#   --s3lect P    the s3lect binary for --cli and --peer-watch (default: build/release/s3lect,
+#   --s3lect P    the s3lect binary for --cli and --peer-watch (default: build/release/bin/s3lect,
 #                 built here)
 #   --base-port N peer-watch mode: the nodes' health endpoints listen on 127.0.0.1:N+1..N+3
 #                 (default 18440)

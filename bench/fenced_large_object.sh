@@ -27,7 +27,7 @@ while [ $# -gt 0 ]; do
     *) echo "unknown option: $1" >&2; exit 2 ;;
   esac
 done
-s3lect=$bin/s3lect
+s3lect=$bin/bin/s3lect  # the build tree given by --bin
 [ -x "$s3lect" ] || { echo "no s3lect in '$bin' (--bin DIR)" >&2; exit 2; }
 [ -x /usr/bin/time ] || { echo "needs /usr/bin/time (apt-get install time)" >&2; exit 2; }
 use_local_s3

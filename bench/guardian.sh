@@ -11,12 +11,23 @@
 #   3. times the release the guardian then writes (its log line's time) from the kill.
 # Baseline, in the same run: the same tree SIGKILLed directly (pkill -KILL), timed the same way:
 # the ratio says what the guardian adds to the kernel's own work.
+# With --fault, step 2 is another fault (docs/safety-and-fencing.md#what-can-still-keep-a-job-past-its-lease),
+# each against its own baseline in the same run, and the time is from the fault to the job gone:
+#   pgstop          SIGSTOP of s3lect's whole process group (s3lect started in a session of its
+#                   own, as a service or a shell's job is): the guardian, in a session of its own,
+#                   ends the job at the renew deadline of the last renewal. Baseline: SIGSTOP of
+#                   the s3lect process alone, which meets the same deadline.
+#   guardian-stop   the command ignores SIGTERM and stops its guardian (its parent: --isolation
+#                   guardian or cgroup) with SIGSTOP every 50 ms; then SIGTERM to s3lect, which
+#                   kills the tree itself when the guardian does not report its end within the
+#                   grace and a margin. Baseline: the same command, its guardian left alone.
 #
-# usage: bench/guardian.sh [--runs N] [--tree] [--isolation LEVEL] [--s3lect PATH]
+# usage: bench/guardian.sh [--runs N] [--tree] [--isolation LEVEL] [--s3lect PATH] [--fault F]
 #   --runs N         rounds (default 10)
 #   --tree           the command forks a child and a setsid daemon as well
 #   --isolation L    passed to s3lect run (default: auto, what the system allows)
-#   --s3lect PATH    the binary (default: build/release/s3lect, built here with the guardian)
+#   --s3lect PATH    the binary (default: build/release/bin/s3lect, built here with the guardian)
+#   --fault F        kill (default), pgstop or guardian-stop
 set -euo pipefail
 root=$(cd -- "$(dirname -- "${BASH_SOURCE[0]}")/.." && pwd)
 
@@ -24,10 +35,11 @@ usage() {
   echo "usage: $0 [--runs N] [--tree] [--isolation LEVEL] [--s3lect PATH]" >&2
   exit 2
 }
-runs=10 tree=0 isolation=auto s3lect=''
+runs=10 tree=0 isolation=auto s3lect='' fault=kill
 while (($#)); do
   case $1 in
     --runs) (($# >= 2)) || usage; runs=$2; shift 2 ;;
+    --fault) (($# >= 2)) || usage; fault=$2; shift 2 ;;
     --tree) tree=1; shift ;;
     --isolation) (($# >= 2)) || usage; isolation=$2; shift 2 ;;
     --s3lect) (($# >= 2)) || usage; s3lect=$(realpath -e -- "$2"); shift 2 ;;
@@ -35,6 +47,7 @@ while (($#)); do
   esac
 done
 [[ $runs =~ ^[1-9][0-9]*$ ]] || usage
+[[ $fault == kill || $fault == pgstop || $fault == guardian-stop ]] || usage
 cd "$root"
 source scripts/lib/build.sh
 source scripts/lib/local-s3.sh
@@ -137,6 +150,63 @@ guardian_round() {
 }
 
 max() { sort -n | tail -1; }
+
+# One round of another fault: prints the microseconds from the fault to the job gone.
+#   fault_round ROUND pgstop|freeze|guardian-stop|term
+fault_round() {
+  local round=$1 kind=$2 fifo=$work/fault$1.fifo log=$work/fault-$2-$1.log key start end
+  local body
+  marker=$((RANDOM * 32768 + RANDOM))
+  key="bench/guardian/$(date +%s)-$$-$kind-$round.json"
+  rm -f "$fifo" && mkfifo "$fifo"
+  body="exec 9>$fifo; sleep 600.${marker}3"
+  case $kind in
+    guardian-stop) body="trap '' TERM; exec 9>$fifo; sleep 600.${marker}1 &
+      while :; do kill -STOP \$PPID; sleep 0.05; done" ;;
+    term) body="trap '' TERM; exec 9>$fifo; sleep 600.${marker}1 & while :; do sleep 0.05; done" ;;
+  esac
+  setsid "$s3lect" run --lock "s3://$S3LECT_TEST_BUCKET/$key" \
+    --endpoint "$S3LECT_TEST_ENDPOINT_HTTP" --path-style --isolation "$isolation" \
+    -- sh -c "$body" >/dev/null 2>"$log" &
+  node_pid=$!
+  exec 8<"$fifo"  # the command runs
+  sleep 1
+  start=$(date +%s%N)
+  case $kind in
+    pgstop) kill -STOP -- "-$node_pid" ;;
+    freeze) kill -STOP "$node_pid" ;;
+    guardian-stop | term) kill -TERM "$node_pid" ;;
+  esac
+  cat <&8 >/dev/null
+  end=$(date +%s%N)
+  exec 8<&-
+  kill -CONT -- "-$node_pid" 2>/dev/null || true
+  kill -KILL "$node_pid" 2>/dev/null || true
+  wait "$node_pid" 2>/dev/null || true
+  node_pid=''
+  echo $(((end - start) / 1000))
+}
+
+if [[ $fault != kill ]]; then
+  baseline_kind=freeze
+  [[ $fault == guardian-stop ]] && baseline_kind=term
+  echo "s3lect: $s3lect ($("$s3lect" --version)), isolation $isolation, fault $fault" \
+    "(baseline: $baseline_kind), $runs rounds, defaults (lease 15 s, renew deadline 10 s," \
+    "kill grace 3 s)"
+  : >"$work/fault" && : >"$work/fault-baseline"
+  for round in $(seq "$runs"); do
+    fault_round "$round" "$fault" >>"$work/fault"
+    fault_round "$round" "$baseline_kind" >>"$work/fault-baseline"
+  done
+  paste "$work/fault" "$work/fault-baseline" | awk -v f="$fault" -v b="$baseline_kind" \
+    '{ printf "round %d: %s -> job gone %.1f ms; %s -> %.1f ms\n", NR, f, $1 / 1000, b, $2 / 1000 }'
+  awk -v f="$fault" -v b="$baseline_kind" -v g="$(median <"$work/fault")" \
+    -v m="$(max <"$work/fault")" -v base="$(median <"$work/fault-baseline")" 'BEGIN {
+    printf "%s -> every process of the job gone: median %.1f ms, max %.1f ms\n", f, g / 1000, m / 1000
+    printf "baseline %s, same run: median %.1f ms (ratio %.2f)\n", b, base / 1000, g / base
+  }'
+  exit 0
+fi
 
 echo "s3lect: $s3lect ($("$s3lect" --version)), isolation $isolation, tree $tree, $runs rounds"
 : >"$work/guardian" && : >"$work/baseline"

@@ -23,7 +23,7 @@
 #
 # usage: bench/hostile_clients.sh [--s3lect PATH] [--seconds N] [--connections N] [--probes N]
 #                                 [--attack tls|tcp|watch] [--tls zero-config|ca] [--base-port N]
-#   --s3lect PATH   the binary (default build/release/s3lect, built here)
+#   --s3lect PATH   the binary (default build/release/bin/s3lect, built here)
 #   --tls MODE      zero-config (default: no certificate options) or ca (a throw-away CA)
 #   --base-port N   health endpoints on 127.0.0.1:N+1 and N+2 (default 23100)
 set -euo pipefail

@@ -21,7 +21,7 @@
 #   --runs N          rounds (default 10)
 #   --settle S        seconds between the election and the SIGTERM (default 9: two reads at
 #                     F = 5 s make the followers stable, then a plain check and a watch)
-#   --s3lect PATH     the binary (default build/release/s3lect, built here)
+#   --s3lect PATH     the binary (default build/release/bin/s3lect, built here)
 #   --baseline PATH   a second binary to compare with (e.g. built from an earlier commit)
 #   --base-port N     health endpoints on 127.0.0.1:N+1..N+3 (default 18540)
 #   --zero-config     no certificate options: zero-configuration TLS (default: a throw-away CA)

@@ -15,7 +15,7 @@
 #
 # usage: bench/peer_settled.sh [--s3lect PATH] [--window SECONDS] [--handovers N]
 #                              [--settle SECONDS] [--base-port N]
-#   --s3lect PATH   the binary (default build/release/s3lect, built here)
+#   --s3lect PATH   the binary (default build/release/bin/s3lect, built here)
 #   --window S      the settled window (default 20)
 #   --handovers N   graceful handovers (default 7)
 #   --settle S      seconds the group gets to settle before the window and each handover, at

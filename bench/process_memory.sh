@@ -37,7 +37,7 @@ source scripts/lib/processes.sh
 if ((${#binaries[@]} == 0)); then
   for preset in release compact; do
     build_preset "$preset" s3lect_cli
-    binaries+=("$root/build/$preset/s3lect")
+    binaries+=("$root/build/$preset/bin/s3lect")
   done
 fi
 use_local_s3

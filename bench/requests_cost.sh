@@ -12,7 +12,7 @@
 #   --settle S    seconds from start to the first reading (default 60: elected, followers stable)
 #   --modes LIST  any of s3 (S3 mode), peer (--peer, a check every --infrequent) and
 #                 peer-watch (--peer --peer-watch); default all three
-#   --s3lect P    the s3lect binary (default build/release/s3lect, built here)
+#   --s3lect P    the s3lect binary (default build/release/bin/s3lect, built here)
 #   --base-port N peer health endpoints on 127.0.0.1:N+1.. (default 18500)
 # Prices (S3 Standard, us-east-1): PUT/COPY/POST/LIST $0.005 per 1,000, GET $0.0004 per 1,000;
 # a month is 730 hours. Override with PRICE_PUT_PER_1000 and PRICE_GET_PER_1000.

@@ -52,10 +52,17 @@ set(CPACK_DEBIAN_CLI_PACKAGE_SHLIBDEPS ON)
 set(CPACK_DEBIAN_CLI_PACKAGE_DEPENDS "ca-certificates")
 set(CPACK_DEBIAN_DEV_PACKAGE_NAME libs3lect-dev)
 set(CPACK_DEBIAN_DEV_PACKAGE_SECTION libdevel)
+set(S3LECT_DEB_BOOST ${Boost_VERSION_MAJOR}.${Boost_VERSION_MINOR})
 set(CPACK_DEBIAN_DEV_DESCRIPTION "The s3lect C++ library.
 The static library, its headers, and the CMake (find_package(s3lect)) and
-pkg-config files. Needs C++20, Boost.Asio 1.81 or newer and OpenSSL 3.")
-# What a consumer's build needs: the headers include Boost.Asio, the library links OpenSSL.
-set(CPACK_DEBIAN_DEV_PACKAGE_DEPENDS "libboost1.81-dev | libboost-dev (>= 1.81), libssl-dev (>= 3)")
+pkg-config files. Needs C++20, OpenSSL 3 and Boost ${Boost_VERSION} exactly,
+the Boost it was compiled with (docs/versioning.md#abi).")
+# What a consumer's build needs: the headers include Boost.Asio, of the very version the library
+# was compiled with (the headers refuse another); the library links OpenSSL and, unless compiled
+# in, Boost.JSON.
+set(CPACK_DEBIAN_DEV_PACKAGE_DEPENDS "libboost${S3LECT_DEB_BOOST}-dev, libssl-dev (>= 3)")
+if(S3LECT_BOOST_JSON_MODE STREQUAL "LIBRARY")
+  string(APPEND CPACK_DEBIAN_DEV_PACKAGE_DEPENDS ", libboost-json${S3LECT_DEB_BOOST}-dev")
+endif()
 
 include(CPack)

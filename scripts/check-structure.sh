@@ -2,7 +2,9 @@
 # Prints and checks the structure rules for src/ (docs/architecture.md):
 #   - no file over 600 lines;
 #   - no function over 60 lines (clang-tidy's readability-function-size, LineThreshold 60, over
-#     the compile commands of a configured build tree).
+#     the compile commands of a configured build tree);
+#   - src/supervision (the job side of `s3lect run`) includes from src/cli only the pieces it
+#     shares with the commands (supervision_uses_from_cli below), never a command's own files.
 # Includes against the layer order need no check here: each layer's OBJECT library sees only its
 # own and lower layers' headers, so such an include does not compile.
 #
@@ -48,6 +50,16 @@ while read -r lines file; do
   fi
 done < <(find src -type f \( -name '*.cpp' -o -name '*.hpp' \) -print0 | sort -z |
   xargs -0 wc -l | grep -v ' total$')
+
+echo "== src/supervision including src/cli beyond what it shares with the commands =="
+# What `run` parsed, the log output, the signal inbox, the exit codes, and the release the
+# guardian has s3lect make for it (the record `release` writes, the lock read before).
+supervision_uses_from_cli='console|exit_codes|lock_reader|log_output|release|run|run_options|run_to_completion|signal_inbox'
+while IFS= read -r line; do
+  echo "$line"
+  violations=$((violations + 1))
+done < <(grep -HnE '#include "cli/' src/supervision/*.?pp |
+  grep -vE "#include \"cli/($supervision_uses_from_cli)\.hpp\"" || true)
 
 echo "== functions over $max_function_lines lines =="
 # The translation units of src/, as the build compiles them. Headers of src/ are checked through

@@ -20,7 +20,7 @@ local_s3_wait || exit 1
 use_local_s3_endpoint
 
 echo "== is the store safe for s3lect? =="
-build/release/s3lect check --lock "s3://$S3LECT_TEST_BUCKET/demo/leader.json" \
+build/release/bin/s3lect check --lock "s3://$S3LECT_TEST_BUCKET/demo/leader.json" \
   --ca-file "$S3LECT_TEST_CA_FILE" --path-style
 echo
 echo "== leader election: three candidates, one lock; a graceful stop, then a crash =="

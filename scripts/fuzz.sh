@@ -2,14 +2,18 @@
 # Builds the libFuzzer targets of tests/fuzz with clang (ASan+UBSan) in build/fuzz and runs each
 # for N seconds on a copy of its seed corpus. Exits non-zero if any target crashes, times out or
 # runs out of memory, naming the reproducer. Installs clang and libFuzzer on Debian 12 if missing.
+# Runs J targets at once (one libFuzzer process keeps one core busy): the wall time is about
+# ceil(targets / J) * N seconds.
 #
-#   bash scripts/fuzz.sh [--seconds N] [TARGET...]      N defaults to 60; TARGET e.g. sigv4
+#   bash scripts/fuzz.sh [--seconds N] [--jobs J] [TARGET...]
+#     N defaults to 60, J to the number of cores; TARGET e.g. sigv4
 #
 # A reproducer replays with: build/fuzz/tests/fuzz/<target>_fuzz <reproducer>
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 seconds=60
+jobs=$(nproc)
 targets=()
 while [ $# -gt 0 ]; do
   case "$1" in
@@ -22,8 +26,13 @@ while [ $# -gt 0 ]; do
       seconds=${1#--seconds=}
       shift
       ;;
+    --jobs)
+      [ $# -ge 2 ] || { echo "--jobs needs a value" >&2; exit 2; }
+      jobs=$2
+      shift 2
+      ;;
     -h | --help)
-      sed -n '2,8p' "$0"
+      sed -n '2,11p' "$0"
       exit 0
       ;;
     *)
@@ -34,6 +43,10 @@ while [ $# -gt 0 ]; do
 done
 if ! [[ "$seconds" =~ ^[0-9]+$ ]] || [ "$seconds" -eq 0 ]; then
   echo "--seconds must be a positive integer, is '$seconds'" >&2
+  exit 2
+fi
+if ! [[ "$jobs" =~ ^[0-9]+$ ]] || [ "$jobs" -eq 0 ]; then
+  echo "--jobs must be a positive integer, is '$jobs'" >&2
   exit 2
 fi
 if [ ${#targets[@]} -eq 0 ]; then
@@ -60,29 +73,52 @@ export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1}
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1}
 
 work=$(mktemp -d /tmp/s3lect-fuzz.XXXXXX)
-failed=()
-for t in "${targets[@]}"; do
-  seeds=tests/fuzz/corpus/$t
-  [ -d "$seeds" ] || { echo "no seed corpus $seeds" >&2; exit 2; }
-  corpus=$work/$t/corpus
-  artifacts=$work/$t/artifacts/
+
+# fuzz_one TARGET: runs it for the given time on a copy of its seeds; its report (and, when it
+# failed, the end of its log and its reproducers) goes to $work/TARGET/report, and the file
+# $work/TARGET/failed exists when it failed.
+fuzz_one() {
+  local t=$1 status=0 r
+  local corpus=$work/$t/corpus artifacts=$work/$t/artifacts/ log=$work/$t/fuzz.log
+  local report=$work/$t/report
   mkdir -p "$corpus" "$artifacts"
-  cp "$seeds"/* "$corpus"/
-  log=$work/$t/fuzz.log
-  echo "== $t: ${seconds} s"
-  status=0
+  cp "tests/fuzz/corpus/$t"/* "$corpus"/
   "$build_dir/tests/fuzz/${t}_fuzz" -max_total_time="$seconds" -timeout=5 -rss_limit_mb=2048 \
     -print_final_stats=1 -artifact_prefix="$artifacts" "$corpus" >"$log" 2>&1 || status=$?
-  grep -E "^#[0-9]+[[:space:]]+DONE|^stat::(number_of_executed_units|peak_rss_mb)" "$log" || true
-  reproducers=("$artifacts"*)
+  {
+    echo "== $t: ${seconds} s"
+    grep -E "^#[0-9]+[[:space:]]+DONE|^stat::(number_of_executed_units|peak_rss_mb)" "$log" || true
+  } >"$report"
+  local reproducers=("$artifacts"*)
   if [ "$status" -ne 0 ] || [ -e "${reproducers[0]}" ]; then
-    tail -n 60 "$log"
-    for r in "${reproducers[@]}"; do
-      [ -e "$r" ] && echo "REPRODUCER ($t): $r   replay: $build_dir/tests/fuzz/${t}_fuzz $r"
-    done
-    echo "== $t FAILED (exit $status); log: $log"
-    failed+=("$t")
+    {
+      tail -n 60 "$log"
+      for r in "${reproducers[@]}"; do
+        [ -e "$r" ] && echo "REPRODUCER ($t): $r   replay: $build_dir/tests/fuzz/${t}_fuzz $r"
+      done
+      echo "== $t FAILED (exit $status); log: $log"
+    } >>"$report"
+    touch "$work/$t/failed"
   fi
+}
+
+for t in "${targets[@]}"; do
+  [ -d "tests/fuzz/corpus/$t" ] || { echo "no seed corpus tests/fuzz/corpus/$t" >&2; exit 2; }
+done
+running=0
+for t in "${targets[@]}"; do
+  if [ "$running" -ge "$jobs" ]; then
+    wait -n
+    running=$((running - 1))
+  fi
+  fuzz_one "$t" &
+  running=$((running + 1))
+done
+wait
+failed=()
+for t in "${targets[@]}"; do
+  cat "$work/$t/report"
+  [ -e "$work/$t/failed" ] && failed+=("$t")
 done
 
 if [ ${#failed[@]} -gt 0 ]; then

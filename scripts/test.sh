@@ -3,15 +3,22 @@
 #   1. builds everything under ASan+UBSan (warnings are errors) and runs every CTest label:
 #      unit, integration (against radosgw), the examples and the install test;
 #   2. builds the unit and integration tests under TSan and runs them;
-#   2b. builds everything with clang (so that clang 14 compiles all of it) and runs the unit
-#       tests;
+#   2b. compiles every unit with clang 14, syntax only (scripts/syntax-check.sh: clang 14's
+#       errors and warnings, no code generated);
 #   2c. builds the library, the tool and the unit tests with clang 19 and libc++, taking the code
 #       paths of other POSIX systems (macOS, FreeBSD) instead of Linux's, and runs the unit tests;
 #   2c. builds the release packages, installs them with apt and builds a consumer against them
 #       (tests/package/run.sh: this machine is meant to be thrown away; it removes them again);
-#   3. fuzzes (scripts/fuzz.sh) and runs the chaos test (tests/chaos/chaos.sh), when present;
+#   3. fuzzes (scripts/fuzz.sh) and runs the chaos test (tests/chaos/chaos.sh), when present,
+#      jobs that attack their own guardian included;
 #   4. runs an election of three `s3lect run` nodes (chaos.sh) on moto, the second store, whose
-#      S3 client and elector integration tests run in step 1 beside the radosgw's.
+#      S3 client and elector integration tests run in step 1 beside the radosgw's;
+#   5. the newest toolchain (scripts/newest-toolchain.sh): in a Debian sid chroot with GCC 15 and
+#      the newest Boost, the release preset's build of the library, the tool and the unit tests,
+#      the unit tests and the consumer matrix. The chroot and the build run in the background
+#      from the start, at the lowest CPU priority, on the CPU the other stages leave idle (their
+#      tests and chaos runs mostly wait); the stage at the end waits for what is left of the
+#      build, then runs the tests at normal priority (none starved of CPU).
 # There is no separate plain debug build: step 1 runs every test a plain build would, with the
 # sanitizers watching, and CI must fit in 90 minutes on two cores. Prints each stage's wall and
 # CPU time. Stops the server only if it started it.
@@ -20,6 +27,7 @@
 #                           "<prefix>clang" and "<prefix>libcxx-portable"
 #                           (default build/, the presets' directories)
 #      S3LECT_JOBS          parallel compile and test jobs (default: nproc)
+#      S3LECT_NEWEST_TOOLCHAIN=0  skips stage 5 (it needs root and debootstrap)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -64,6 +72,7 @@ read_cpu() {
 
 stage() {
   end_stage
+  check_background_stages
   read_cpu
   stage_name=$1 stage_start=$SECONDS stage_cpu=$cpu_now
   printf '\n== %s ==\n' "$stage_name"
@@ -99,6 +108,69 @@ report_failed_tests() {
   done <"$dir/LastTestsFailed.log"
 }
 
+# ------------------------------------------------------------------ background stages
+# A stage that runs in the background (its own session, at nice 19) from its start to the
+# stage that waits for it; check_background_stages, at every stage boundary, ends the run as
+# soon as one has failed. Its output goes to a log, shown when it is waited for.
+newest_pid="" newest_log="" newest_status="" newest_dir=""
+
+# low_priority_session COMMAND...: COMMAND in a session of its own (so that cleanup can stop all
+# of it) at the lowest CPU priority. With the kernel's autogroup scheduling
+# (/proc/sys/kernel/sched_autogroup_enabled, on in Debian's kernels) every session is a
+# scheduling group of its own, and a nice value counts only against processes of the same group:
+# a `setsid nice -n 19` build took as much CPU as the stages in front of it (seen: the sid
+# build's two compilers at 50 % each beside the ASan build's two). So the new session's group
+# itself gets nice 19 (/proc/self/autogroup), and the command nice 19 within it for kernels
+# without autogroups. Does not fork before exec: $! is the session's leader.
+low_priority_session() {
+  setsid bash -c '{ echo 19 >/proc/self/autogroup; } 2>/dev/null || true
+    exec nice -n 19 "$@"' low-priority-session "$@"
+}
+
+# start_newest_toolchain: stage 5's chroot and build in the background
+# (scripts/newest-toolchain.sh --steps build), kept in newest_dir for its tests.
+start_newest_toolchain() {
+  [ "${S3LECT_NEWEST_TOOLCHAIN:-1}" != 0 ] || return 0
+  newest_log=$(mktemp)
+  newest_dir=$(mktemp -d /var/tmp/s3lect-newest-toolchain-XXXXXX)
+  low_priority_session bash scripts/newest-toolchain.sh --jobs "$jobs" --keep "$newest_dir" \
+    --steps build >"$newest_log" 2>&1 &
+  newest_pid=$!
+}
+
+# wait_newest_toolchain: waits for stage 5's build, shows its output (without the build's
+# progress lines), adds its steps' times to the summary, then runs its tests and removes the
+# chroot.
+wait_newest_toolchain() {
+  [ -n "$newest_log" ] || { echo "skipped (S3LECT_NEWEST_TOOLCHAIN=0)"; return 0; }
+  local line
+  if [ -z "$newest_status" ]; then
+    newest_status=0
+    wait "$newest_pid" || newest_status=$?
+  fi
+  newest_pid=""
+  grep -v '^\[[0-9]*/[0-9]*\] ' "$newest_log" || true
+  while IFS= read -r line; do
+    summary+=("   (in the background) ${line#-- }")
+  done < <(grep -E '^-- newest toolchain: .*: [0-9]+ s wall$' "$newest_log")
+  [ "$newest_status" -eq 0 ] || { echo "newest toolchain failed (above)" >&2; exit 1; }
+  rm -f "$newest_log"
+  bash scripts/newest-toolchain.sh --jobs "$jobs" --keep "$newest_dir" --steps test --remove
+  newest_dir=""
+}
+
+check_background_stages() {
+  [ -n "$newest_pid" ] && [ -z "$newest_status" ] && ! kill -0 "$newest_pid" 2>/dev/null ||
+    return 0
+  newest_status=0
+  wait "$newest_pid" || newest_status=$?
+  [ "$newest_status" -ne 0 ] || return 0
+  newest_pid=""
+  tail -n 60 "$newest_log"
+  echo "newest toolchain (in the background) failed (above; the whole log: $newest_log)" >&2
+  exit 1
+}
+
 started_server=0
 started_moto=0
 tsan_pid=""
@@ -106,6 +178,14 @@ failed_build=""  # The build tree whose ctest run failed, for the report at the 
 cleanup() {
   local status=$?
   if [ -n "$tsan_pid" ]; then kill -- "-$tsan_pid" 2>/dev/null || true; fi
+  # Its script unmounts and removes its chroot when stopped.
+  if [ -n "$newest_pid" ] && [ -z "$newest_status" ]; then
+    kill -- "-$newest_pid" 2>/dev/null || true
+    wait "$newest_pid" 2>/dev/null || true
+  fi
+  if [ -n "$newest_dir" ]; then  # unmounted by now; removed by the script, which checks
+    bash scripts/newest-toolchain.sh --keep "$newest_dir" --steps none --remove || true
+  fi
   end_stage
   if [ ${#summary[@]} -gt 0 ]; then
     printf '\n== stages ==\n'
@@ -123,6 +203,8 @@ trap cleanup EXIT
 stage "dependencies"
 bash scripts/install-deps.sh
 bash scripts/local-s3/install.sh
+
+start_newest_toolchain
 
 # The server starts in the background while the first build runs: both take a while.
 server_log=$(mktemp)
@@ -162,9 +244,9 @@ source "$moto_env"
 # those mostly wait on timers and the server, and a waking test preempts a nice-19 compiler.
 stage "tests: unit, integration, examples, install (ASan+UBSan); TSan build behind"
 tsan_log=$(mktemp)
-# Its own process group, so that cleanup can stop all of it if the tests fail.
-setsid bash -c 'cmake --preset tsan -B "$1" -DCMAKE_CXX_FLAGS_DEBUG=-g1 >/dev/null &&
-  exec nice -n 19 cmake --build "$1" -j "$2" --target s3lect_unit_tests s3lect_integration_tests' \
+# Its own session, so that cleanup can stop all of it if the tests fail.
+low_priority_session bash -c 'cmake --preset tsan -B "$1" -DCMAKE_CXX_FLAGS_DEBUG=-g1 >/dev/null &&
+  exec cmake --build "$1" -j "$2" --target s3lect_unit_tests s3lect_integration_tests' \
   tsan-build "$tsan_build" "$jobs" >"$tsan_log" 2>&1 &
 tsan_pid=$!
 ctest --test-dir "$main_build" --output-on-failure -j "$jobs" || {
@@ -191,17 +273,16 @@ ctest --test-dir "$tsan_build" --output-on-failure -j "$jobs" -L 'unit|integrati
   exit "$status"
 }
 
-# A second compiler: clang (Debian's, on libstdc++) warns where GCC does not. Warnings are errors.
-# Everything is built (integration tests, tool, examples, chaos tools): clang 14 refuses code
-# that GCC takes, e.g. a lambda capturing a structured binding. Only the unit tests run here.
-stage "build and test: everything built, unit tests run, clang ($clang_build)"
-cmake --preset clang -B "$clang_build" >/dev/null
-cmake --build "$clang_build" -j "$jobs"
-ctest --test-dir "$clang_build" --output-on-failure -j "$jobs" -L '^unit$' || {
-  status=$?
-  failed_build=$clang_build
-  exit "$status"
-}
+# A second compiler: clang 14 (Debian's, on libstdc++) warns where GCC does not and refuses code
+# that GCC takes (e.g. a lambda capturing a structured binding). Every unit the clang preset
+# configures (library, tool, every test, the chaos and bench programs) is compiled with
+# -fsyntax-only: the whole front end, every warning an error, no code generated. Code generation,
+# linking and running the unit tests under clang are the next stage's (clang 19 + libc++).
+stage "compile: every unit, clang 14, syntax only ($clang_build)"
+cmake --preset clang -B "$clang_build" -DCMAKE_EXPORT_COMPILE_COMMANDS=ON >/dev/null
+# The docs' code blocks are extracted at build time (tests/docs/): only that, nothing compiled.
+cmake --build "$clang_build" -j "$jobs" --target s3lect_docs_snippet_sources
+bash scripts/syntax-check.sh --build "$clang_build" --jobs "$jobs"
 
 # A third standard library and the other systems' code paths in one build, as on macOS:
 # clang 19 with libc++ (GoogleTest compiled from source for it), S3LECT_PORTABLE_FALLBACKS on
@@ -217,9 +298,11 @@ ctest --test-dir "$libcxx_build" --output-on-failure -j "$jobs" -L '^unit$' || {
 
 # The demo (the README's first command) builds with the release preset: -O2 finds warnings the
 # sanitizer builds at -O0 do not, and warnings are errors.
-stage "build: what the demo builds, release preset"
-cmake --preset release >/dev/null
-cmake --build --preset release -j "$jobs" --target s3lect_cli example_leader_worker
+# The package preset is the release preset with the prefix /usr, in the same build tree: the
+# packages stage below builds from it, so nothing is compiled twice.
+stage "build: what the demo builds, release preset (as the packages' build)"
+cmake --preset package >/dev/null
+cmake --build build/release -j "$jobs" --target s3lect_cli example_leader_worker
 
 # The packages, from that release build with the prefix /usr: installed with apt on this machine,
 # `s3lect --version`, and the consumer built against them.
@@ -228,7 +311,7 @@ bash tests/package/run.sh --jobs "$jobs"
 
 if [ -x scripts/fuzz.sh ]; then
   stage "fuzzing"
-  bash scripts/fuzz.sh --seconds 60
+  bash scripts/fuzz.sh --seconds 60 --jobs "$jobs"
 fi
 
 # chaos_sanitizers ARGS...: tests/chaos/chaos.sh ARGS on the ASan+UBSan build, failing on any
@@ -256,18 +339,26 @@ if [ -f tests/chaos/chaos.sh ]; then
   # Every stage's leaders run jobs with process trees (grandchildren, setsid daemons), each node
   # in a cgroup of its own, and the faults include SIGKILL and SIGSTOP of s3lect alone: the
   # whole tree must be gone before another node's job starts (docs/chaos.md).
+  # --attacks: one job in three attacks its guardian. Here, in a PID namespace, it tries to take
+  # the guardian's descriptors from the namespace's init (none may be taken).
   stage "chaos"
-  chaos_sanitizers --duration 150 --min-transitions 50
+  chaos_sanitizers --duration 150 --min-transitions 50 --attacks
+  # Without a PID namespace the hostile jobs stop their guardian (SIGSTOP) again and again; with
+  # SIGTERMs, kills and stops of s3lect's process group, no job may outlive its leadership.
+  stage "chaos, jobs that stop their guardian (--isolation cgroup)"
+  chaos_sanitizers --duration 60 --min-transitions 15 --attacks --isolation cgroup
   # Peer mode both ways, 75 s each: CA certificates, and zero-configuration TLS (key pins).
   stage "chaos, peer-watch mode, CA certificates"
   chaos_sanitizers --duration 75 --min-transitions 25 --peer-watch --peer-tls ca
   stage "chaos, peer-watch mode, zero-configuration TLS"
   chaos_sanitizers --duration 75 --min-transitions 25 --peer-watch --peer-tls zero-config
   # Coordinated leadership under every fault: named successors, hold-offs, ranked crash
-  # takeovers and preemption toward the priority-3 node (docs/coordination.md).
-  stage "chaos, peer-watch mode, priorities 1,1,2,3"
+  # takeovers and preemption toward the priority-3 node (docs/coordination.md), while a forger
+  # sends whoever leads a fresh priority-1000000 claim every 900 ms (--claim-flood, issue 35):
+  # no forged id may ever be named in a record or lead.
+  stage "chaos, peer-watch mode, priorities 1,1,2,3, claim flood"
   chaos_sanitizers --duration 60 --min-transitions 15 --nodes 4 --peer-watch \
-    --peer-tls zero-config --priorities 1,1,2,3
+    --peer-tls zero-config --priorities 1,1,2,3 --claim-flood
   # Node 1's wall clock 5 minutes off (libfaketime), its monotonic clock right: a live leader
   # must keep the lock whichever way the clock is wrong. 60 s runs see 26-29 transitions (the
   # first 3 s have no faults), so 15 leaves room for a slow machine.
@@ -305,6 +396,9 @@ if [ -f tests/chaos/chaos.sh ]; then
     chaos_sanitizers --duration 60 --min-transitions 15
   )
 fi
+
+stage "newest toolchain: sid chroot, GCC 15, the newest Boost (what is left of it)"
+wait_newest_toolchain
 
 end_stage
 echo

@@ -3,6 +3,8 @@
 // already included; everything else about the endpoint is in health.hpp.
 #pragma once
 
+#include <s3lect/detail/abi.hpp>
+
 #include <s3lect/health.hpp>
 
 #include <boost/asio/compose.hpp>
@@ -12,7 +14,7 @@
 #include <string>
 #include <utility>
 
-namespace s3lect {
+namespace s3lect::inline v1 {
 
 /// The health request of a Beast request (method and target; headers and body do not matter).
 template <class Body, class Fields>
@@ -78,4 +80,4 @@ auto async_handle_health_request(health_handler& handler,
       token, handler.get_executor());
 }
 
-}  // namespace s3lect
+}  // namespace s3lect::inline v1

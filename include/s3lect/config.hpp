@@ -1,6 +1,8 @@
 // The elector's configuration: an aggregate with the design's defaults, checked by validate().
 #pragma once
 
+#include <s3lect/detail/abi.hpp>
+
 #include <s3lect/logger.hpp>
 #include <s3lect/retry.hpp>
 #include <s3lect/tls.hpp>
@@ -14,7 +16,7 @@
 #include <string>
 #include <vector>
 
-namespace s3lect {
+namespace s3lect::inline v1 {
 
 struct s3_config;
 class storage;
@@ -130,8 +132,11 @@ struct elector_timing {
   std::optional<std::chrono::milliseconds> renew_deadline;       ///< D
   std::optional<std::chrono::milliseconds> frequent_interval;    ///< F
   std::optional<std::chrono::milliseconds> infrequent_interval;  ///< I
+  /// Bound on one S3 request of the elector.
   std::optional<std::chrono::milliseconds> request_timeout;
+  /// Delays between the retries of a failed request.
   std::optional<std::vector<std::chrono::milliseconds>> retry_delays;
+  /// Bound on one peer-mode health check or watch request.
   std::optional<std::chrono::milliseconds> peer_timeout;
 };
 
@@ -173,7 +178,7 @@ struct elector_timing {
 ///   frequent_interval <= settle <= 24 h;
 ///   0 <= rank_step and max_ranks x rank_step <= lease - renew_deadline (a ranked takeover
 ///   waits at most that much longer than an unranked one); with peer.enabled, lock_key at most
-///   979 bytes (each node's candidate registration <lock_key>.candidates/<32 hex> must fit in
+///   979 bytes (each node's candidate registration `<lock_key>.candidates/<32 hex>` must fit in
 ///   S3's 1024-byte keys).
 /// - validate(const storage&) only, which the elector's constructor and update_config() apply:
 ///   with peer.enabled over a store whose answers are not authenticated, peer.tls names CAs or
@@ -288,4 +293,4 @@ struct elector_config {
 std::optional<std::string> validate_update(const elector_config& current,
                                            const elector_config& next);
 
-}  // namespace s3lect
+}  // namespace s3lect::inline v1

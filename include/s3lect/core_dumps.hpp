@@ -5,9 +5,11 @@
 // start-up, as `s3lect` does (docs/operations.md#core-dumps).
 #pragma once
 
+#include <s3lect/detail/abi.hpp>
+
 #include <boost/system/error_code.hpp>
 
-namespace s3lect {
+namespace s3lect::inline v1 {
 
 /// Marks this process not dumpable. On Linux, prctl(PR_SET_DUMPABLE, 0): no core dump is
 /// written whatever `ulimit -c` says, other processes of the same user can no longer ptrace it
@@ -18,4 +20,4 @@ namespace s3lect {
 /// error_code, empty on success. Thread-safe; affects the whole process.
 boost::system::error_code exclude_from_core_dumps() noexcept;
 
-}  // namespace s3lect
+}  // namespace s3lect::inline v1

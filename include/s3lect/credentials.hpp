@@ -3,6 +3,8 @@
 // fetched asynchronously on the caller's executor. No Beast, OpenSSL or Boost.JSON here.
 #pragma once
 
+#include <s3lect/detail/abi.hpp>
+
 #include <s3lect/completion_token.hpp>
 #include <s3lect/logger.hpp>
 
@@ -19,11 +21,11 @@
 #include <type_traits>
 #include <utility>
 
-namespace s3lect {
+namespace s3lect::inline v1 {
 
 /// An AWS access key pair, an optional session token, and what supplied them.
 struct aws_credentials {
-  std::string access_key_id;
+  std::string access_key_id;      ///< The key id; an identifier, not a secret (CloudTrail logs it).
   std::string secret_access_key;  ///< Never logged and never put in an error message.
   std::string session_token;      ///< Sent as x-amz-security-token when not empty.
   /// When temporary credentials stop working; nullopt for long-term keys.
@@ -71,6 +73,7 @@ using credentials_signature = void(boost::system::error_code, credentials_result
 /// s3_client (which caches and refreshes ahead of expiry) rather than fetching per request.
 class credentials_provider {
  public:
+  /// The executor this object runs its operations on.
   using executor_type = boost::asio::any_io_executor;
 
   virtual ~credentials_provider() = default;
@@ -120,7 +123,7 @@ struct credentials_chain_options {
   std::chrono::milliseconds http_timeout{2000};
   /// Lifetime asked for IMDSv2 session tokens (1 s to 6 h); they are reused until then.
   std::chrono::seconds imds_token_ttl{21600};
-  logger log;
+  logger log;  ///< Where the providers of the chain log.
 };
 
 /// The standard chain, in order, stopping at the first provider that applies:
@@ -149,7 +152,10 @@ struct credentials_origin {
   std::optional<std::chrono::system_clock::time_point> expiration;  ///< nullopt: long-term.
 };
 
-}  // namespace s3lect
+}  // namespace s3lect::inline v1
 
+// Boost.System's trait, not this library's API: left out of the reference.
+/// \cond
 template <>
 struct boost::system::is_error_code_enum<s3lect::credentials_errc> : std::true_type {};
+/// \endcond

@@ -2,6 +2,8 @@
 // before anyone else may take over, and exposes leadership as awaitable signals.
 #pragma once
 
+#include <s3lect/detail/abi.hpp>
+
 #include <s3lect/config.hpp>
 #include <s3lect/elector_counters.hpp>
 #include <s3lect/leadership.hpp>
@@ -18,16 +20,32 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 
-namespace s3lect {
+namespace s3lect::inline v1 {
 
 class leadership_source;
+
+/// A successor for elector::async_resign_to that is named even if the leader does not know it
+/// as a candidate: `elector.async_resign_to(unchecked_successor("node-b"), token)`. A class
+/// with a constructor rather than an aggregate, so that it may be built inside a co_await
+/// expression on GCC 12 (docs/architecture.md#gcc-12-coroutine-rules).
+class unchecked_successor {
+ public:
+  /// Names `id` as the successor.
+  explicit unchecked_successor(std::string id) : id_(std::move(id)) {}
+  const std::string& id() const noexcept { return id_; }  ///< The server_id to name.
+
+ private:
+  std::string id_;
+};
 
 /// Leader election on one lock key. Runs on the executor given at construction (wrapped in a
 /// strand, so the io_context may run on several threads); starts no threads of its own.
 /// status(), is_leader() and leader_id() may be called from any thread.
 class elector {
  public:
+  /// The executor this object runs its operations on.
   using executor_type = boost::asio::any_io_executor;
 
   /// Validates `config` (throws boost::system::system_error with errc::invalid_config naming the
@@ -39,6 +57,7 @@ class elector {
   elector(const elector&) = delete;
   elector& operator=(const elector&) = delete;
 
+  /// The executor given at construction.
   executor_type get_executor() const;
 
   /// Starts campaigning. Idempotent while running; after a stop the elector can start again.
@@ -46,7 +65,11 @@ class elector {
 
   /// Stops campaigning; a leader writes a released record first so a follower takes over at
   /// once. Completes with `void(error_code)` after the elector stopped (the release is best
-  /// effort: its failure is logged, not returned). Pending waits complete with errc::stopped.
+  /// effort: its failure is logged, not returned). When it stops, pending
+  /// async_wait_for_leadership and async_resign complete with errc::stopped, a leader's
+  /// async_wait_for_loss with success (its lease ended), and async_wait_for_change with the
+  /// stopped status (status().running false); the other waits stay pending (they end with their
+  /// own event, or with errc::stopped when the elector is destroyed).
   /// Cancellation: terminal; the elector still stops, without waiting for the release.
   /// A leader's loss is reported before the release: async_wait_for_loss completions reach
   /// their executors before the released record is written (so does async_resign).
@@ -62,20 +85,35 @@ class elector {
   template <class CompletionToken = default_token>
   auto async_resign(CompletionToken&& token = {}) {
     return boost::asio::async_initiate<CompletionToken, void(boost::system::error_code)>(
-        initiate_resign{this}, token, std::optional<std::string>{});
+        initiate_resign{this, false}, token, std::optional<std::string>{});
   }
 
   /// Like async_resign, but the released record names `successor` (a server_id) to take over
   /// first; the other followers hold off for coordination.handover_window (2 F when `successor`
-  /// holds no watch on this leader, as in S3 mode). A name orders who writes first, nothing
-  /// more: if `successor` does not take over, another follower does after the window. An empty
+  /// holds no watch on this leader). A name orders who writes first, nothing more: if
+  /// `successor` does not take over, another follower does after the window. An empty
   /// `successor`, or this elector's own id, names the best candidate, as async_resign does.
-  /// Completes with `void(error_code)`: errc::not_leader if not leader.
+  /// `successor` must be one of this leader's verified candidates (status().candidates with
+  /// verified set), so that a mistyped or departed name cannot leave the lock to nobody for the
+  /// window. Only a peer-mode leader has candidates: in S3 mode, or to name any id, use
+  /// unchecked_successor.
+  /// Completes with `void(error_code)`: errc::not_leader if not leader, else
+  /// errc::unknown_successor for an id that is no verified candidate (nothing is written).
   /// Cancellation: terminal; the resignation may still happen.
   template <class CompletionToken = default_token>
   auto async_resign_to(std::string successor, CompletionToken&& token = {}) {
     return boost::asio::async_initiate<CompletionToken, void(boost::system::error_code)>(
-        initiate_resign{this}, token, std::optional<std::string>{std::move(successor)});
+        initiate_resign{this, true}, token, std::optional<std::string>{std::move(successor)});
+  }
+
+  /// async_resign_to without the check of the name: `successor.id()` is named whether or not
+  /// this leader knows it as a candidate (in S3 mode a leader knows none; its followers read the
+  /// released record and the one named takes over at its next read). Completes with
+  /// `void(error_code)`: errc::not_leader if not leader. Cancellation: terminal.
+  template <class CompletionToken = default_token>
+  auto async_resign_to(unchecked_successor successor, CompletionToken&& token = {}) {
+    return boost::asio::async_initiate<CompletionToken, void(boost::system::error_code)>(
+        initiate_resign{this, false}, token, std::optional<std::string>{successor.id()});
   }
 
   /// Waits until this elector is leader (at once if it is). Completes with
@@ -173,7 +211,8 @@ class elector {
   using advice_handler = boost::asio::any_completion_handler<advice_signature>;
 
   void stop_impl(stop_handler handler);
-  void resign_impl(std::optional<std::string> successor, stop_handler handler);
+  void resign_impl(std::optional<std::string> successor, bool check_successor,
+                   stop_handler handler);
   void wait_for_leadership_impl(lease_handler handler);
   void wait_for_loss_impl(leadership_lease lease, stop_handler handler);
   void wait_for_handover_advice_impl(leadership_lease lease, advice_handler handler);
@@ -193,9 +232,11 @@ class elector {
   };
   struct initiate_resign {
     elector* self;
+    bool check_successor;  // async_resign_to(std::string): the name must be a verified candidate
     template <class Handler>
     void operator()(Handler&& handler, std::optional<std::string> successor) const {
-      self->resign_impl(std::move(successor), stop_handler(std::forward<Handler>(handler)));
+      self->resign_impl(std::move(successor), check_successor,
+                        stop_handler(std::forward<Handler>(handler)));
     }
   };
   struct initiate_wait_for_leadership {
@@ -239,4 +280,4 @@ class elector {
   std::unique_ptr<leadership_source> health_source_;
 };
 
-}  // namespace s3lect
+}  // namespace s3lect::inline v1

@@ -2,11 +2,13 @@
 // callers can branch on it without exceptions.
 #pragma once
 
+#include <s3lect/detail/abi.hpp>
+
 #include <boost/system/error_code.hpp>
 
 #include <type_traits>
 
-namespace s3lect {
+namespace s3lect::inline v1 {
 
 /// Errors produced by s3lect. Compare with `ec == s3lect::errc::x`.
 enum class errc {
@@ -43,6 +45,10 @@ enum class errc {
 
   // Fencing (appended: values above are stable).
   fenced_out,  ///< A fenced write was refused: a higher term has written the object.
+
+  // Coordination (appended).
+  /// async_resign_to named a successor that is not one of this leader's verified candidates.
+  unknown_successor,
 };
 
 /// The category of s3lect::errc.
@@ -57,7 +63,10 @@ inline boost::system::error_code make_error_code(errc e) noexcept {
 /// False for verdicts (412, 409, 4xx, auth errors) and for cancellation.
 bool is_transient(const boost::system::error_code& ec) noexcept;
 
-}  // namespace s3lect
+}  // namespace s3lect::inline v1
 
+// Boost.System's trait, not this library's API: left out of the reference.
+/// \cond
 template <>
 struct boost::system::is_error_code_enum<s3lect::errc> : std::true_type {};
+/// \endcond

@@ -4,6 +4,8 @@
 // in docs/safety-and-fencing.md.
 #pragma once
 
+#include <s3lect/detail/abi.hpp>
+
 #include <s3lect/retry.hpp>
 #include <s3lect/storage.hpp>
 
@@ -18,7 +20,7 @@
 #include <string_view>
 #include <utility>
 
-namespace s3lect {
+namespace s3lect::inline v1 {
 
 /// The user metadata entry (`x-amz-meta-s3lect-term`) that shows a fenced object's term.
 inline constexpr std::string_view fenced_term_metadata = "s3lect-term";
@@ -32,8 +34,8 @@ struct fenced_version {
 
 /// Result of fenced_object::async_read: the current version, or nullopt when there is none.
 struct fenced_read_result {
-  std::optional<fenced_version> found;
-  response_info info;  ///< The store's last answer.
+  std::optional<fenced_version> found;  ///< The current version; nullopt when none exists.
+  response_info info;                   ///< The store's last answer.
 };
 
 /// Result of a fenced write, successful or not.
@@ -79,6 +81,7 @@ struct fenced_object_config {
 /// use fenced writes. Thread-safe; must outlive its pending operations, and so must the storage.
 class fenced_object {
  public:
+  /// The executor this object runs its operations on.
   using executor_type = storage::executor_type;
 
   /// Fenced writes to `key` through `store`. Throws boost::system::system_error
@@ -172,4 +175,4 @@ class fenced_object {
   fenced_object_config config_;
 };
 
-}  // namespace s3lect
+}  // namespace s3lect::inline v1

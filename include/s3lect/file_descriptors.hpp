@@ -5,21 +5,24 @@
 // a flood of connections cannot starve the S3 client; see docs/operations.md.
 #pragma once
 
+#include <s3lect/detail/abi.hpp>
+
 #include <cstdint>
 
-namespace s3lect {
+namespace s3lect::inline v1 {
 
 /// Descriptors kept free for everything but the servers' connections.
 inline constexpr std::uint64_t reserved_file_descriptors = 64;
 
 /// The RLIMIT_NOFILE of the process as ensure_file_descriptors() left it.
 struct file_descriptor_limit {
-  std::uint64_t soft = 0;  ///< UINT64_MAX when unlimited.
-  std::uint64_t hard = 0;  ///< UINT64_MAX when unlimited.
-  std::uint64_t needed = 0;
-  bool raised = false;  ///< The soft limit was raised by this call.
+  std::uint64_t soft = 0;    ///< UINT64_MAX when unlimited.
+  std::uint64_t hard = 0;    ///< UINT64_MAX when unlimited.
+  std::uint64_t needed = 0;  ///< The soft limit asked for (ensure_file_descriptors' argument).
+  bool raised = false;       ///< The soft limit was raised by this call.
   /// False when the limit could not be read (soft and hard are then 0).
   bool known = true;
+  /// True when the soft limit covers `needed` (or cannot be known).
   bool enough() const noexcept { return !known || soft >= needed; }
 };
 
@@ -28,4 +31,4 @@ struct file_descriptor_limit {
 /// Thread-safe; affects the whole process.
 file_descriptor_limit ensure_file_descriptors(std::uint64_t needed);
 
-}  // namespace s3lect
+}  // namespace s3lect::inline v1

@@ -6,6 +6,8 @@
 // JSON here; see beast_handler.hpp to embed the handler in a Beast server.
 #pragma once
 
+#include <s3lect/detail/abi.hpp>
+
 #include <s3lect/completion_token.hpp>
 #include <s3lect/leadership.hpp>
 #include <s3lect/logger.hpp>
@@ -29,7 +31,7 @@
 #include <utility>
 #include <vector>
 
-namespace s3lect {
+namespace s3lect::inline v1 {
 
 namespace detail {
 struct health_handler_state;
@@ -40,24 +42,28 @@ struct health_server_state;
 /// health handler reports it to its source. A claim proves nothing by itself: the source must
 /// verify it before it decides anything.
 struct candidate_claim {
+  /// What a claim reports.
   enum class kind {
     check,        ///< Any read or watch request (a held watch adds watch_begin and watch_end).
     watch_begin,  ///< A watch is held from now on.
     watch_end,    ///< The watch `watch_id` ended (answered, evicted, stopped or cancelled).
   };
-  kind event = kind::check;
-  std::string id;                ///< The claimed server_id.
-  std::int32_t priority = 0;     ///< The claimed priority.
-  std::string token;             ///< The claimant's secret (32 hex); never log it.
-  std::string source;            ///< health_request::source.
-  bool verified_client = false;  ///< health_request::verified_client.
-  std::uint64_t watch_id = 0;    ///< Pairs a watch_begin with its watch_end; unused for a check.
+  kind event = kind::check;   ///< The kind of request the claim came with.
+  std::string id;             ///< The claimed server_id.
+  std::int32_t priority = 0;  ///< The claimed priority.
+  std::string token;          ///< The claimant's secret (32 hex); never log it.
+  std::string source;         ///< health_request::source.
+  /// health_request::verified_client, and the certificate names the claimed id
+  /// (health_request::client_names): the certificate vouches for the claim.
+  bool verified_client = false;
+  std::uint64_t watch_id = 0;  ///< Pairs a watch_begin with its watch_end; unused for a check.
 };
 
 /// Where the health endpoint gets its answers from: elector::health_source() for an elector.
 /// Every function may be called from any thread.
 class leadership_source {
  public:
+  /// Completion signature of async_wait_for_change.
   using change_signature = void(boost::system::error_code);
 
   virtual ~leadership_source() = default;
@@ -137,11 +143,16 @@ struct health_request {
   /// The client presented a certificate the server verified (mutual TLS against a CA): its
   /// watches are not bounded per source and take an anonymous watch's slot when all are held.
   bool verified_client = false;
+  /// The verified certificate's names: its subject alternative names of type DNS and URI and
+  /// its common names. A claim the request carries is vouched for by the certificate only for
+  /// an id among them (candidate_claim::verified_client); any other is checked against its
+  /// registration like an anonymous claim. health_server fills it in; an embedding server may.
+  std::vector<std::string> client_names{};
 };
 
 /// The answer to a health_request. The caller adds framing (Content-Length, Connection).
 struct health_response {
-  unsigned status = 200;
+  unsigned status = 200;  ///< The HTTP status: 200 leader, 404 not leader, 4xx a refused request.
   /// Content-Type, Cache-Control, and depending on the answer Allow and X-S3lect-Watch.
   std::vector<std::pair<std::string, std::string>> headers;
   std::string body;  ///< Always a JSON object.
@@ -152,7 +163,9 @@ struct health_response {
 /// the handler; destroying the handler completes its pending operations with errc::stopped.
 class health_handler {
  public:
+  /// The executor this object runs its operations on.
   using executor_type = boost::asio::any_io_executor;
+  /// Completion signature of async_handle.
   using handle_signature = void(boost::system::error_code, health_response);
 
   /// Validates `config`; throws boost::system::system_error (errc::invalid_config) naming the
@@ -280,6 +293,7 @@ using health_server_stats = server_stats;
 /// running on the given executor (through a strand) with no threads of its own.
 class health_server {
  public:
+  /// The executor this object runs its operations on.
   using executor_type = boost::asio::any_io_executor;
 
   /// Validates `config` and loads the certificates and keys; throws
@@ -335,4 +349,4 @@ class health_server {
   std::shared_ptr<detail::health_server_state> state_;
 };
 
-}  // namespace s3lect
+}  // namespace s3lect::inline v1

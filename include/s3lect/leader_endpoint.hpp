@@ -3,6 +3,8 @@
 // polling S3. A thin public face of the follower's own peer client; no Beast, OpenSSL or JSON.
 #pragma once
 
+#include <s3lect/detail/abi.hpp>
+
 #include <s3lect/completion_token.hpp>
 #include <s3lect/tls.hpp>
 
@@ -18,7 +20,7 @@
 #include <string>
 #include <utility>
 
-namespace s3lect {
+namespace s3lect::inline v1 {
 
 namespace detail {
 class peer_client;
@@ -52,14 +54,16 @@ struct leader_endpoint_answer {
   bool leads = false;      ///< True on 200: it leads now.
   std::uint64_t term = 0;  ///< The term it holds (leader) or last saw (not leader, when said).
   std::string leader_id;   ///< Who it is (leader) or who it last saw lead (when said).
-  leader_watch_end end = leader_watch_end::not_held;
+  leader_watch_end end = leader_watch_end::not_held;  ///< Why the leader answered a watch.
 };
 
 /// A client of leaders' health endpoints. Keeps one keep-alive TLS connection to the last
 /// leader asked. Runs on a strand of the executor with no threads of its own.
 class leader_endpoint_client {
  public:
+  /// The executor this object runs its operations on.
   using executor_type = boost::asio::any_io_executor;
+  /// Completion signature of async_watch.
   using watch_signature = void(boost::system::error_code, leader_endpoint_answer);
 
   /// Validates `config` and loads the CAs and certificates; throws boost::system::system_error
@@ -104,4 +108,4 @@ class leader_endpoint_client {
   std::unique_ptr<detail::peer_client> client_;
 };
 
-}  // namespace s3lect
+}  // namespace s3lect::inline v1

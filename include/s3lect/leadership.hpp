@@ -3,6 +3,8 @@
 // (leadership_snapshot).
 #pragma once
 
+#include <s3lect/detail/abi.hpp>
+
 #include <s3lect/store_clock_offset.hpp>
 
 #include <chrono>
@@ -11,13 +13,14 @@
 #include <string>
 #include <vector>
 
-namespace s3lect {
+namespace s3lect::inline v1 {
 
 /// One period of leadership. `term` is the fencing token: strictly greater than every term
 /// before it; pass it to the resources you protect so they can reject a stale leader.
 struct leadership_lease {
-  std::uint64_t term = 0;
+  std::uint64_t term = 0;    ///< The fencing token.
   std::uint64_t period = 0;  ///< Identifies this leadership period within this elector.
+  /// When this elector learnt it leads, by its monotonic clock.
   std::chrono::steady_clock::time_point acquired_at{};
 };
 
@@ -32,7 +35,7 @@ struct candidate_info {
   /// matches the candidate's registration in the bucket). Unverified candidates decide nothing.
   bool verified = false;
 
-  friend bool operator==(const candidate_info&, const candidate_info&) = default;
+  friend bool operator==(const candidate_info&, const candidate_info&) = default;  ///< Memberwise.
 };
 
 /// What a follower polls at: every frequent interval, or every infrequent one once stable.
@@ -40,20 +43,20 @@ enum class poll_mode { frequent, stable };
 
 /// A snapshot of an elector's view of the election.
 struct leadership_status {
-  std::string server_id;
-  std::string lock_key;
-  bool running = false;
-  bool is_leader = false;
-  std::string leader_id;  ///< Empty when nobody holds the lock (absent or released).
-  std::string leader_addr;
-  std::uint64_t term = 0;  ///< Term of the last record seen or written.
-  poll_mode mode = poll_mode::frequent;
+  std::string server_id;                 ///< This elector's server_id.
+  std::string lock_key;                  ///< The key of the lock record.
+  bool running = false;                  ///< Between start() and the end of a stop.
+  bool is_leader = false;                ///< Whether this elector holds the lock now.
+  std::string leader_id;                 ///< Empty when nobody holds the lock (absent or released).
+  std::string leader_addr;               ///< The leader's server_address as its record gives it.
+  std::uint64_t term = 0;                ///< Term of the last record seen or written.
+  poll_mode mode = poll_mode::frequent;  ///< What a follower polls at now.
   /// When this elector last saw the leader's record change, or renewed it itself.
   std::optional<std::chrono::system_clock::time_point> leader_last_seen;
   /// When the last election cycle (a read or write and its decision) completed.
   std::optional<std::chrono::system_clock::time_point> last_election_time;
-  unsigned consecutive_failures = 0;
-  std::string last_error;  ///< The last storage or record error, for diagnostics.
+  unsigned consecutive_failures = 0;  ///< Failed election cycles in a row since the last success.
+  std::string last_error;             ///< The last storage or record error, for diagnostics.
   /// This node's wall clock against the store's; unset before the first answer with a `Date`.
   std::optional<store_clock_offset> clock_offset;
   std::uint64_t version = 0;  ///< Increases on every change of leader, term or is_leader.
@@ -64,7 +67,7 @@ struct leadership_status {
 
 /// What the health endpoint reports, read from the elector at one instant.
 struct leadership_snapshot {
-  bool is_leader = false;
+  bool is_leader = false;  ///< Whether this elector holds the lock now.
   /// Leader: the term it holds. Follower: the term of the last record it saw.
   std::uint64_t term = 0;
   /// Leader only: the JSON body of its last *successful* write (never a record stamped "now",
@@ -87,11 +90,12 @@ struct leadership_snapshot {
   /// "releasedTerm") so that a watching follower can write its takeover at once with If-Match
   /// on that ETag (docs/safety-and-fencing.md#one-round-trip-handover). Empty: nothing to tell.
   std::string released_etag;
-  std::uint64_t released_term = 0;
+  std::uint64_t released_term = 0;  ///< The released record's term, with released_etag.
   /// With released_etag: the successor that released record names and its handoverMs, sent as
   /// "successor" and "handoverMs" so that watchers order their takeovers as a read of it would
   /// (docs/coordination.md). Empty / nullopt: the record names none.
   std::string released_successor;
+  /// The handoverMs of the released record.
   std::optional<std::chrono::milliseconds> released_handover;
   /// Increases whenever is_leader, term, leader_id or serial changes.
   std::uint64_t version = 0;
@@ -100,4 +104,4 @@ struct leadership_snapshot {
   std::vector<candidate_info> candidates;
 };
 
-}  // namespace s3lect
+}  // namespace s3lect::inline v1

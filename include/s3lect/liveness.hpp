@@ -3,10 +3,12 @@
 // /healthz and /readyz. Use it when you serve your own endpoints.
 #pragma once
 
+#include <s3lect/detail/abi.hpp>
+
 #include <chrono>
 #include <string>
 
-namespace s3lect {
+namespace s3lect::inline v1 {
 
 /// When elector::liveness() calls an elector stuck.
 struct liveness_limits {
@@ -51,4 +53,4 @@ struct liveness_report {
   std::string description;
 };
 
-}  // namespace s3lect
+}  // namespace s3lect::inline v1

@@ -1,10 +1,12 @@
 // Logging goes through a user-supplied function; s3lect is silent by default.
 #pragma once
 
+#include <s3lect/detail/abi.hpp>
+
 #include <functional>
 #include <string_view>
 
-namespace s3lect {
+namespace s3lect::inline v1 {
 
 /// Severity of a log line.
 enum class log_level { trace, debug, info, warning, error };
@@ -16,7 +18,8 @@ std::string_view to_string(log_level level) noexcept;
 /// Lines are `message key=value key=value`; the sink may be called from any thread the
 /// io_context runs on, and must not block.
 struct logger {
-  log_level level = log_level::info;
+  log_level level = log_level::info;  ///< Lines below this level are dropped.
+  /// Receives each line with its level; empty: nothing is logged.
   std::function<void(log_level, std::string_view line)> sink;
 
   /// True when a line at `at` would be written.
@@ -27,4 +30,4 @@ struct logger {
   }
 };
 
-}  // namespace s3lect
+}  // namespace s3lect::inline v1

@@ -3,6 +3,8 @@
 // For s3lect's unit tests and for users testing their own code on top of an elector.
 #pragma once
 
+#include <s3lect/detail/abi.hpp>
+
 #include <s3lect/error.hpp>
 #include <s3lect/storage.hpp>
 
@@ -15,7 +17,7 @@
 #include <string>
 #include <string_view>
 
-namespace s3lect {
+namespace s3lect::inline v1 {
 
 namespace detail {
 class manual_clock;
@@ -32,14 +34,15 @@ struct memory_store_stats {
 
 /// The outcome of a conditional write applied to a memory_store.
 struct memory_write_outcome {
+  /// How the store judged the write.
   enum class verdict {
     committed,       ///< The condition held; `etag` is the new ETag.
     already_exists,  ///< if_absent, but an object exists (S3: 412 PreconditionFailed).
     no_such_key,     ///< if_match, but no object exists (AWS: 404 NoSuchKey, Ceph: 412).
     etag_mismatch,   ///< if_match, but the object has another ETag (S3: 412).
   };
-  verdict result = verdict::committed;
-  std::string etag;
+  verdict result = verdict::committed;  ///< The verdict.
+  std::string etag;                     ///< The new ETag when committed.
 };
 
 /// The bucket shared by any number of memory_storage views (one per simulated node).
@@ -105,6 +108,7 @@ struct memory_faults {
   /// s3_client would: errc::server_error (a 500) and errc::throttled (a 503 SlowDown) on a PUT
   /// become errc::outcome_unknown.
   int fail_next = 0;
+  /// The error those requests fail with.
   boost::system::error_code fail_with = errc::server_error;
   /// The next N PUTs are applied to the store, then answer errc::outcome_unknown (500 after the
   /// write committed, or after it was refused: the client cannot tell which).
@@ -186,4 +190,4 @@ class memory_storage final : public storage {
   std::shared_ptr<detail::memory_storage_state> state_;
 };
 
-}  // namespace s3lect
+}  // namespace s3lect::inline v1

@@ -4,6 +4,8 @@
 // (health_server_config::metrics), a metrics_server, or your own HTTP server.
 #pragma once
 
+#include <s3lect/detail/abi.hpp>
+
 #include <s3lect/elector.hpp>
 #include <s3lect/server_stats.hpp>
 
@@ -13,13 +15,13 @@
 #include <string>
 #include <vector>
 
-namespace s3lect {
+namespace s3lect::inline v1 {
 
 /// One label of a series: the name matches [a-zA-Z_][a-zA-Z0-9_]* and does not start with
 /// "__"; the value is any UTF-8 text (escaped when rendered).
 struct metric_label {
-  std::string name;
-  std::string value;
+  std::string name;   ///< The label's name.
+  std::string value;  ///< Its value.
 };
 
 /// What is rendered for one elector, read at one instant.
@@ -27,17 +29,17 @@ struct elector_metrics {
   /// Labels of every series of this elector: lock (the lock key) and id (the server id), then
   /// any extra labels given to collect_metrics().
   std::vector<metric_label> labels;
-  elector_counters counters;
-  bool is_leader = false;
-  std::uint64_t term = 0;
-  unsigned consecutive_failures = 0;
+  elector_counters counters;                       ///< What the elector counted.
+  bool is_leader = false;                          ///< Whether it leads now.
+  std::uint64_t term = 0;                          ///< Its term (held or last seen).
+  unsigned consecutive_failures = 0;               ///< Failed election cycles in a row.
   std::optional<store_clock_offset> clock_offset;  ///< Unset before the store's first answer.
   /// The elector's coordination.priority (config, not status: it is what this node claims).
   std::int32_t priority = 0;
   /// While leading: the candidates its endpoint knows (docs/coordination.md), verified by a
   /// client certificate or registration, and not (claims that decide nothing).
   std::uint32_t verified_candidates = 0;
-  std::uint32_t unverified_candidates = 0;
+  std::uint32_t unverified_candidates = 0;  ///< Claims not verified, which decide nothing.
 };
 
 /// Reads `election`'s counters and status, labelled lock=<lock_key>, id=<server_id> and then
@@ -65,7 +67,7 @@ struct server_metrics {
   /// Labels of every series of this server, e.g. those of its elector; `server` follows them.
   std::vector<metric_label> labels;
   std::string server;  ///< "health", "metrics": the value of the `server` label.
-  server_stats stats;
+  server_stats stats;  ///< What the server counted.
 };
 
 /// The exposition text of these servers' counters: s3lect_server_connections_accepted_total,
@@ -101,4 +103,4 @@ class metrics_registry {
   std::vector<entry> entries_;
 };
 
-}  // namespace s3lect
+}  // namespace s3lect::inline v1

@@ -5,6 +5,8 @@
 // src/metrics/metrics_server.cpp answers, on the server skeleton of src/net/http_server.cpp.
 #pragma once
 
+#include <s3lect/detail/abi.hpp>
+
 #include <s3lect/completion_token.hpp>
 #include <s3lect/liveness.hpp>
 #include <s3lect/logger.hpp>
@@ -23,7 +25,7 @@
 #include <optional>
 #include <string>
 
-namespace s3lect {
+namespace s3lect::inline v1 {
 
 namespace detail {
 struct metrics_server_state;
@@ -70,6 +72,7 @@ struct metrics_server_config {
 /// serve the metrics from a health_server (HTTPS) instead.
 class metrics_server {
  public:
+  /// The executor this object runs its operations on.
   using executor_type = boost::asio::any_io_executor;
 
   /// Validates `config`; throws boost::system::system_error (errc::invalid_config) naming the
@@ -119,4 +122,4 @@ class metrics_server {
   std::shared_ptr<detail::metrics_server_state> state_;
 };
 
-}  // namespace s3lect
+}  // namespace s3lect::inline v1

@@ -2,6 +2,8 @@
 // C++ nodes read each other's records (docs/algorithm.md#the-lock-record).
 #pragma once
 
+#include <s3lect/detail/abi.hpp>
+
 #include <s3lect/error.hpp>
 
 #include <chrono>
@@ -12,7 +14,7 @@
 #include <string_view>
 #include <vector>
 
-namespace s3lect {
+namespace s3lect::inline v1 {
 
 /// Larger bodies are refused unread: no writer of ours comes near it.
 inline constexpr std::size_t max_record_bytes = 64 * 1024;
@@ -35,9 +37,10 @@ inline constexpr std::size_t max_record_candidates = 8;
 
 /// A candidate the leader ranks in its record: its server id and verified priority.
 struct ranked_candidate {
-  std::string id;
-  std::int32_t priority = 0;
+  std::string id;             ///< The candidate's server_id.
+  std::int32_t priority = 0;  ///< Its verified priority.
 
+  /// Memberwise.
   friend bool operator==(const ranked_candidate&, const ranked_candidate&) = default;
 };
 
@@ -76,7 +79,7 @@ struct lock_record {
   /// Not encoded: why a coordination field of a decoded record was ignored (empty: none was).
   std::string coordination_note;
 
-  friend bool operator==(const lock_record&, const lock_record&) = default;
+  friend bool operator==(const lock_record&, const lock_record&) = default;  ///< Memberwise.
 };
 
 /// Serialises `record` as the JSON of docs/algorithm.md#the-lock-record, lastUpdated as RFC 3339
@@ -109,4 +112,4 @@ record_decoding decode_truncated_record(std::size_t bytes_read);
 /// state a fork could duplicate.
 std::string make_nonce();
 
-}  // namespace s3lect
+}  // namespace s3lect::inline v1

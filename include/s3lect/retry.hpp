@@ -4,6 +4,8 @@
 // performs it.
 #pragma once
 
+#include <s3lect/detail/abi.hpp>
+
 #include <s3lect/error.hpp>
 
 #include <boost/asio/as_tuple.hpp>
@@ -24,7 +26,7 @@
 #include <utility>
 #include <vector>
 
-namespace s3lect {
+namespace s3lect::inline v1 {
 
 /// How often and how patiently an operation is retried. An aggregate: set the fields, then
 /// validate().
@@ -74,6 +76,7 @@ class retry_schedule {
 
 /// The default retry predicate: s3lect::is_transient.
 struct transient_errors {
+  /// is_transient(ec).
   bool operator()(const boost::system::error_code& ec) const noexcept { return is_transient(ec); }
 };
 
@@ -155,4 +158,4 @@ boost::asio::awaitable<attempt_result_t<Op>> async_retry(retry_policy policy, Op
   }
 }
 
-}  // namespace s3lect
+}  // namespace s3lect::inline v1

@@ -2,6 +2,8 @@
 // caller's executor. Beast and OpenSSL stay inside src/.
 #pragma once
 
+#include <s3lect/detail/abi.hpp>
+
 #include <s3lect/credentials.hpp>
 #include <s3lect/logger.hpp>
 #include <s3lect/storage.hpp>
@@ -14,7 +16,7 @@
 #include <optional>
 #include <string>
 
-namespace s3lect {
+namespace s3lect::inline v1 {
 
 /// Static AWS credentials (the name s3_config has always used for them).
 using credentials = aws_credentials;
@@ -28,7 +30,7 @@ enum class addressing_style {
 
 /// Configuration of an s3_client. Empty fields are filled by apply_environment().
 struct s3_config {
-  std::string bucket;
+  std::string bucket;  ///< The bucket that holds the lock record.
   /// `http://host[:port]` or `https://host[:port]`. Empty: AWS_ENDPOINT_URL_S3, then
   /// AWS_ENDPOINT_URL, then the region's AWS endpoint `https://s3.REGION.amazonaws.com`
   /// (`.amazonaws.com.cn` for cn- regions).
@@ -38,6 +40,7 @@ struct s3_config {
   /// endpoint (MinIO, Ceph: they rarely check it); for an AWS endpoint validate() fails, since a
   /// wrong region there means every request is refused.
   std::string region;
+  /// How the bucket appears in request URLs.
   addressing_style addressing = addressing_style::automatic;
   /// Explicit keys; they win over everything else and are used as given (an expiration set
   /// here is reported, not acted on). Empty access key id: AWS_ACCESS_KEY_ID,
@@ -48,7 +51,7 @@ struct s3_config {
   /// (web identity, shared profile files, container endpoint, EC2 instance metadata). The client
   /// caches what it returns and refreshes it in the background ahead of expiry.
   std::shared_ptr<credentials_provider> creds_provider;
-  tls_config tls;
+  tls_config tls;  ///< TLS to the endpoint (CAs, client certificate).
   /// Bound on one attempt: resolve, connect, handshake, write and read. 0 disables it. For a
   /// streamed body (async_get_to, async_put_file) it bounds a stall: it restarts while bytes
   /// flow, so a transfer of any size may take longer.
@@ -58,7 +61,7 @@ struct s3_config {
   std::size_t max_body_bytes = 1024 * 1024;
   /// Idle keep-alive connections kept for reuse.
   std::size_t max_idle_connections = 4;
-  logger log;
+  logger log;  ///< Where the client logs.
 
   /// Fills empty endpoint, region and credentials from the standard AWS environment variables
   /// and the region from the AWS config file (see the fields).
@@ -73,9 +76,9 @@ struct s3_config {
 
 /// Counters of one client, for tests, benchmarks and metrics.
 struct s3_client_stats {
-  std::uint64_t gets = 0;
-  std::uint64_t puts = 0;
-  std::uint64_t deletes = 0;
+  std::uint64_t gets = 0;         ///< GETs sent.
+  std::uint64_t puts = 0;         ///< PUTs sent.
+  std::uint64_t deletes = 0;      ///< DELETEs sent.
   std::uint64_t failures = 0;     ///< Requests that completed with an error other than 412.
   std::uint64_t connections = 0;  ///< TCP connections opened.
 };
@@ -159,4 +162,4 @@ class s3_client final : public storage {
   std::shared_ptr<impl> impl_;
 };
 
-}  // namespace s3lect
+}  // namespace s3lect::inline v1

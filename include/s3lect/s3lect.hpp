@@ -2,6 +2,8 @@
 // Boost.JSON, so a translation unit including it compiles in seconds.
 #pragma once
 
+#include <s3lect/detail/abi.hpp>
+
 #include <s3lect/completion_token.hpp>
 #include <s3lect/config.hpp>
 #include <s3lect/core_dumps.hpp>
@@ -26,3 +28,4 @@
 #include <s3lect/store_clock_offset.hpp>
 #include <s3lect/term_guard.hpp>
 #include <s3lect/tls.hpp>
+#include <s3lect/version.hpp>

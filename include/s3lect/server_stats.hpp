@@ -3,9 +3,11 @@
 // prometheus_text(std::vector<server_metrics>) (metrics.hpp); docs/metrics.md describes each.
 #pragma once
 
+#include <s3lect/detail/abi.hpp>
+
 #include <cstdint>
 
-namespace s3lect {
+namespace s3lect::inline v1 {
 
 /// A snapshot of one server's counters; every field but the last two only grows.
 struct server_stats {
@@ -24,4 +26,4 @@ struct server_stats {
   std::uint64_t active_watches = 0;      ///< Connections holding a watch now.
 };
 
-}  // namespace s3lect
+}  // namespace s3lect::inline v1

@@ -3,6 +3,8 @@
 // memory_storage (unit tests and fault injection).
 #pragma once
 
+#include <s3lect/detail/abi.hpp>
+
 #include <s3lect/completion_token.hpp>
 #include <s3lect/store_clock_offset.hpp>
 
@@ -20,7 +22,7 @@
 #include <string_view>
 #include <utility>
 
-namespace s3lect {
+namespace s3lect::inline v1 {
 
 /// User metadata of an object: the `x-amz-meta-NAME: value` headers, keyed by NAME in lower case
 /// (S3 lower-cases metadata names). Values are ASCII without control characters.
@@ -28,8 +30,8 @@ using object_metadata = std::map<std::string, std::string, std::less<>>;
 
 /// An object's body and its ETag. ETags are kept normalised: without quotes or a `W/` prefix.
 struct object {
-  std::string body;
-  std::string etag;
+  std::string body;  ///< The body (its first bytes when truncated).
+  std::string etag;  ///< Its ETag, normalised.
   /// The `Last-Modified` header: when the store wrote this version, on the store's clock, to
   /// the second. With the answer's `Date` it tells the record's age without trusting any
   /// node's wall clock (expiry rule (c)). Unset when the store omits or garbles it.
@@ -48,18 +50,19 @@ using body_sink = std::function<boost::system::error_code(std::string_view chunk
 /// A body streamed from a file: `head`, then the bytes of the regular file at `path` (its size
 /// is taken when the request is sent).
 struct file_body {
-  std::string head;
-  std::string path;
+  std::string head;  ///< Bytes sent before the file's.
+  std::string path;  ///< The regular file whose bytes follow.
 };
 
 /// The condition of a conditional PUT.
 struct put_condition {
+  /// The two conditions S3 has.
   enum class kind {
     if_absent,  ///< `If-None-Match: *`: create only if no object exists at the key.
     if_match,   ///< `If-Match: etag`: replace only if the object still has this ETag.
   };
-  kind type = kind::if_absent;
-  std::string etag;  ///< Normalised ETag; used with kind::if_match only.
+  kind type = kind::if_absent;  ///< Which condition.
+  std::string etag;             ///< Normalised ETag; used with kind::if_match only.
 
   /// Create-if-absent.
   static put_condition absent() { return {kind::if_absent, {}}; }
@@ -80,14 +83,14 @@ struct response_info {
 
 /// Result of a GET: the object, or nullopt when no object exists at the key (not an error).
 struct get_result {
-  std::optional<object> found;
-  response_info info;
+  std::optional<object> found;  ///< The object; nullopt when none exists at the key.
+  response_info info;           ///< What the store said.
 };
 
 /// Result of a conditional PUT: the new ETag on success.
 struct put_result {
-  std::string etag;
-  response_info info;
+  std::string etag;    ///< The new version's ETag.
+  response_info info;  ///< What the store said.
 };
 
 /// Completion signature of storage::async_get.
@@ -100,6 +103,7 @@ using put_signature = void(boost::system::error_code, put_result);
 /// thread; handlers run on the implementation's executor unless the token binds another one.
 class storage {
  public:
+  /// The executor this object runs its operations on.
   using executor_type = boost::asio::any_io_executor;
 
   virtual ~storage() = default;
@@ -265,4 +269,4 @@ class storage {
   };
 };
 
-}  // namespace s3lect
+}  // namespace s3lect::inline v1

@@ -2,10 +2,12 @@
 // answer of the store tells it (clock_offset_of).
 #pragma once
 
+#include <s3lect/detail/abi.hpp>
+
 #include <chrono>
 #include <optional>
 
-namespace s3lect {
+namespace s3lect::inline v1 {
 
 struct response_info;
 
@@ -27,4 +29,4 @@ struct store_clock_offset {
 std::optional<store_clock_offset> clock_offset_of(const response_info& answer,
                                                   std::chrono::system_clock::time_point received);
 
-}  // namespace s3lect
+}  // namespace s3lect::inline v1

@@ -3,6 +3,8 @@
 // docs/safety-and-fencing.md shows both ends.
 #pragma once
 
+#include <s3lect/detail/abi.hpp>
+
 #include <atomic>
 #include <cstdint>
 #include <mutex>
@@ -11,7 +13,7 @@
 #include <string_view>
 #include <utility>
 
-namespace s3lect {
+namespace s3lect::inline v1 {
 
 /// The HTTP header that carries a leader's term (decimal, e.g. `S3lect-Term: 42`) on requests
 /// to a service that fences them. `s3lect run` exports the same number as $S3LECT_TERM.
@@ -56,4 +58,4 @@ class term_guard {
   std::mutex apply_mutex_;
 };
 
-}  // namespace s3lect
+}  // namespace s3lect::inline v1

@@ -2,10 +2,12 @@
 // health server and the metrics listener.
 #pragma once
 
+#include <s3lect/detail/abi.hpp>
+
 #include <string>
 #include <string_view>
 
-namespace s3lect {
+namespace s3lect::inline v1 {
 
 /// How one side of a TLS connection proves who it is and whom it trusts.
 ///
@@ -21,21 +23,21 @@ struct tls_config {
   bool verify_peer = true;
   /// This side's certificate chain (leaf first): at most one of the file and the PEM text.
   std::string certificate_file;
-  std::string certificate_pem;
+  std::string certificate_pem;  ///< The same as PEM text.
   /// The certificate's unencrypted private key: at most one of the file and the PEM text.
   std::string private_key_file;
-  std::string private_key_pem;
+  std::string private_key_pem;  ///< The same as PEM text.
   /// Servers only: refuse clients without a certificate that chains to the CAs above.
   bool require_client_cert = false;
 
-  friend bool operator==(const tls_config&, const tls_config&) = default;
+  friend bool operator==(const tls_config&, const tls_config&) = default;  ///< Memberwise.
 };
 
 /// A key pair and a self-signed certificate made in memory, for zero-configuration peer TLS
 /// (docs/peer-mode.md#zero-configuration-tls): the leader's health server presents it, the lock
 /// record carries the pin, and followers trust the certificate whose key has that pin.
 struct self_signed_identity {
-  std::string certificate_pem;
+  std::string certificate_pem;  ///< The certificate, PEM.
   std::string private_key_pem;  ///< Unencrypted; only ever in memory.
   std::string key_pin;          ///< public_key_pin() of the certificate.
 };
@@ -55,4 +57,4 @@ std::string adopt_self_signed_identity(tls_config& tls);
 /// SHA-256 of its DER SubjectPublicKeyInfo. Empty when `certificate_pem` holds no certificate.
 std::string public_key_pin(std::string_view certificate_pem);
 
-}  // namespace s3lect
+}  // namespace s3lect::inline v1

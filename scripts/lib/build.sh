@@ -11,7 +11,7 @@ build_preset() {
 }
 
 release_s3lect() {
-  build_preset release s3lect_cli && echo "$PWD/build/release/s3lect"
+  build_preset release s3lect_cli && echo "$PWD/build/release/bin/s3lect"
 }
 
 build_bench() {

@@ -7,7 +7,7 @@
 
 #include <utility>
 
-namespace s3lect::detail {
+namespace s3lect::inline v1::detail {
 namespace {
 
 namespace asio = boost::asio;
@@ -399,4 +399,4 @@ std::shared_ptr<coroutine_provider> make_profile_provider(asio::any_io_executor 
   return std::make_shared<profile_provider>(std::move(executor), std::move(settings));
 }
 
-}  // namespace s3lect::detail
+}  // namespace s3lect::inline v1::detail

@@ -13,7 +13,7 @@
 #include <string_view>
 #include <vector>
 
-namespace s3lect::detail {
+namespace s3lect::inline v1::detail {
 
 /// One parsed INI file: sections as written between the brackets (trimmed), property names in
 /// lower case, values trimmed and without trailing comments. Indented lines under an empty
@@ -98,4 +98,4 @@ struct profile_provider_settings {
 std::shared_ptr<coroutine_provider> make_profile_provider(boost::asio::any_io_executor executor,
                                                           profile_provider_settings settings);
 
-}  // namespace s3lect::detail
+}  // namespace s3lect::inline v1::detail

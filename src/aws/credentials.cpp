@@ -14,7 +14,7 @@
 
 #include <vector>
 
-namespace s3lect {
+namespace s3lect::inline v1 {
 namespace {
 
 namespace asio = boost::asio;
@@ -175,4 +175,4 @@ std::shared_ptr<credentials_provider> make_default_credentials_chain(
                                           std::move(options.log));
 }
 
-}  // namespace s3lect
+}  // namespace s3lect::inline v1

@@ -6,7 +6,7 @@
 
 #include <algorithm>
 
-namespace s3lect::detail {
+namespace s3lect::inline v1::detail {
 namespace {
 
 namespace asio = boost::asio;
@@ -215,4 +215,4 @@ credentials_origin credentials_cache::origin() const {
   return origin;
 }
 
-}  // namespace s3lect::detail
+}  // namespace s3lect::inline v1::detail

@@ -25,7 +25,7 @@
 #include <string>
 #include <vector>
 
-namespace s3lect::detail {
+namespace s3lect::inline v1::detail {
 
 /// Timing rules of the cache.
 struct refresh_settings {
@@ -144,4 +144,4 @@ class credentials_cache : public std::enable_shared_from_this<credentials_cache>
   std::vector<handler_type> waiters_;  // only push_back and swap: never move-assigned
 };
 
-}  // namespace s3lect::detail
+}  // namespace s3lect::inline v1::detail

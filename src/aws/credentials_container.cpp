@@ -7,7 +7,7 @@
 #include <optional>
 #include <utility>
 
-namespace s3lect::detail {
+namespace s3lect::inline v1::detail {
 namespace {
 
 namespace asio = boost::asio;
@@ -156,4 +156,4 @@ std::shared_ptr<coroutine_provider> make_container_provider(
                                               http_timeout);
 }
 
-}  // namespace s3lect::detail
+}  // namespace s3lect::inline v1::detail

@@ -10,7 +10,7 @@
 #include <memory>
 #include <string>
 
-namespace s3lect::detail {
+namespace s3lect::inline v1::detail {
 
 /// Where the container credentials are and how to ask for them, as the environment says.
 struct container_endpoint {
@@ -32,4 +32,4 @@ std::shared_ptr<coroutine_provider> make_container_provider(boost::asio::any_io_
                                                             container_endpoint endpoint,
                                                             std::chrono::milliseconds http_timeout);
 
-}  // namespace s3lect::detail
+}  // namespace s3lect::inline v1::detail

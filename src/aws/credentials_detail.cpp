@@ -15,7 +15,7 @@
 #include <fcntl.h>
 #include <unistd.h>
 
-namespace s3lect {
+namespace s3lect::inline v1 {
 namespace {
 
 namespace asio = boost::asio;
@@ -209,4 +209,4 @@ void coroutine_provider::fetch_impl(asio::any_completion_handler<credentials_sig
 }
 
 }  // namespace detail
-}  // namespace s3lect
+}  // namespace s3lect::inline v1

@@ -15,7 +15,7 @@
 #include <string>
 #include <string_view>
 
-namespace s3lect::detail {
+namespace s3lect::inline v1::detail {
 
 /// What one fetch produced, as a value a coroutine can return.
 struct fetch_outcome {
@@ -97,4 +97,4 @@ void post_completion(boost::asio::any_completion_handler<credentials_signature> 
                      const boost::asio::any_io_executor& fallback, boost::system::error_code ec,
                      credentials_result result);
 
-}  // namespace s3lect::detail
+}  // namespace s3lect::inline v1::detail

@@ -7,7 +7,7 @@
 
 #include <memory>
 
-namespace s3lect::detail {
+namespace s3lect::inline v1::detail {
 namespace {
 
 http_client_settings settings_for(const http_url& origin, tls_config tls) {
@@ -104,4 +104,4 @@ void credentials_http_client::close_idle() {
   pool_.close_idle();
 }
 
-}  // namespace s3lect::detail
+}  // namespace s3lect::inline v1::detail

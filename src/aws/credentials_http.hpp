@@ -14,7 +14,7 @@
 #include <string>
 #include <string_view>
 
-namespace s3lect::detail {
+namespace s3lect::inline v1::detail {
 
 /// An absolute `http[s]://host[:port][/path][?query]` URL taken apart.
 struct http_url {
@@ -53,4 +53,4 @@ class credentials_http_client {
   http_client pool_;
 };
 
-}  // namespace s3lect::detail
+}  // namespace s3lect::inline v1::detail

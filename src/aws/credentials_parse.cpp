@@ -10,7 +10,7 @@
 #include <cstdint>
 #include <optional>
 
-namespace s3lect::detail {
+namespace s3lect::inline v1::detail {
 namespace {
 
 namespace json = boost::json;
@@ -235,4 +235,4 @@ fetch_outcome parse_sts_credentials(unsigned http_status, std::string_view body,
   return accept(std::move(credentials), provider, now);
 }
 
-}  // namespace s3lect::detail
+}  // namespace s3lect::inline v1::detail

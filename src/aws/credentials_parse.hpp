@@ -11,7 +11,7 @@
 #include <string>
 #include <string_view>
 
-namespace s3lect::detail {
+namespace s3lect::inline v1::detail {
 
 /// Parses `{"AccessKeyId": ..., "SecretAccessKey": ..., "Token": ..., "Expiration": ...}` as
 /// IMDS (with "Code": "Success") and the ECS/EKS container endpoints send it. "Code", when
@@ -39,4 +39,4 @@ std::optional<std::string_view> xml_element_content(std::string_view xml, std::s
 /// predefined and numeric entities decoded; nullopt when absent, unterminated or not plain text.
 std::optional<std::string> xml_element_text(std::string_view xml, std::string_view name);
 
-}  // namespace s3lect::detail
+}  // namespace s3lect::inline v1::detail

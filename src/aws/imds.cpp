@@ -9,7 +9,7 @@
 #include <charconv>
 #include <utility>
 
-namespace s3lect::detail {
+namespace s3lect::inline v1::detail {
 namespace {
 
 namespace asio = boost::asio;
@@ -231,4 +231,4 @@ std::shared_ptr<coroutine_provider> make_imds_provider(asio::any_io_executor exe
   return std::make_shared<imds_provider>(std::move(executor), std::move(settings));
 }
 
-}  // namespace s3lect::detail
+}  // namespace s3lect::inline v1::detail

@@ -14,7 +14,7 @@
 #include <optional>
 #include <string>
 
-namespace s3lect::detail {
+namespace s3lect::inline v1::detail {
 
 /// AWS_EC2_METADATA_SERVICE_ENDPOINT, else http://[fd00:ec2::254] when
 /// AWS_EC2_METADATA_SERVICE_ENDPOINT_MODE is IPv6, else http://169.254.169.254.
@@ -62,4 +62,4 @@ imds_settings imds_settings_from(const environment_snapshot& env);
 std::shared_ptr<coroutine_provider> make_imds_provider(boost::asio::any_io_executor executor,
                                                        imds_settings settings);
 
-}  // namespace s3lect::detail
+}  // namespace s3lect::inline v1::detail

@@ -7,7 +7,7 @@
 #include <cstdio>
 #include <stdexcept>
 
-namespace s3lect::detail {
+namespace s3lect::inline v1::detail {
 namespace {
 
 constexpr std::string_view signing_algorithm = "AWS4-HMAC-SHA256";
@@ -222,4 +222,4 @@ std::string format_amz_date(std::chrono::system_clock::time_point when) {
   return text;
 }
 
-}  // namespace s3lect::detail
+}  // namespace s3lect::inline v1::detail

@@ -21,7 +21,7 @@
 #include <utility>
 #include <vector>
 
-namespace s3lect::detail {
+namespace s3lect::inline v1::detail {
 
 /// Raw 32-byte HMAC-SHA256 of `data` under `key`; throws std::runtime_error only if libcrypto
 /// fails.
@@ -77,4 +77,4 @@ std::string authorization_header(const sigv4_key& key, const sigv4_scope& scope,
 /// UTC time as the ISO 8601 basic form SigV4 uses, "YYYYMMDDTHHMMSSZ" (seconds truncated).
 std::string format_amz_date(std::chrono::system_clock::time_point when);
 
-}  // namespace s3lect::detail
+}  // namespace s3lect::inline v1::detail

@@ -8,7 +8,7 @@
 #include <optional>
 #include <utility>
 
-namespace s3lect::detail {
+namespace s3lect::inline v1::detail {
 namespace {
 
 namespace asio = boost::asio;
@@ -139,4 +139,4 @@ std::shared_ptr<coroutine_provider> make_web_identity_provider(asio::any_io_exec
   return std::make_shared<web_identity_provider>(std::move(executor), std::move(settings));
 }
 
-}  // namespace s3lect::detail
+}  // namespace s3lect::inline v1::detail

@@ -12,7 +12,7 @@
 #include <string>
 #include <string_view>
 
-namespace s3lect::detail {
+namespace s3lect::inline v1::detail {
 
 /// The STS endpoint: AWS_ENDPOINT_URL_STS, else AWS_ENDPOINT_URL, else the regional endpoint of
 /// `region` (https://sts.REGION.amazonaws.com, ".com.cn" in China), else https://sts.amazonaws.com.
@@ -44,4 +44,4 @@ std::shared_ptr<coroutine_provider> make_environment_web_identity_provider(
 std::shared_ptr<coroutine_provider> make_web_identity_provider(
     boost::asio::any_io_executor executor, web_identity_settings settings);
 
-}  // namespace s3lect::detail
+}  // namespace s3lect::inline v1::detail

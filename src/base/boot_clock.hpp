@@ -10,7 +10,7 @@
 #include <chrono>
 #include <ctime>
 
-namespace s3lect::detail {
+namespace s3lect::inline v1::detail {
 
 /// A Clock (in the std::chrono sense, usable with asio::basic_waitable_timer) on boot_clock_id:
 /// CLOCK_BOOTTIME on Linux.
@@ -30,4 +30,4 @@ struct boot_clock {
   }
 };
 
-}  // namespace s3lect::detail
+}  // namespace s3lect::inline v1::detail

@@ -21,7 +21,7 @@
 
 #include <algorithm>
 
-namespace s3lect::detail {
+namespace s3lect::inline v1::detail {
 
 namespace asio = boost::asio;
 using boost::system::error_code;
@@ -253,4 +253,4 @@ void boot_timer::wait_impl(asio::any_completion_handler<wait_signature> handler)
       wait_op{state_, state_->generation}, handler, state_->sleeper.get_executor());
 }
 
-}  // namespace s3lect::detail
+}  // namespace s3lect::inline v1::detail

@@ -37,7 +37,7 @@
 #include <type_traits>
 #include <utility>
 
-namespace s3lect::detail {
+namespace s3lect::inline v1::detail {
 
 struct boot_timer_state;
 
@@ -106,4 +106,4 @@ class boot_timer {
   std::shared_ptr<boot_timer_state> state_;
 };
 
-}  // namespace s3lect::detail
+}  // namespace s3lect::inline v1::detail

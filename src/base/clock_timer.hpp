@@ -15,7 +15,7 @@
 #include <utility>
 #include <variant>
 
-namespace s3lect::detail {
+namespace s3lect::inline v1::detail {
 
 /// A one-shot timer on a manual_clock, with boot_timer's semantics: a wait succeeds once the
 /// clock reaches expiry(); cancel(), expires_at() and the destructor complete pending waits
@@ -127,4 +127,4 @@ class clock_timer {
   std::variant<std::monostate, RealTimer, manual_timer> timer_;
 };
 
-}  // namespace s3lect::detail
+}  // namespace s3lect::inline v1::detail

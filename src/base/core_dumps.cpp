@@ -8,7 +8,7 @@
 #include <sys/resource.h>
 #endif
 
-namespace s3lect {
+namespace s3lect::inline v1 {
 
 boost::system::error_code exclude_from_core_dumps() noexcept {
 #if defined(__linux__)
@@ -21,4 +21,4 @@ boost::system::error_code exclude_from_core_dumps() noexcept {
   return {};
 }
 
-}  // namespace s3lect
+}  // namespace s3lect::inline v1

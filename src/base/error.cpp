@@ -2,7 +2,7 @@
 
 #include <string>
 
-namespace s3lect {
+namespace s3lect::inline v1 {
 namespace {
 
 class category_impl final : public boost::system::error_category {
@@ -59,6 +59,8 @@ class category_impl final : public boost::system::error_category {
         return "stopped";
       case errc::fenced_out:
         return "fenced out: a higher term has written the object";
+      case errc::unknown_successor:
+        return "unknown successor: not a verified candidate of this leader";
     }
     return "unknown s3lect error " + std::to_string(value);
   }
@@ -88,4 +90,4 @@ bool is_transient(const boost::system::error_code& ec) noexcept {
   }
 }
 
-}  // namespace s3lect
+}  // namespace s3lect::inline v1

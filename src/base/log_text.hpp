@@ -10,7 +10,7 @@
 #include <string>
 #include <string_view>
 
-namespace s3lect::log_text {
+namespace s3lect::inline v1::log_text {
 
 /// True when `value` reads as a JSON literal: an integer of at most 15 digits without leading
 /// zeros, or true/false.
@@ -191,4 +191,4 @@ inline void append_json(std::string& line, const field& f) {
   line += f.literal ? f.value : quote(f.value);
 }
 
-}  // namespace s3lect::log_text
+}  // namespace s3lect::inline v1::log_text

@@ -1,6 +1,6 @@
 #include "s3lect/logger.hpp"
 
-namespace s3lect {
+namespace s3lect::inline v1 {
 
 std::string_view to_string(log_level level) noexcept {
   switch (level) {
@@ -13,4 +13,4 @@ std::string_view to_string(log_level level) noexcept {
   return "unknown";
 }
 
-}  // namespace s3lect
+}  // namespace s3lect::inline v1

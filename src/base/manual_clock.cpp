@@ -9,7 +9,7 @@
 #include <utility>
 #include <vector>
 
-namespace s3lect::detail {
+namespace s3lect::inline v1::detail {
 
 namespace asio = boost::asio;
 
@@ -144,4 +144,4 @@ void manual_timer::cancel() {
   expires_at(state_->expiry);
 }
 
-}  // namespace s3lect::detail
+}  // namespace s3lect::inline v1::detail

@@ -23,7 +23,7 @@
 #include <optional>
 #include <set>
 
-namespace s3lect::detail {
+namespace s3lect::inline v1::detail {
 
 struct manual_timer_state;
 
@@ -110,4 +110,4 @@ class clock_source {
   manual_clock* manual_ = nullptr;
 };
 
-}  // namespace s3lect::detail
+}  // namespace s3lect::inline v1::detail

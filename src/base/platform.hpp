@@ -15,7 +15,7 @@
 #define S3LECT_LINUX_FACILITIES 0
 #endif
 
-namespace s3lect::detail {
+namespace s3lect::inline v1::detail {
 
 /// True when this build uses the Linux facilities (for tests that check one).
 inline constexpr bool linux_facilities = S3LECT_LINUX_FACILITIES != 0;
@@ -29,4 +29,4 @@ inline constexpr clockid_t boot_clock_id = CLOCK_BOOTTIME;
 inline constexpr clockid_t boot_clock_id = CLOCK_MONOTONIC;
 #endif
 
-}  // namespace s3lect::detail
+}  // namespace s3lect::inline v1::detail

@@ -1,16 +1,26 @@
-// The only translation unit that compiles Boost.JSON: Debian ships no libboost_json.
+// The lock record's JSON. Also the one translation unit that compiles Boost.JSON into libs3lect
+// where it is not linked from the system's Boost (S3LECT_BOOST_JSON, CMakeLists.txt).
 #include "s3lect/record.hpp"
 
 #include "rfc3339.hpp"
 
+#if defined(S3LECT_COMPILE_BOOST_JSON)
 #include <boost/json/src.hpp>
+#else
+#include <boost/json/array.hpp>
+#include <boost/json/object.hpp>
+#include <boost/json/parse.hpp>
+#include <boost/json/serialize.hpp>
+#include <boost/json/string.hpp>
+#include <boost/json/value.hpp>
+#endif
 
 #include <cstdio>
 #include <exception>
 #include <random>
 #include <utility>
 
-namespace s3lect {
+namespace s3lect::inline v1 {
 namespace {
 
 using namespace std::chrono;
@@ -254,4 +264,4 @@ std::string make_nonce() {
   return text;
 }
 
-}  // namespace s3lect
+}  // namespace s3lect::inline v1

@@ -6,7 +6,7 @@
 #include <string>
 #include <utility>
 
-namespace s3lect {
+namespace s3lect::inline v1 {
 namespace {
 
 using std::chrono::milliseconds;
@@ -58,4 +58,4 @@ std::optional<milliseconds> retry_schedule::after_failure(const boost::system::e
   return std::max(delays_[retries_done], milliseconds::zero());
 }
 
-}  // namespace s3lect
+}  // namespace s3lect::inline v1

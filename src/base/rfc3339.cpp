@@ -2,7 +2,7 @@
 
 #include <cstdio>
 
-namespace s3lect::detail {
+namespace s3lect::inline v1::detail {
 namespace {
 
 using namespace std::chrono;
@@ -104,4 +104,4 @@ std::optional<rfc3339_instant> parse_rfc3339(std::string_view text) {
   return instant;
 }
 
-}  // namespace s3lect::detail
+}  // namespace s3lect::inline v1::detail

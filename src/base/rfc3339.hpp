@@ -8,7 +8,7 @@
 #include <string>
 #include <string_view>
 
-namespace s3lect::detail {
+namespace s3lect::inline v1::detail {
 
 /// An instant read from an RFC 3339 timestamp, in a range wider than system_clock's (years
 /// 0000-9999), so that Go's zero time and absurd dates can be recognised before conversion.
@@ -29,4 +29,4 @@ std::string format_rfc3339_ms(std::chrono::system_clock::time_point t);
 /// impossible dates (Feb 30, hour 24, second 60, offset hour 24) and any other spelling.
 std::optional<rfc3339_instant> parse_rfc3339(std::string_view text);
 
-}  // namespace s3lect::detail
+}  // namespace s3lect::inline v1::detail

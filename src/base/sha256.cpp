@@ -4,7 +4,7 @@
 
 #include <stdexcept>
 
-namespace s3lect::detail {
+namespace s3lect::inline v1::detail {
 
 std::string sha256_hex(std::string_view data) {
   unsigned char digest[EVP_MAX_MD_SIZE];
@@ -27,4 +27,4 @@ std::string to_hex(std::string_view bytes) {
   return out;
 }
 
-}  // namespace s3lect::detail
+}  // namespace s3lect::inline v1::detail

@@ -1,6 +1,6 @@
 #include "uri_encode.hpp"
 
-namespace s3lect::detail {
+namespace s3lect::inline v1::detail {
 
 bool is_unreserved(unsigned char c) {
   return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-' ||
@@ -23,4 +23,4 @@ std::string uri_encode(std::string_view s, bool keep_slash) {
   return out;
 }
 
-}  // namespace s3lect::detail
+}  // namespace s3lect::inline v1::detail

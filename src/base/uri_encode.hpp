@@ -5,7 +5,7 @@
 #include <string>
 #include <string_view>
 
-namespace s3lect::detail {
+namespace s3lect::inline v1::detail {
 
 /// True for RFC 3986 unreserved characters (A-Z a-z 0-9 - _ . ~), the only ones left unencoded.
 bool is_unreserved(unsigned char c);
@@ -14,4 +14,4 @@ bool is_unreserved(unsigned char c);
 /// `keep_slash`.
 std::string uri_encode(std::string_view s, bool keep_slash);
 
-}  // namespace s3lect::detail
+}  // namespace s3lect::inline v1::detail

@@ -21,7 +21,7 @@
 #include <tuple>
 #include <utility>
 
-namespace s3lect::detail {
+namespace s3lect::inline v1::detail {
 
 /// Waiters with a key of type Key, completing with `void(error_code, Args...)`.
 template <class Key, class... Args>
@@ -166,4 +166,4 @@ class waiter_list {
   std::shared_ptr<state> state_;
 };
 
-}  // namespace s3lect::detail
+}  // namespace s3lect::inline v1::detail

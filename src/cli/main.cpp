@@ -3,7 +3,7 @@
 #include "cli/console.hpp"
 #include "cli/exit_codes.hpp"
 #include "cli/get.hpp"
-#include "cli/guardian_release.hpp"
+#include "supervision/guardian_release.hpp"
 #include "cli/put.hpp"
 #include "cli/release.hpp"
 #include "cli/run.hpp"
@@ -11,6 +11,7 @@
 
 #include <s3lect/core_dumps.hpp>
 #include <s3lect/error.hpp>
+#include <s3lect/version.hpp>
 
 #include <boost/system/system_error.hpp>
 
@@ -70,8 +71,7 @@ int main(int argc, char** argv) {
     return exit_usage;
   }
   if (args[0] == "--version") {
-    // S3LECT_VERSION: the project's version, defined by CMakeLists.txt.
-    print_out(std::string("s3lect ") + S3LECT_VERSION + "\n");
+    print_out("s3lect " S3LECT_VERSION_STRING "\n");
     return exit_ok;
   }
   if (args[0] == "--help" || args[0] == "-h" || args[0] == "help") {

@@ -36,6 +36,7 @@ constexpr std::size_t max_successor_id = 1024;
 struct release_request {
   std::optional<std::uint64_t> if_term;
   std::string to;                        ///< --to: the successor to name; empty: the record's best.
+  bool force = false;                    ///< --force: name --to even if no candidate of the record.
   std::optional<milliseconds> keep_out;  ///< --keep-out; nullopt: default_keep_out().
 };
 
@@ -119,6 +120,25 @@ std::optional<release_outcome> refusal(const lock_read& read, const std::string&
   return std::nullopt;
 }
 
+/// Why --to names nobody the record knows, if it does: the named node would have the lock to
+/// itself for the whole window, and a ghost leaves it to nobody (measured: 4.3 s of no leader).
+std::optional<std::string> unknown_successor(const lock_record& current,
+                                             const release_request& request) {
+  if (request.to.empty() || request.force) return std::nullopt;
+  const auto& listed = current.candidates;
+  const bool known = std::any_of(listed.begin(), listed.end(),
+                                 [&](const ranked_candidate& c) { return c.id == request.to; });
+  if (known) return std::nullopt;
+  std::string names;
+  for (const ranked_candidate& c : listed) {
+    if (c.id == current.leader_id) continue;
+    names += (names.empty() ? "" : ", ") + log_text::value(c.id);
+  }
+  return "--to " + log_text::value(request.to) + " is not among the record's candidates (" +
+         (names.empty() ? std::string("it lists none: S3 mode, or nobody watching") : names) +
+         "); nothing was written. --force names it anyway";
+}
+
 asio::awaitable<release_outcome> release(s3_client& client, std::string key, std::string url,
                                          release_request request) {
   const retry_policy policy;  // Named: no aggregate temporaries in co_await (GCC 12).
@@ -130,6 +150,7 @@ asio::awaitable<release_outcome> release(s3_client& client, std::string key, std
     co_return failed(exit_usage, "--to " + log_text::value(request.to) +
                                      " names the holder itself, which a release keeps out");
   }
+  if (auto unknown = unknown_successor(current, request)) co_return failed(exit_usage, *unknown);
   const lock_record next = forced_release_record(current, std::chrono::system_clock::now(),
                                                  request.to, request.keep_out);
   const std::string read_etag = read.found->etag;
@@ -166,6 +187,11 @@ void read_release_request(const parsed_args& args, release_request& request, std
     }
     request.to = *to;
   }
+  request.force = args.has("force");
+  if (request.force && request.to.empty()) {
+    error = "--force: only with --to";
+    return;
+  }
   if (auto text = args.get("keep-out")) {
     request.keep_out = parse_duration_at_most("--keep-out", *text, max_record_lease, error);
     if (request.keep_out && *request.keep_out <= milliseconds::zero()) {
@@ -196,7 +222,12 @@ std::string release_help() {
              "                           late command cannot release a later leadership\n"
              "                           (default: any term)\n"
              "  --to ID                  the node (its --id) that should take over (default: the\n"
-             "                           record's first candidate, if any)\n"
+             "                           record's first candidate, if any). ID must be one of\n"
+             "                           the record's candidates (`s3lect status` lists them):\n"
+             "                           else exit 2 and nothing is written, since a wrong name\n"
+             "                           leaves the lock to nobody for the window\n"
+             "  --force                  with --to: name ID even if the record does not list it\n"
+             "                           (S3 mode, whose records list no candidates)\n"
              "  --keep-out DUR           how long the holder (and, with a successor, every\n"
              "                           other node) holds off, each node at most its own lease\n"
              "                           (default 2/3 of the record's leaseMs: 10s at 15s)\n") +
@@ -272,7 +303,7 @@ lock_record guardian_release_record(const lock_record& current,
 
 int run_release(const std::vector<std::string>& args) {
   std::string error;
-  const auto parsed = parse_store_command(args, {"if-term", "to", "keep-out"}, error);
+  const auto parsed = parse_store_command(args, {"if-term", "to", "keep-out"}, error, {"force"});
   if (parsed && parsed->has("help")) {
     print_out(release_help());
     return exit_ok;

@@ -1,15 +1,15 @@
 #include "cli/run.hpp"
 
-#include "cli/command_supervisor.hpp"
 #include "cli/console.hpp"
 #include "cli/effective_config.hpp"
 #include "cli/exit_codes.hpp"
-#include "cli/job_isolation.hpp"
 #include "cli/lock_reader.hpp"
 #include "cli/log_output.hpp"
 #include "cli/run_to_completion.hpp"
 #include "cli/server_limits.hpp"
-#include "cli/slot_supervisor.hpp"
+#include "supervision/command_supervisor.hpp"
+#include "supervision/job_isolation.hpp"
+#include "supervision/slot_supervisor.hpp"
 
 #include "base/log_text.hpp"
 
@@ -355,8 +355,8 @@ std::optional<int> prepare_guardian(const run_options& options, job_settings& jo
   if (jobs.guardian_path.empty()) {
     print_err(
         "s3lect run: cannot find s3lect-guardian, which runs every command (expected "
-        "beside s3lect, or in " S3LECT_GUARDIAN_FROM_BINDIR
-        " relative to it; S3LECT_GUARDIAN may name it)\n");
+        "beside s3lect, in " S3LECT_GUARDIAN_FROM_BINDIR
+        " relative to it, or at " S3LECT_GUARDIAN_PATH "; S3LECT_GUARDIAN may name it)\n");
     return exit_failure;
   }
   std::string error;

@@ -35,7 +35,7 @@ const char* run_extra_options_help() {
          "  --allow-core-dumps       leave s3lect dumpable: by default it is not (Linux:\n"
          "                           PR_SET_DUMPABLE 0), so that no core dump and no ptrace\n"
          "                           of another process of the user reads its credentials;\n"
-         "                           COMMAND is dumpable either way\n"
+         "                           COMMAND is dumpable either way, the guardian never\n"
          "  --print-config           print the effective settings, and which were derived, as\n"
          "                           options, then exit 0 (COMMAND may be omitted; default:\n"
          "                           campaign)\n";

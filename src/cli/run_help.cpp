@@ -34,8 +34,12 @@ const char* run_description() {
          "- When COMMAND exits by itself, whatever is left of its tree is killed, s3lect\n"
          "  releases the lock, so that a follower takes over at its next read (within\n"
          "  --frequent / 2 in S3 mode, milliseconds with --peer-watch: \"handover and\n"
-         "  failover\" below), and exits with COMMAND's status.\n"
-         "- On SIGINT or SIGTERM, s3lect stops the tree the same way (a second signal kills\n"
+         "  failover\" below), and exits with COMMAND's status.\n";
+}
+
+/// How the guardian keeps COMMAND's tree within the leadership, and what the store's failures do.
+const char* run_guardian_and_store() {
+  return "- On SIGINT or SIGTERM, s3lect stops the tree the same way (a second signal kills\n"
          "  it at once), releases the lock and exits 0. SIGHUP, SIGUSR1 and SIGUSR2 are\n"
          "  passed on to COMMAND's process group.\n"
          "- If s3lect dies (kill -9, the OOM killer, a crash), the guardian kills the whole\n"
@@ -43,12 +47,22 @@ const char* run_description() {
          "  one s3lect last wrote: a follower takes over at its next read, as above.\n"
          "- If s3lect stops (SIGSTOP, a debugger, a stuck event loop), the guardian stops the\n"
          "  tree by itself at the renew deadline of the last renewal s3lect told it of\n"
-         "  (SIGTERM, SIGKILL after --kill-grace), before any other node may take over.\n"
-         "Only a whole frozen machine (s3lect and its guardian stopped alike) can keep\n"
-         "COMMAND past its leadership: that is what the fencing token is for. Where the\n"
-         "system allows it (--isolation), the tree also gets a PID namespace of its own,\n"
-         "which dies with the guardian whatever kills it, and a cgroup of its own, which no\n"
-         "process can leave.\n"
+         "  (SIGTERM, SIGKILL after --kill-grace), before any other node may take over. The\n"
+         "  guardian runs in a session of its own: a stop of s3lect's process group or\n"
+         "  session (Ctrl-Z, kill -STOP -PGID, a supervisor) stops s3lect alone.\n"
+         "- s3lect never waits on the guardian without a bound: a guardian that has not\n"
+         "  reported the tree's end --kill-grace + 1 s after a stop (its job stopped it, say)\n"
+         "  is killed with the whole tree by s3lect itself, before any release.\n"
+         "Only a whole frozen machine (s3lect and its guardian stopped alike), root, or a\n"
+         "job that stops its own guardian while s3lect is stopped too can keep COMMAND past\n"
+         "its leadership: that is what the fencing token is for. Where the system allows it\n"
+         "(--isolation), the tree also gets a PID namespace of its own, which dies with the\n"
+         "guardian whatever kills it and in which the job cannot name its guardian, and a\n"
+         "cgroup of its own, which no process can leave. The guardian and its helpers are\n"
+         "not dumpable, hold no descriptor the job could take, and get s3lect's\n"
+         "environment in sealed files rather than their own. COMMAND gets s3lect's\n"
+         "environment, credentials included: to withhold them, run\n"
+         "`-- env -u AWS_SECRET_ACCESS_KEY -u AWS_SESSION_TOKEN COMMAND`.\n"
          "Before campaigning, s3lect reads the lock once: an unreachable store, refused\n"
          "credentials or a missing bucket end it at once (exit 4). With --wait-for-store,\n"
          "failures that retrying can fix (timeouts, refused connections, DNS, TLS\n"
@@ -93,6 +107,14 @@ const char* run_help_epilogue() {
          "    --peer-key node-key.pem --peer-ca ca.pem --peer-watch -- COMMAND\n"
          "On SIGINT or SIGTERM the lock is released first, then the health endpoint answers\n"
          "the followers' open watches and closes.\n"
+         "What peer mode trusts: the store's answers (over https with a verified\n"
+         "certificate, or plain http to a loopback IP literal such as 127.0.0.1, which a\n"
+         "local user who binds that port while the store is down could answer; a host name\n"
+         "over http needs --trust-plain-http-store); the leader's endpoint only as the record\n"
+         "names it (its key pin, or --peer-ca and its host); a follower's claim only when its\n"
+         "registration object in the bucket (written by the node itself, rewritten within\n"
+         "--infrequent if someone replaces it) or a --peer-ca client certificate naming its\n"
+         "--id confirms it. Nothing a client sends makes anyone leader.\n"
          "\n"
          "logs: one line per event on stderr, e.g.\n"
          "  time=2026-11-21T10:30:45.123Z level=info msg=\"became leader\" term=3 after_ms=1520\n"
@@ -105,8 +127,8 @@ const char* run_help_epilogue() {
 }  // namespace
 
 std::string run_help() {
-  return std::string(run_description()) + "\noptions:\n" + store_location_help() +
-         elector_options_help() + serve_options_help() +
+  return std::string(run_description()) + run_guardian_and_store() + "\noptions:\n" +
+         store_location_help() + elector_options_help() + serve_options_help() +
          "  --kill-grace DUR         time COMMAND has between SIGTERM and SIGKILL (default 3s,\n"
          "                           or 3/5 of lease - renew deadline when either is given; 0:\n"
          "                           SIGKILL at once). Must be less than lease - renew deadline\n"

@@ -25,8 +25,9 @@ namespace {
 /// Go's zero time.Time, which released records carry as lastUpdated.
 constexpr const char* go_zero_time = "0001-01-01T00:00:00Z";
 
-/// Raw bodies of malformed records are shown up to this size.
-constexpr std::size_t max_shown_body = 4096;
+/// Of a malformed record, this many bytes at most are shown, escaped: enough to recognise what
+/// was written there, never the body itself (an unreadable 20 MB object once printed 6 MB).
+constexpr std::size_t max_preview_bytes = 256;
 
 /// The record's age on the store's clock, and this machine's clock offset to the store's.
 store_timing timing_of(const lock_read& read) {
@@ -104,7 +105,10 @@ std::string status_help() {
          store_options_help() + status_watch_help() +
          "  --help                   print this help\n"
          "\n"
-         "A record that cannot be parsed (exit 7) prints {\"lock\",\"etag\",\"error\",\"body\"}.\n"
+         "A record that cannot be parsed (exit 7) prints {\"lock\",\"etag\",\"error\",\n"
+         "\"bodyBytes\",\"bodyTruncated\",\"preview\"}: the bytes read (a record read stops at\n"
+         "1 MiB), whether there were more than the preview shows, and the first 256 of them,\n"
+         "escaped.\n"
          "\n" +
          exit_code_table();
 }
@@ -158,10 +162,14 @@ std::string status_json(const std::string& lock_url, const std::string& etag,
 }
 
 std::string malformed_status_json(const std::string& lock_url, const std::string& etag,
-                                  const std::string& error, const std::string& body) {
+                                  const std::string& error, const std::string& body,
+                                  bool truncated) {
   json_object out;
   out.add_string("lock", lock_url).add_string("etag", etag).add_string("error", error);
-  out.add_string("body", body.size() > max_shown_body ? body.substr(0, max_shown_body) : body);
+  // What was read: the object may be larger still (truncated), which the number then says.
+  out.add_number("bodyBytes", static_cast<std::int64_t>(body.size()));
+  out.add_bool("bodyTruncated", truncated || body.size() > max_preview_bytes);
+  out.add_string("preview", std::string_view(body).substr(0, max_preview_bytes));
   return out.str();
 }
 
@@ -205,7 +213,9 @@ int run_status(const std::vector<std::string>& args) {
   }
   if (!read.decoded.record) {
     const std::string problem = "malformed lock record: " + read.decoded.message;
-    print_out(malformed_status_json(url, read.found->etag, problem, read.found->body) + "\n");
+    print_out(malformed_status_json(url, read.found->etag, problem, read.found->body,
+                                    read.found->truncated) +
+              "\n");
     print_err("s3lect status: " + shown_url + ": " + problem + "\n");
     return exit_malformed_record;
   }

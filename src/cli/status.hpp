@@ -38,8 +38,10 @@ std::string status_json(const std::string& lock_url, const std::string& etag,
                         const lock_record& record, std::chrono::system_clock::time_point now,
                         const store_timing& store = {});
 
-/// The JSON object printed for a record that could not be parsed.
+/// The JSON object printed for a record that could not be parsed: the error, how many bytes
+/// were read (`truncated`: the object holds more) and a short escaped preview of them.
 std::string malformed_status_json(const std::string& lock_url, const std::string& etag,
-                                  const std::string& error, const std::string& body);
+                                  const std::string& error, const std::string& body,
+                                  bool truncated = false);
 
 }  // namespace s3lect::cli

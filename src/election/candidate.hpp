@@ -7,7 +7,7 @@
 #include <cstdint>
 #include <string>
 
-namespace s3lect::detail {
+namespace s3lect::inline v1::detail {
 
 struct candidate {
   std::string id;             ///< The follower's server_id, as it claimed it.
@@ -22,4 +22,4 @@ struct candidate {
   friend bool operator==(const candidate&, const candidate&) = default;
 };
 
-}  // namespace s3lect::detail
+}  // namespace s3lect::inline v1::detail

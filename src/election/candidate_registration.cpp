@@ -10,7 +10,7 @@
 #include <boost/json/serialize.hpp>
 #include <boost/json/value.hpp>
 
-namespace s3lect::detail {
+namespace s3lect::inline v1::detail {
 
 namespace json = boost::json;
 
@@ -50,4 +50,4 @@ registration_verdict judge_registration(const std::optional<std::string>& body,
   return {registration_verdict::kind::member, static_cast<std::int32_t>(registered)};
 }
 
-}  // namespace s3lect::detail
+}  // namespace s3lect::inline v1::detail

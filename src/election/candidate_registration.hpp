@@ -11,7 +11,7 @@
 #include <string>
 #include <string_view>
 
-namespace s3lect::detail {
+namespace s3lect::inline v1::detail {
 
 /// Bytes a registration key adds to the lock key: ".candidates/" and 32 hex digits, plus one to
 /// spare. A lock key longer than 1024 minus this leaves no room in S3's 1024-byte keys.
@@ -29,4 +29,4 @@ std::string registration_body(std::string_view server_id, std::int32_t priority,
 registration_verdict judge_registration(const std::optional<std::string>& body,
                                         const candidate_verification& checked);
 
-}  // namespace s3lect::detail
+}  // namespace s3lect::inline v1::detail

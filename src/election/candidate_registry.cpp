@@ -6,7 +6,7 @@
 #include <chrono>
 #include <tuple>
 
-namespace s3lect::detail {
+namespace s3lect::inline v1::detail {
 
 using std::chrono::milliseconds;
 
@@ -20,16 +20,29 @@ candidate_limits candidate_limits_for(const elector_config& config) {
   return limits;
 }
 
-candidate_registry::candidate_registry(candidate_limits limits) : limits_(limits) {}
+namespace {
+
+// The pairs remembered beyond the entries: a handful per entry, so that a flood that cycles
+// claims through the entries cannot push a recent refutation out of memory.
+std::size_t memory_capacity(const candidate_limits& limits) {
+  return limits.max_entries * 4;
+}
+
+}  // namespace
+
+candidate_registry::candidate_registry(candidate_limits limits)
+    : limits_(limits), memory_(memory_capacity(limits)) {}
 
 void candidate_registry::set_limits(candidate_limits limits) {
   const std::lock_guard lock(mutex_);
   limits_ = limits;
+  memory_.set_capacity(memory_capacity(limits));
 }
 
 void candidate_registry::reset(bool leading) {
   const std::lock_guard lock(mutex_);
   entries_.clear();
+  turns_.clear();
   leading_ = leading;
   // A check in flight belongs to the old leadership: its verdict is dropped on arrival.
   ++generation_;
@@ -56,6 +69,14 @@ void candidate_registry::note(const candidate_claim& claim, time_point now) {
     e->claimed_priority = claim.priority;
     e->priority = claim.priority;
     if (!e->by_certificate) e->verified = false;
+  }
+  if (!e->by_certificate) {
+    // A pair a registration confirmed, in this leadership or a recent one, needs no new read.
+    if (const auto registered = memory_.recall_verified(e->id, e->token_sha256, e->claimed_priority,
+                                                        now, limits_.check_lifetime)) {
+      e->verified = true;
+      e->priority = *registered;
+    }
   }
   if (claim.event == candidate_claim::kind::watch_begin) {
     if (e->open_watches.empty() &&
@@ -91,26 +112,32 @@ candidate_registry::entry* candidate_registry::admit_locked(const candidate_clai
   added.claimed_priority = claim.priority;
   added.source = claim.source;
   added.watching_since = now;
-  added.check_after = now;
+  added.first_heard = now;
+  // A claim refuted before it was evicted or cleared is not read again any sooner for it.
+  added.check_after = memory_.refuted_until(added.id, added.token_sha256, now).value_or(now);
+  if (turn_locked(added.source) == nullptr) turns_.push_back({added.source, now});
   entries_.push_back(std::move(added));
   return &entries_.back();
 }
 
 // Unverified entries make room for a newcomer in the order least useful first: those their
-// registration already refuted, then the ones heard of longest ago. Verified entries are never
-// displaced by an unverified claim, so a flood of claims from strangers cannot push a member out.
+// registration already refuted, then those holding no watch, then the ones heard of longest ago.
+// Verified entries are never displaced by an unverified claim, so a flood of claims from
+// strangers cannot push a member out; nor can a flood of checks push out a member that holds a
+// watch while it waits for its turn to be verified.
 bool candidate_registry::make_room_locked(const candidate_claim& claim) {
   const auto evict_unverified = [this](auto&& eligible) {
     auto victim = entries_.end();
     for (auto it = entries_.begin(); it != entries_.end(); ++it) {
       if (it->verified || !eligible(*it)) continue;
       const auto rank = [](const entry& e) {
-        return std::tuple(e.check_after <= e.last_heard, e.last_heard);
+        return std::tuple(e.check_after <= e.last_heard, !e.open_watches.empty(), e.last_heard);
       };
       if (victim == entries_.end() || rank(*it) < rank(*victim)) victim = it;
     }
     if (victim == entries_.end()) return false;
     entries_.erase(victim);
+    forget_turns_locked();
     return true;
   };
   const auto any = [](const entry&) { return true; };
@@ -134,6 +161,7 @@ bool candidate_registry::make_room_locked(const candidate_claim& claim) {
       std::min_element(entries_.begin(), entries_.end(),
                        [](const entry& a, const entry& b) { return a.last_heard < b.last_heard; });
   entries_.erase(oldest);
+  forget_turns_locked();
   return true;
 }
 
@@ -146,7 +174,24 @@ bool candidate_registry::watching(const entry& e, time_point now) const {
 }
 
 void candidate_registry::forget_stale_locked(time_point now) {
-  std::erase_if(entries_, [&](const entry& e) { return !alive(e, now); });
+  if (std::erase_if(entries_, [&](const entry& e) { return !alive(e, now); }) > 0) {
+    forget_turns_locked();
+  }
+}
+
+candidate_registry::source_turn* candidate_registry::turn_locked(const std::string& source) {
+  const auto found = std::find_if(turns_.begin(), turns_.end(),
+                                  [&](const source_turn& t) { return t.source == source; });
+  return found == turns_.end() ? nullptr : &*found;
+}
+
+// A source that lost its last entry loses its place too: when it comes back it waits from then,
+// so addresses heard once and kept in reserve cannot queue ahead of a newcomer.
+void candidate_registry::forget_turns_locked() {
+  std::erase_if(turns_, [this](const source_turn& t) {
+    return std::none_of(entries_.begin(), entries_.end(),
+                        [&](const entry& e) { return e.source == t.source; });
+  });
 }
 
 std::vector<const candidate_registry::entry*> candidate_registry::ranked_locked(
@@ -205,18 +250,47 @@ std::optional<candidate_registry::time_point> candidate_registry::next_change_at
   return at;
 }
 
+bool candidate_registry::checkable(const entry& e, time_point now) const {
+  return !e.verified && now >= e.check_after && alive(e, now);
+}
+
+// Turns of source addresses, never the claimed priority: a forger claiming 1 000 000 from one
+// address (or from a few) gets one check per turn like everyone else, and a member waits for at
+// most one check of each source that was waiting before it (docs/peer-mode.md).
+const candidate_registry::entry* candidate_registry::next_check_locked(time_point now) {
+  if (limits_.order_by_claimed_priority) return highest_claim_locked(now);
+  const entry* best = nullptr;
+  const auto order = [&](const entry& e) {
+    const source_turn* turn = turn_locked(e.source);
+    const bool is_watching = watching(e, now);
+    return std::tuple(turn == nullptr ? e.first_heard : turn->waiting_since, !is_watching,
+                      is_watching ? e.watching_since : e.first_heard, std::string_view(e.source));
+  };
+  for (const entry& e : entries_) {
+    if (checkable(e, now) && (best == nullptr || order(e) < order(*best))) best = &e;
+  }
+  return best;
+}
+
+// The order before issue 35, kept for the negative control of the flood simulation alone.
+const candidate_registry::entry* candidate_registry::highest_claim_locked(time_point now) const {
+  const entry* best = nullptr;
+  for (const entry& e : entries_) {
+    if (!checkable(e, now)) continue;
+    if (best == nullptr || e.claimed_priority > best->claimed_priority) best = &e;
+  }
+  return best;
+}
+
 std::optional<candidate_verification> candidate_registry::next_verification(time_point now) {
   const std::lock_guard lock(mutex_);
   if (!leading_ || check_in_flight_) return std::nullopt;
   if (last_check_ && now < *last_check_ + limits_.verify_interval) return std::nullopt;
-  const entry* best = nullptr;
-  for (const entry& e : entries_) {
-    if (e.verified || now < e.check_after || !alive(e, now)) continue;
-    if (best == nullptr || e.claimed_priority > best->claimed_priority) best = &e;
-  }
+  const entry* best = next_check_locked(now);
   if (best == nullptr) return std::nullopt;
   check_in_flight_ = true;
   last_check_ = now;
+  if (source_turn* turn = turn_locked(best->source)) turn->waiting_since = now;  // to the back
   return candidate_verification{generation_, best->id, best->token_sha256, best->claimed_priority};
 }
 
@@ -225,6 +299,8 @@ std::optional<candidate_registry::time_point> candidate_registry::next_verificat
   const std::lock_guard lock(mutex_);
   if (!leading_ || check_in_flight_) return std::nullopt;
   std::optional<time_point> at;
+  // The order of the checks decides which claim goes next, never whether one is due: the same
+  // set as next_verification() picks from.
   for (const entry& e : entries_) {
     if (e.verified || !alive(e, now)) continue;
     if (!at || e.check_after < *at) at = e.check_after;
@@ -237,20 +313,39 @@ void candidate_registry::verification_done(const candidate_verification& checked
                                            registration_verdict verdict, time_point now) {
   const std::lock_guard lock(mutex_);
   check_in_flight_ = false;
+  const bool refuted = verdict.outcome == registration_verdict::kind::not_member;
+  // A refutation holds whatever the leadership: the registration names another token (or none).
+  if (refuted) memory_.refuted(checked.id, checked.token_sha256, now + limits_.rejection_memory);
   if (checked.generation != generation_) return;
   entry* e = find_locked(checked.id, checked.token_sha256);
   if (e == nullptr || e->verified) return;
-  switch (verdict.outcome) {
-    case registration_verdict::kind::member:
-      e->verified = true;
-      e->priority = verdict.priority;  // the registered priority wins over the claimed one
-      break;
-    case registration_verdict::kind::not_member:
-      e->check_after = now + limits_.rejection_memory;
-      break;
-    case registration_verdict::kind::unknown:
-      break;
+  if (refuted) {
+    e->check_after = now + limits_.rejection_memory;
+  } else if (verdict.outcome == registration_verdict::kind::member &&
+             e->claimed_priority == checked.claimed_priority) {
+    // A claim changed while it was read is read again: its registration may have changed too.
+    e->verified = true;
+    e->priority = verdict.priority;  // the registered priority wins over the claimed one
+    memory_.verified(e->id, e->token_sha256, e->claimed_priority, verdict.priority, now);
+    unverify_other_tokens_locked(*e, now);
   }
 }
 
-}  // namespace s3lect::detail
+// A registration names one token at a time: once it confirms (id, token), every other token of
+// that id it confirmed before is its no longer. Whoever overwrote a node's registration (a
+// principal that may write `KEY.candidates/*`) gets its claim verified, the owner's is refuted
+// and the owner rewrites its registration when the leader's record shows the forged priority
+// (registration_upkeep.cpp); this keeps the newest registration the only one that counts, so
+// after the owner's rewrite the forged claim loses its verification at the next read of the id.
+void candidate_registry::unverify_other_tokens_locked(const entry& confirmed, time_point now) {
+  for (entry& other : entries_) {
+    if (&other == &confirmed || other.id != confirmed.id || other.by_certificate) continue;
+    if (!other.verified) continue;
+    other.verified = false;
+    other.priority = other.claimed_priority;
+    other.check_after = now + limits_.rejection_memory;
+    memory_.refuted(other.id, other.token_sha256, other.check_after);
+  }
+}
+
+}  // namespace s3lect::inline v1::detail

@@ -11,6 +11,7 @@
 
 #include "boot_clock.hpp"
 #include "candidate.hpp"
+#include "candidate_memory.hpp"
 
 #include <cstddef>
 #include <cstdint>
@@ -19,7 +20,7 @@
 #include <string>
 #include <vector>
 
-namespace s3lect::detail {
+namespace s3lect::inline v1::detail {
 
 /// The bounds and times of a candidate_registry.
 struct candidate_limits {
@@ -34,6 +35,10 @@ struct candidate_limits {
   boot_clock::duration verify_interval{};
   /// A claim its registration did not confirm is not read again for this: I.
   boot_clock::duration rejection_memory{};
+  /// Test only (the negative control of candidate_flood_simulation_test): check the highest
+  /// claimed priority first, as before issue 35, instead of in turns of source addresses. A
+  /// forger claiming a high priority then starves every member's verification; never set it.
+  bool order_by_claimed_priority = false;
 };
 
 /// The limits for an elector with `config`.
@@ -68,7 +73,9 @@ class candidate_registry {
   void set_limits(candidate_limits limits);
 
   /// Forgets every candidate (each change of our leadership); from now on claims are kept only
-  /// while `leading`.
+  /// while `leading`. The candidate_memory stays: a claim refuted is still not read again for
+  /// rejection_memory, and a claim verified and heard within check_lifetime is verified again at
+  /// once when it is heard, without a read.
   void reset(bool leading);
 
   /// Applies one claim heard at `now`.
@@ -89,7 +96,12 @@ class candidate_registry {
   std::vector<candidate_info> shown(time_point now) const;
 
   /// The claim to check now: none while a check is in flight, within verify_interval of the
-  /// last one, or with nothing to check. The highest claimed priority goes first.
+  /// last one, or with nothing to check. The claimed priority plays no part (the registered one
+  /// wins once verified): source addresses take turns, the one that has waited longest first,
+  /// counted from its last check, or from when it was first heard if it has not been checked
+  /// since; within a source, the longest-watching claim first (a watching one before one that
+  /// is not, then the earliest watching_since, then the earliest first heard). So a claimant
+  /// waits for at most one check of each other source heard of when it was (docs/peer-mode.md).
   std::optional<candidate_verification> next_verification(time_point now);
 
   /// When next_verification() will have something to hand out (nullopt: not before a new
@@ -113,25 +125,40 @@ class candidate_registry {
     time_point watching_since{};
     time_point last_watch_end{};
     bool ever_watched = false;
+    time_point first_heard{};
     time_point last_heard{};
     time_point check_after{};  // not offered for verification before this
   };
 
+  // A source address's place in the turns of next_verification(): kept while it has an entry.
+  struct source_turn {
+    std::string source;
+    time_point waiting_since{};  // its last check, or when it was first heard
+  };
+
   entry* find_locked(const std::string& id, const std::string& token_sha256);
+  void unverify_other_tokens_locked(const entry& confirmed, time_point now);
   entry* admit_locked(const candidate_claim& claim, std::string token_sha256, time_point now);
   bool make_room_locked(const candidate_claim& claim);
   void forget_stale_locked(time_point now);
   bool alive(const entry& e, time_point now) const;
   bool watching(const entry& e, time_point now) const;
   std::vector<const entry*> ranked_locked(time_point now) const;
+  bool checkable(const entry& e, time_point now) const;
+  const entry* next_check_locked(time_point now);
+  const entry* highest_claim_locked(time_point now) const;
+  source_turn* turn_locked(const std::string& source);
+  void forget_turns_locked();
 
   mutable std::mutex mutex_;
   candidate_limits limits_;
   std::vector<entry> entries_;
+  std::vector<source_turn> turns_;
+  candidate_memory memory_;
   bool leading_ = false;
   std::uint64_t generation_ = 0;
   bool check_in_flight_ = false;
   std::optional<time_point> last_check_;
 };
 
-}  // namespace s3lect::detail
+}  // namespace s3lect::inline v1::detail

@@ -2,7 +2,7 @@
 // the health endpoint into the registry, the verified ones to the core, and the registration
 // reads that verify a claim. Those reads run on the strand beside the core's one operation,
 // never in its slot, so verifying a claim can never delay a renewal; one at a time, at most one
-// per F. Also writes this node's own registration object.
+// per F. This node's own registration is registration_upkeep.cpp's.
 #include "candidate_registration.hpp"
 #include "elector_impl.hpp"
 #include "log_text.hpp"
@@ -13,9 +13,11 @@
 #include <boost/asio/detached.hpp>
 #include <boost/asio/post.hpp>
 
+#include <algorithm>
+#include <mutex>
 #include <utility>
 
-namespace s3lect {
+namespace s3lect::inline v1 {
 
 namespace asio = boost::asio;
 using boost::system::error_code;
@@ -51,6 +53,17 @@ void elector::impl::note_candidate(const candidate_claim& claim) {
   // Coalesced: a burst of claims costs one pass of the loop.
   if (candidate_work.refresh_posted.exchange(true)) return;
   asio::post(strand, [self = shared_from_this()] { self->refresh_candidates(); });
+}
+
+bool elector::impl::knows_successor(const std::string& id) const {
+  if (id.empty()) return true;
+  {
+    const std::lock_guard lock(config_mutex);
+    if (id == config_snapshot.server_id) return true;
+  }
+  const std::vector<detail::candidate> list = candidates.verified(clock.now());
+  return std::any_of(list.begin(), list.end(),
+                     [&id](const detail::candidate& c) { return c.id == id; });
 }
 
 void elector::impl::reset_candidates(bool leading) {
@@ -126,44 +139,4 @@ asio::awaitable<void> elector::impl::run_verification(std::shared_ptr<impl> self
   self->refresh_candidates();
 }
 
-void elector::impl::register_candidate(const elector_config& config) {
-  if (!config.peer.enabled) return;
-  candidate_work.registered_priority = config.coordination.priority;
-  asio::co_spawn(strand, run_registration(shared_from_this(), config), asio::detached);
-}
-
-/// GET, then PUT If-None-Match: * or If-Match: <etag> (storage has no unconditional PUT). A lost
-/// race is another process with our server_id writing at once: read again, at most three times.
-asio::awaitable<void> elector::impl::run_registration(std::shared_ptr<impl> self,
-                                                      elector_config config) {
-  const std::string key = detail::registration_key(config.lock_key, config.server_id);
-  const std::string body =
-      detail::registration_body(config.server_id, config.coordination.priority, self->claim_token);
-  error_code ec;
-  for (int attempt = 0; attempt < 3; ++attempt) {
-    auto [read_ec, current] = co_await read_attempt(self, key, config.request_timeout);
-    ec = read_ec;
-    if (ec) break;
-    if (current.found && current.found->body == body) co_return;
-    const put_condition condition =
-        current.found ? put_condition::matches(current.found->etag) : put_condition::absent();
-    auto [put_ec, written] =
-        co_await write_attempt(self, key, body, condition, config.request_timeout);
-    (void)written;
-    ec = put_ec;
-    if (ec != errc::precondition_failed && ec != errc::conflict) break;
-  }
-  if (!ec) {
-    self->log(log_level::debug, "candidate registration written key=" + log_text::value(key));
-    co_return;
-  }
-  if (std::exchange(self->candidate_work.registration_warned, true)) co_return;
-  self->log(log_level::warning,
-            "candidate registration not written key=" + log_text::value(key) +
-                " error=" + log_text::value(ec.message()) +
-                ": a leader cannot verify this node's claims, so it is never named successor "
-                "(grant s3:GetObject and s3:PutObject on <lock_key>.candidates/*, "
-                "docs/iam-policy.md)");
-}
-
-}  // namespace s3lect
+}  // namespace s3lect::inline v1

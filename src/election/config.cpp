@@ -11,7 +11,7 @@
 #include <string>
 #include <string_view>
 
-namespace s3lect {
+namespace s3lect::inline v1 {
 namespace {
 
 using std::chrono::milliseconds;
@@ -340,4 +340,4 @@ std::optional<std::string> validate_update(const elector_config& current,
   return std::nullopt;
 }
 
-}  // namespace s3lect
+}  // namespace s3lect::inline v1

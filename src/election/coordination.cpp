@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <tuple>
 
-namespace s3lect::detail {
+namespace s3lect::inline v1::detail {
 
 using std::chrono::milliseconds;
 
@@ -62,4 +62,4 @@ std::optional<milliseconds> release_hold_off(const lock_record& record, std::str
   return std::min(record.handover.value_or(config.handover_window()), config.lease);
 }
 
-}  // namespace s3lect::detail
+}  // namespace s3lect::inline v1::detail

@@ -15,7 +15,7 @@
 #include <string_view>
 #include <vector>
 
-namespace s3lect::detail {
+namespace s3lect::inline v1::detail {
 
 /// The candidate a leader names in its released record: among the verified candidates whose
 /// watch is held now, other than `self`, the highest priority; ties go to the earliest
@@ -45,4 +45,4 @@ std::optional<std::chrono::milliseconds> release_hold_off(const lock_record& rec
                                                           std::string_view self,
                                                           const elector_config& config);
 
-}  // namespace s3lect::detail
+}  // namespace s3lect::inline v1::detail

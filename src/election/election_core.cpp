@@ -7,7 +7,7 @@
 #include <algorithm>
 #include <utility>
 
-namespace s3lect::detail {
+namespace s3lect::inline v1::detail {
 
 using core_helpers::in_ms;
 
@@ -336,4 +336,4 @@ core_status election_core::status() const {
   return status;
 }
 
-}  // namespace s3lect::detail
+}  // namespace s3lect::inline v1::detail

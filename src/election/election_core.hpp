@@ -57,7 +57,7 @@
 #include <variant>
 #include <vector>
 
-namespace s3lect::detail {
+namespace s3lect::inline v1::detail {
 
 /// Monotonic time that counts a suspend (boot_clock): every interval and deadline.
 using steady_time = boot_clock::time_point;
@@ -449,4 +449,4 @@ class election_core {
   std::string last_error_;
 };
 
-}  // namespace s3lect::detail
+}  // namespace s3lect::inline v1::detail

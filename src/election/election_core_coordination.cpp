@@ -9,7 +9,7 @@
 
 #include <algorithm>
 
-namespace s3lect::detail {
+namespace s3lect::inline v1::detail {
 
 using core_helpers::in_ms;
 
@@ -72,4 +72,4 @@ std::optional<steady_time> election_core::competition_time() const {
   return when;
 }
 
-}  // namespace s3lect::detail
+}  // namespace s3lect::inline v1::detail

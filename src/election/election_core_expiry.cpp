@@ -4,7 +4,7 @@
 
 #include <algorithm>
 
-namespace s3lect::detail {
+namespace s3lect::inline v1::detail {
 
 using std::chrono::milliseconds;
 
@@ -105,4 +105,4 @@ void election_core::set_clock_probe(std::optional<steady_time> at) {
   clock_probe_ = at;
 }
 
-}  // namespace s3lect::detail
+}  // namespace s3lect::inline v1::detail

@@ -6,7 +6,7 @@
 #include <chrono>
 #include <string>
 
-namespace s3lect::detail::core_helpers {
+namespace s3lect::inline v1::detail::core_helpers {
 
 /// A duration as "<n>ms" for log lines.
 inline std::string in_ms(steady_time::duration d) {
@@ -40,4 +40,4 @@ inline bool same_record(const lock_record& a, const lock_record& b) {
          a.released == b.released && a.nonce == b.nonce;
 }
 
-}  // namespace s3lect::detail::core_helpers
+}  // namespace s3lect::inline v1::detail::core_helpers

@@ -8,7 +8,7 @@
 
 #include <algorithm>
 
-namespace s3lect::detail {
+namespace s3lect::inline v1::detail {
 
 using namespace core_helpers;
 
@@ -237,4 +237,4 @@ void election_core::fall_back_to_store(const std::string& why) {
   peer_.introduced = false;
 }
 
-}  // namespace s3lect::detail
+}  // namespace s3lect::inline v1::detail

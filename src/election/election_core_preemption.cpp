@@ -9,7 +9,7 @@
 #include "hold_offs.hpp"
 #include "log_text.hpp"
 
-namespace s3lect::detail {
+namespace s3lect::inline v1::detail {
 
 bool election_core::may_preempt() const {
   return holding_ && holding_->reported && !release_wanted_ && !stop_wanted_ &&
@@ -50,4 +50,4 @@ std::optional<steady_time> election_core::preemption_wake(const instant& now) co
   return preemption_view(now).next_check;
 }
 
-}  // namespace s3lect::detail
+}  // namespace s3lect::inline v1::detail

@@ -8,7 +8,7 @@
 
 #include <algorithm>
 
-namespace s3lect::detail {
+namespace s3lect::inline v1::detail {
 
 using namespace core_helpers;
 
@@ -249,4 +249,4 @@ void election_core::update_mode(const instant& now, const read_summary& read) {
   }
 }
 
-}  // namespace s3lect::detail
+}  // namespace s3lect::inline v1::detail

@@ -8,7 +8,7 @@
 
 #include <algorithm>
 
-namespace s3lect::detail {
+namespace s3lect::inline v1::detail {
 
 using namespace core_helpers;
 
@@ -207,4 +207,4 @@ milliseconds election_core::renew_retry_pause() const {
   return std::min(config_.frequent_interval, longest);
 }
 
-}  // namespace s3lect::detail
+}  // namespace s3lect::inline v1::detail

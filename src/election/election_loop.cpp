@@ -6,7 +6,7 @@
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/use_awaitable.hpp>
 
-namespace s3lect {
+namespace s3lect::inline v1 {
 
 namespace asio = boost::asio;
 using detail::steady_time;
@@ -89,6 +89,8 @@ void elector::impl::publish(const detail::core_notice& notice) {
     on_lost(lost->term, lost->reason);
   } else if (auto* changed = std::get_if<detail::leader_changed>(&notice)) {
     publisher.leader_changed(*changed);
+    // A new leader verifies claims afresh: our registration must say what our claims do.
+    register_candidate(core.config());
   } else if (auto* released = std::get_if<detail::release_finished>(&notice)) {
     publisher.release_finished(*released);
   } else if (auto* advised = std::get_if<detail::handover_advised>(&notice)) {
@@ -100,4 +102,4 @@ void elector::impl::publish(const detail::core_notice& notice) {
   }
 }
 
-}  // namespace s3lect
+}  // namespace s3lect::inline v1

@@ -13,7 +13,7 @@
 #include <boost/asio/detached.hpp>
 #include <boost/asio/dispatch.hpp>
 
-namespace s3lect {
+namespace s3lect::inline v1 {
 
 namespace asio = boost::asio;
 using boost::system::error_code;
@@ -92,8 +92,13 @@ void elector::stop_impl(stop_handler handler) {
   });
 }
 
-void elector::resign_impl(std::optional<std::string> successor, stop_handler handler) {
+void elector::resign_impl(std::optional<std::string> successor, bool check_successor,
+                          stop_handler handler) {
   auto self = impl_;
+  if (check_successor && successor && !self->knows_successor(*successor)) {
+    self->publisher.refuse_resign(std::move(handler), errc::unknown_successor);
+    return;
+  }
   if (!self->publisher.add_resign_waiter(std::move(handler))) return;
   asio::dispatch(self->strand, [self, successor = std::move(successor)]() mutable {
     // The elector stopped since the check above (core_stopped completed the waiter): a queued
@@ -212,4 +217,4 @@ std::optional<std::string> elector::update_config(elector_config config) {
   return std::nullopt;
 }
 
-}  // namespace s3lect
+}  // namespace s3lect::inline v1

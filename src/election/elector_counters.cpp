@@ -3,7 +3,7 @@
 
 #include <cstddef>
 
-namespace s3lect {
+namespace s3lect::inline v1 {
 
 void latency_histogram::observe(std::chrono::microseconds latency) noexcept {
   std::size_t bucket = 0;
@@ -15,4 +15,4 @@ void latency_histogram::observe(std::chrono::microseconds latency) noexcept {
   sum += latency;
 }
 
-}  // namespace s3lect
+}  // namespace s3lect::inline v1

@@ -2,7 +2,7 @@
 
 #include <utility>
 
-namespace s3lect::detail {
+namespace s3lect::inline v1::detail {
 
 leadership_snapshot elector_health_source::snapshot() const {
   return election_.snapshot();
@@ -27,4 +27,4 @@ void elector_health_source::wait_change_impl(
   publisher_.wait_for_health_change(seen_version, std::move(handler));
 }
 
-}  // namespace s3lect::detail
+}  // namespace s3lect::inline v1::detail

@@ -14,7 +14,7 @@
 #include <string>
 #include <string_view>
 
-namespace s3lect::detail {
+namespace s3lect::inline v1::detail {
 
 class elector_health_source final : public leadership_source {
  public:
@@ -45,4 +45,4 @@ class elector_health_source final : public leadership_source {
   std::function<void(const candidate_claim&)> noted_;
 };
 
-}  // namespace s3lect::detail
+}  // namespace s3lect::inline v1::detail

@@ -38,7 +38,7 @@
 #include <string>
 #include <vector>
 
-namespace s3lect {
+namespace s3lect::inline v1 {
 
 namespace detail {
 
@@ -91,6 +91,11 @@ struct candidate_state {
   bool registration_warned = false;         // A registration failure is logged once.
   // The priority of the last registration started; nullopt: none yet.
   std::optional<std::int32_t> registered_priority;
+  bool upkeep_running = false;  // A run_registration is in flight.
+  bool upkeep_again = false;    // Asked for while one was in flight: run once more after it.
+  std::string written_body;     // What this elector last wrote (or found) there; empty: nothing.
+  std::optional<steady_time> upkeep_due;  // The next upkeep, at a lock read from then on.
+  steady_time listing_check_after{};      // No upkeep check_own_listing() asks for before this.
 };
 
 /// A peer client for `config`, or none outside peer mode; its checks claim `server_id` and
@@ -174,16 +179,29 @@ struct elector::impl : std::enable_shared_from_this<impl> {
   void note_candidate(const candidate_claim& claim);
   /// Starts afresh with no candidates at a change of our leadership.
   void reset_candidates(bool leading);
+  /// True when async_resign_to may name `id`: empty or our own id (the best candidate is
+  /// named), or one of the verified candidates. Thread-safe.
+  bool knows_successor(const std::string& id) const;
   /// Gives the core the verified candidates when they changed, and reads a registration when
   /// the budget allows.
   void refresh_candidates();
   void schedule_verification();
   void schedule_refresh();
-  /// Peer mode: writes this elector's registration object for `config` (at start, and when
-  /// update_config() changes the priority).
-  void register_candidate(const elector_config& config);
   static boost::asio::awaitable<void> run_verification(std::shared_ptr<impl> self,
                                                        detail::candidate_verification checked);
+
+  // registration_upkeep.cpp
+  /// Peer mode: makes sure this elector's registration object says what `config` does (at
+  /// start, when update_config() changes the priority, at each change of leader, at the first
+  /// lock read 10 I after the last upkeep, and when check_own_listing() suspects it), rewriting
+  /// it when it does not. One upkeep at a
+  /// time; a request meanwhile runs after it.
+  void register_candidate(const elector_config& config);
+  /// A read of the lock succeeded: the upkeep due 10 I after the last one runs now.
+  void upkeep_after_lock_read();
+  /// A leader's answer carried `record`: an upkeep at once when the record shows that our id is
+  /// claimed by someone else.
+  void check_own_listing(const lock_record& record);
   static boost::asio::awaitable<void> run_registration(std::shared_ptr<impl> self,
                                                        elector_config config);
 
@@ -197,4 +215,4 @@ struct elector::impl : std::enable_shared_from_this<impl> {
                                                     std::uint64_t term);
 };
 
-}  // namespace s3lect
+}  // namespace s3lect::inline v1

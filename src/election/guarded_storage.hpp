@@ -20,7 +20,7 @@
 #include <string>
 #include <utility>
 
-namespace s3lect::detail {
+namespace s3lect::inline v1::detail {
 
 class guarded_storage {
  public:
@@ -92,4 +92,4 @@ class guarded_storage {
   boost::asio::any_io_executor stopped_executor_;
 };
 
-}  // namespace s3lect::detail
+}  // namespace s3lect::inline v1::detail

@@ -4,7 +4,7 @@
 
 #include <algorithm>
 
-namespace s3lect::detail {
+namespace s3lect::inline v1::detail {
 
 using boost::system::error_code;
 using result = std::optional<std::tuple<error_code, std::string>>;
@@ -48,4 +48,4 @@ void handover_advice::fail_all() {
   waiters_.complete_all({make_error_code(errc::stopped), std::string{}});
 }
 
-}  // namespace s3lect::detail
+}  // namespace s3lect::inline v1::detail

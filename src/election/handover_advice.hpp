@@ -14,7 +14,7 @@
 #include <string>
 #include <utility>
 
-namespace s3lect::detail {
+namespace s3lect::inline v1::detail {
 
 class handover_advice {
  public:
@@ -44,4 +44,4 @@ class handover_advice {
   waiter_list<std::uint64_t, std::string> waiters_;
 };
 
-}  // namespace s3lect::detail
+}  // namespace s3lect::inline v1::detail

@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-namespace s3lect::detail {
+namespace s3lect::inline v1::detail {
 
 using std::chrono::milliseconds;
 
@@ -19,4 +19,4 @@ milliseconds acquire_hook_backoff::after_failure(const elector_config& config) {
   return std::min(hold_off, std::max(config.infrequent_interval, config.frequent_interval));
 }
 
-}  // namespace s3lect::detail
+}  // namespace s3lect::inline v1::detail

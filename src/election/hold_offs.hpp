@@ -6,7 +6,7 @@
 
 #include <chrono>
 
-namespace s3lect::detail {
+namespace s3lect::inline v1::detail {
 
 /// After resign(): two frequent intervals, so that followers, which read every F, see the
 /// released record and one of them takes over before this elector competes again.
@@ -28,4 +28,4 @@ class acquire_hook_backoff {
   unsigned failures_ = 0;
 };
 
-}  // namespace s3lect::detail
+}  // namespace s3lect::inline v1::detail

@@ -10,7 +10,7 @@
 
 #include <exception>
 
-namespace s3lect {
+namespace s3lect::inline v1 {
 
 namespace asio = boost::asio;
 
@@ -111,4 +111,4 @@ asio::awaitable<void> elector::impl::run_lose_hook(std::shared_ptr<impl> self, h
   }
 }
 
-}  // namespace s3lect
+}  // namespace s3lect::inline v1

@@ -7,7 +7,7 @@
 #include <tuple>
 #include <utility>
 
-namespace s3lect::detail {
+namespace s3lect::inline v1::detail {
 
 using boost::system::error_code;
 using std::chrono::milliseconds;
@@ -233,4 +233,4 @@ bool leadership_publisher::leading_locked() const {
   return published_lease_ && leadership_deadline_ && clock_.now() < *leadership_deadline_;
 }
 
-}  // namespace s3lect::detail
+}  // namespace s3lect::inline v1::detail

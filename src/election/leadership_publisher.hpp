@@ -24,7 +24,7 @@
 #include <tuple>
 #include <variant>
 
-namespace s3lect::detail {
+namespace s3lect::inline v1::detail {
 
 class leadership_publisher {
  public:
@@ -78,6 +78,9 @@ class leadership_publisher {
   /// Waits for the release of the published leadership and returns true; with none published,
   /// completes `handler` with errc::not_leader and returns false.
   bool add_resign_waiter(done_handler handler);
+  /// Completes `handler` at once, without the resignation it asked for: errc::not_leader when
+  /// not leading (as add_resign_waiter would), else `refusal`.
+  void refuse_resign(done_handler handler, boost::system::error_code refusal);
 
   void wait_for_leadership(lease_handler handler);
   void wait_for_loss(const leadership_lease& lease, done_handler handler);
@@ -132,4 +135,4 @@ class leadership_publisher {
   waiter_list<std::uint64_t> health_waiters_;
 };
 
-}  // namespace s3lect::detail
+}  // namespace s3lect::inline v1::detail

@@ -6,7 +6,7 @@
 
 #include <algorithm>
 
-namespace s3lect::detail {
+namespace s3lect::inline v1::detail {
 
 using boost::system::error_code;
 using std::chrono::milliseconds;
@@ -30,6 +30,13 @@ void leadership_publisher::add_stop_waiter(done_handler handler) {
 void leadership_publisher::complete_stop_waiters() {
   std::lock_guard lock(mutex_);
   stop_waiters_.complete_all({error_code{}});
+}
+
+void leadership_publisher::refuse_resign(done_handler handler, error_code refusal) {
+  std::lock_guard lock(mutex_);
+  waiter_list<std::monostate> once(fallback_);
+  once.add({}, std::move(handler));
+  once.complete_all({published_lease_ ? refusal : error_code{errc::not_leader}});
 }
 
 bool leadership_publisher::add_resign_waiter(done_handler handler) {
@@ -140,4 +147,4 @@ leadership_snapshot leadership_publisher::snapshot() const {
   return out;
 }
 
-}  // namespace s3lect::detail
+}  // namespace s3lect::inline v1::detail

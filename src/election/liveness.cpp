@@ -2,7 +2,7 @@
 
 #include <string>
 
-namespace s3lect::detail {
+namespace s3lect::inline v1::detail {
 
 namespace {
 
@@ -72,4 +72,4 @@ liveness_report assess_liveness(const liveness_facts& facts, boot_clock::time_po
   return report;
 }
 
-}  // namespace s3lect::detail
+}  // namespace s3lect::inline v1::detail

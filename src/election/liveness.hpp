@@ -9,7 +9,7 @@
 
 #include <optional>
 
-namespace s3lect::detail {
+namespace s3lect::inline v1::detail {
 
 /// What the elector's liveness depends on, read together under the publisher's mutex.
 struct liveness_facts {
@@ -31,4 +31,4 @@ liveness_limits resolved_limits(liveness_limits limits, const elector_config& co
 liveness_report assess_liveness(const liveness_facts& facts, boot_clock::time_point now,
                                 const liveness_limits& limits);
 
-}  // namespace s3lect::detail
+}  // namespace s3lect::inline v1::detail

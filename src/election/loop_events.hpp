@@ -17,7 +17,7 @@
 #include <variant>
 #include <vector>
 
-namespace s3lect::detail {
+namespace s3lect::inline v1::detail {
 
 struct read_done {
   boost::system::error_code ec;
@@ -52,4 +52,4 @@ struct candidates_changed {
 using loop_event = std::variant<read_done, write_done, peer_done, stop_request, resign_request,
                                 config_request, hook_done, shutdown_request, candidates_changed>;
 
-}  // namespace s3lect::detail
+}  // namespace s3lect::inline v1::detail

@@ -9,7 +9,7 @@
 #include <boost/asio/this_coro.hpp>
 #include <boost/asio/use_awaitable.hpp>
 
-namespace s3lect {
+namespace s3lect::inline v1 {
 
 namespace asio = boost::asio;
 using boost::system::error_code;
@@ -79,6 +79,7 @@ asio::awaitable<void> elector::impl::run_peer_check(std::shared_ptr<impl> self,
       (co_await asio::this_coro::cancellation_state).cancelled() != asio::cancellation_type::none) {
     ec = asio::error::operation_aborted;
   }
+  if (!ec && answer.leader) self->check_own_listing(answer.record);
   self->push(detail::peer_done{ec, std::move(answer)});
 }
 
@@ -91,4 +92,4 @@ asio::awaitable<std::tuple<error_code, detail::peer_answer>> elector::impl::chec
   co_return outcome;
 }
 
-}  // namespace s3lect
+}  // namespace s3lect::inline v1

@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <utility>
 
-namespace s3lect::detail {
+namespace s3lect::inline v1::detail {
 
 using std::chrono::milliseconds;
 
@@ -53,4 +53,4 @@ preemption_outlook preemption_candidates(const std::vector<candidate>& candidate
   return out;
 }
 
-}  // namespace s3lect::detail
+}  // namespace s3lect::inline v1::detail

@@ -13,7 +13,7 @@
 #include <string_view>
 #include <vector>
 
-namespace s3lect::detail {
+namespace s3lect::inline v1::detail {
 
 /// What a leader remembers of its last preemption, across its leaderships: a candidate from
 /// which it took leadership back by expiry within two of its settle times "could not keep it" (it
@@ -60,4 +60,4 @@ preemption_outlook preemption_candidates(const std::vector<candidate>& candidate
                                          std::chrono::milliseconds settle,
                                          const preemption_memory& memory);
 
-}  // namespace s3lect::detail
+}  // namespace s3lect::inline v1::detail

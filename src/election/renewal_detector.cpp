@@ -1,6 +1,6 @@
 #include "renewal_detector.hpp"
 
-namespace s3lect::detail {
+namespace s3lect::inline v1::detail {
 
 bool renewal_detector::renewed(std::optional<boot_clock::time_point> last_renewal,
                                bool core_leading, std::uint64_t published_period) {
@@ -14,4 +14,4 @@ bool renewal_detector::renewed(std::optional<boot_clock::time_point> last_renewa
   return renewal;
 }
 
-}  // namespace s3lect::detail
+}  // namespace s3lect::inline v1::detail

@@ -7,7 +7,7 @@
 #include <cstdint>
 #include <optional>
 
-namespace s3lect::detail {
+namespace s3lect::inline v1::detail {
 
 /// Fed after every step of the core with when our last successful write was sent (core_status's
 /// last_renewal), tells whether a write landed since the previous call that renews the
@@ -25,4 +25,4 @@ class renewal_detector {
   std::uint64_t period_seen_ = 0;  // The published period when the last write was seen.
 };
 
-}  // namespace s3lect::detail
+}  // namespace s3lect::inline v1::detail

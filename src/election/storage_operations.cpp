@@ -17,7 +17,7 @@
 #include <boost/asio/this_coro.hpp>
 #include <boost/asio/use_awaitable.hpp>
 
-namespace s3lect {
+namespace s3lect::inline v1 {
 
 namespace asio = boost::asio;
 using boost::system::error_code;
@@ -135,6 +135,7 @@ asio::awaitable<void> elector::impl::run_read(std::shared_ptr<impl> self) {
   if (ec && is_cancelled(co_await asio::this_coro::cancellation_state)) {
     ec = asio::error::operation_aborted;
   }
+  if (!ec) self->upkeep_after_lock_read();
   self->push(detail::read_done{ec, std::move(result)});
 }
 
@@ -159,4 +160,4 @@ asio::awaitable<void> elector::impl::run_write(std::shared_ptr<impl> self, std::
   self->push(detail::write_done{ec, std::move(result)});
 }
 
-}  // namespace s3lect
+}  // namespace s3lect::inline v1

@@ -2,7 +2,7 @@
 
 #include <cstdio>
 
-namespace s3lect::detail {
+namespace s3lect::inline v1::detail {
 namespace {
 
 std::string in_seconds(std::chrono::microseconds us) {
@@ -74,4 +74,4 @@ std::string store_clock::describe() const {
   return estimate ? describe_estimate(*estimate) : "offset=unknown";
 }
 
-}  // namespace s3lect::detail
+}  // namespace s3lect::inline v1::detail

@@ -16,7 +16,7 @@
 #include <string>
 #include <vector>
 
-namespace s3lect::detail {
+namespace s3lect::inline v1::detail {
 
 class store_clock {
  public:
@@ -54,4 +54,4 @@ class store_clock {
   bool warned_ = false;  // the offset is past half of max_clock_skew, and was said
 };
 
-}  // namespace s3lect::detail
+}  // namespace s3lect::inline v1::detail

@@ -2,7 +2,7 @@
 
 #include <s3lect/error.hpp>
 
-namespace s3lect::detail {
+namespace s3lect::inline v1::detail {
 
 bool write_retryable(const boost::system::error_code& ec) {
   // throttled here is 429 only: a 503 SlowDown answer to a PUT is errc::outcome_unknown.
@@ -10,4 +10,4 @@ bool write_retryable(const boost::system::error_code& ec) {
          ec == errc::tls_handshake_failed || ec == errc::throttled;
 }
 
-}  // namespace s3lect::detail
+}  // namespace s3lect::inline v1::detail

@@ -3,7 +3,7 @@
 
 #include <boost/system/error_code.hpp>
 
-namespace s3lect::detail {
+namespace s3lect::inline v1::detail {
 
 /// Storage errors after which a conditional PUT certainly did not happen, so sending it again
 /// is safe. Everything else ambiguous (timeouts, lost connections, 5xx, 503 SlowDown) is
@@ -11,4 +11,4 @@ namespace s3lect::detail {
 /// earlier write.
 bool write_retryable(const boost::system::error_code& ec);
 
-}  // namespace s3lect::detail
+}  // namespace s3lect::inline v1::detail

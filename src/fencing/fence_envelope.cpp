@@ -3,7 +3,7 @@
 #include <charconv>
 #include <random>
 
-namespace s3lect::detail {
+namespace s3lect::inline v1::detail {
 namespace {
 
 constexpr std::string_view envelope_prefix = "s3lect-fenced term=";
@@ -90,4 +90,4 @@ fence_decision decide_fenced_write(std::uint64_t term, std::string_view write_id
   return fence_decision::write;
 }
 
-}  // namespace s3lect::detail
+}  // namespace s3lect::inline v1::detail

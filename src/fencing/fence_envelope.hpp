@@ -12,7 +12,7 @@
 #include <string>
 #include <string_view>
 
-namespace s3lect::detail {
+namespace s3lect::inline v1::detail {
 
 /// A stored object read through the envelope.
 struct fenced_stored {
@@ -47,4 +47,4 @@ enum class fence_decision {
 fence_decision decide_fenced_write(std::uint64_t term, std::string_view write_id,
                                    const std::optional<fenced_stored>& current);
 
-}  // namespace s3lect::detail
+}  // namespace s3lect::inline v1::detail

@@ -20,7 +20,7 @@
 #include <exception>
 #include <tuple>
 
-namespace s3lect {
+namespace s3lect::inline v1 {
 
 namespace asio = boost::asio;
 using boost::system::error_code;
@@ -276,4 +276,4 @@ void fenced_object::write_file_impl(std::uint64_t term, std::string path,
       std::move(handler));
 }
 
-}  // namespace s3lect
+}  // namespace s3lect::inline v1

@@ -2,7 +2,7 @@
 
 #include <charconv>
 
-namespace s3lect {
+namespace s3lect::inline v1 {
 
 std::optional<std::uint64_t> parse_term_header(std::string_view value) noexcept {
   while (!value.empty() && (value.front() == ' ' || value.front() == '\t')) value.remove_prefix(1);
@@ -23,4 +23,4 @@ bool term_guard::admit(std::uint64_t term) noexcept {
   return term == seen;
 }
 
-}  // namespace s3lect
+}  // namespace s3lect::inline v1

@@ -88,6 +88,7 @@ class guardian_loop {
   bool s3lect_gone_ = false;
   std::int64_t gone_at_ = 0;
   unsigned killed_when_gone_ = 0;
+  std::optional<unsigned> first_kill_pass_;  // how many processes the first SIGKILL pass hit
   bool farewell_ = false;
   bool ended_sent_ = false;
 };
@@ -133,7 +134,8 @@ void guardian_loop::begin_kill(end_cause cause) {
 
 void guardian_loop::kill_pass() {
   if (job_.cgroup) job_.cgroup->kill_all();
-  signal_descendants(::getpid(), SIGKILL);
+  const unsigned signalled = signal_descendants(::getpid(), SIGKILL);
+  if (!first_kill_pass_) first_kill_pass_ = signalled;
   // Without /proc (a stripped container) the process table is empty: the job's first process
   // and, without a PID namespace, the command's group at least (with one, the first process's
   // death ends the namespace). Until the guardian reaps it, the first process's PID, which is
@@ -169,11 +171,13 @@ void guardian_loop::on_s3lect_gone() {
   s3lect_gone_ = true;
   gone_at_ = boot_now_ns();
   if (job_over()) return;
-  killed_when_gone_ =
-      static_cast<unsigned>(descendants_of(read_process_table(), ::getpid()).size());
+  // The kill before anything else, the log included: a process of the job that stops the
+  // guardian again and again (after the kernel resumed it for s3lect's death) must find it
+  // done.
+  begin_kill(end_cause::killed);
+  killed_when_gone_ = first_kill_pass_.value_or(0);
   log_.warning("s3lect is gone: killing its job",
                {{"term", confirmed_.term}, {"pid", job_.command}});
-  begin_kill(end_cause::killed);
 }
 
 void guardian_loop::on_control() {
@@ -214,7 +218,7 @@ void guardian_loop::on_child() {
     if (!cause_) cause_ = end_cause::exited;
     // Whatever the command left behind must not outlive it: it could still act for a
     // leadership that its command's end has just given up.
-    leftovers_ = signal_descendants(::getpid(), SIGKILL) + read_leftovers(job_.leftovers_fd);
+    leftovers_ = signal_descendants(::getpid(), SIGKILL) + read_leftovers(job_);
     // Without a process table (no /proc), the command's group at least: its ID cannot be
     // reused while the group has members.
     if (!settings_.launch.level.pid_namespace) ::kill(-job_.command, SIGKILL);
@@ -262,9 +266,17 @@ void guardian_loop::finish_job() {
   std::vector<char*> argv;
   for (auto& arg : args) argv.push_back(arg.data());
   argv.push_back(nullptr);
+  std::vector<std::string> environment_strings =
+      settings_.release->environment.value_or(std::vector<std::string>{});
+  std::vector<char*> envp;
+  for (auto& variable : environment_strings) envp.push_back(variable.data());
+  envp.push_back(nullptr);
+  char** const release_environment = settings_.release->environment ? envp.data() : environ;
 #if S3LECT_LINUX_FACILITIES
-  ::syscall(SYS_execveat, settings_.release->exe_fd, "", argv.data(), environ, AT_EMPTY_PATH);
+  ::syscall(SYS_execveat, settings_.release->exe_fd, "", argv.data(), release_environment,
+            AT_EMPTY_PATH);
 #else
+  (void)release_environment;
   errno = ENOSYS;  // Without execveat, s3lect gives no release plan (guardian_process.cpp).
 #endif
   log_.error("cannot start the release of the lock: followers take over when the lease ends",

@@ -31,6 +31,8 @@ namespace s3lect::guardian {
 struct release_plan {
   int exe_fd = -1;
   std::vector<std::string> run_args;
+  /// The release's environment (s3lect's, with its credentials); nullopt: the guardian's own.
+  std::optional<std::vector<std::string>> environment;
 };
 
 /// Everything the guardian is started with.

@@ -35,6 +35,8 @@ bool apply(guardian_options& options, const std::string& name, const std::string
   }
   if (name == "--release-exe-fd") return parse_number(value, options.release_exe_fd);
   if (name == "--release-args-fd") return parse_number(value, options.release_args_fd);
+  if (name == "--job-env-fd") return parse_number(value, options.job_env_fd);
+  if (name == "--release-env-fd") return parse_number(value, options.release_env_fd);
   if (name == "--log-format") {
     options.log_json = value == "json";
     return value == "json" || value == "text";

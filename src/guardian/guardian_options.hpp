@@ -1,6 +1,6 @@
-// The command line of s3lect-guardian, as `s3lect run` builds it (cli/guardian_process.cpp).
-// Not a user interface: every value is checked, and anything unexpected ends the guardian
-// before it starts a job.
+// The command line of s3lect-guardian, as `s3lect run` builds it
+// (supervision/guardian_process.cpp). Not a user interface: every value is checked, and anything
+// unexpected ends the guardian before it starts a job.
 #pragma once
 
 #include "guardian/job_launch.hpp"
@@ -25,6 +25,13 @@ struct guardian_options {
   /// --release-args-fd N: a file holding the release's arguments, each ended by a NUL (kept
   /// out of the command line, which `ps` shows).
   int release_args_fd = -1;
+  /// --job-env-fd N: a file holding the command's whole environment, each variable ended by a
+  /// NUL; without it the command gets the guardian's own. s3lect passes it so that no secret of
+  /// its environment is in the guardian's, which /proc/PID/environ shows.
+  int job_env_fd = -1;
+  /// --release-env-fd N: the same for the release that runs should s3lect die (s3lect's
+  /// environment, credentials included).
+  int release_env_fd = -1;
   bool log_json = false;                                        ///< --log-format json
   bool log_info = false;                                        ///< --log-info
   std::vector<std::pair<std::string, std::string>> log_fields;  ///< --log-field KEY=VALUE

@@ -2,9 +2,11 @@
 
 #include "base/platform.hpp"
 #include "guardian/cloexec.hpp"
+#include "guardian/descriptors.hpp"
 #include "guardian/process_table.hpp"
 
 #include <fcntl.h>
+#include <sys/mman.h>
 #include <sys/wait.h>
 #include <unistd.h>
 #if S3LECT_LINUX_FACILITIES
@@ -18,6 +20,7 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <new>
 #include <utility>
 
 extern char** environ;
@@ -50,13 +53,15 @@ const char* step_name(launch_step step) {
 struct child_plan {
   const char* path = nullptr;
   char* const* argv = nullptr;
+  char* const* envp = nullptr;
+  /// What the helpers close first: all the guardian holds but the pipes below.
+  const descriptor_closing* closing = nullptr;
   const sigset_t* ignored = nullptr;
   const sigset_t* mask = nullptr;
   int go_fd = -1;      ///< Read end: one byte once the guardian has set the child up.
   int status_fd = -1;  ///< Write end: {errno, step} on failure; closed by a successful exec.
-  /// Write end: the namespace's init reports there the command's PID in the namespace, then
-  /// how many processes were left when the command exited.
-  int leftovers_fd = -1;
+  /// Where the namespace's init reports (with a PID namespace).
+  namespace_report* report = nullptr;
   bool probe = false;
 };
 
@@ -90,7 +95,7 @@ void await_go(const child_plan& plan) {
   }
   ::sigprocmask(SIG_SETMASK, plan.mask, nullptr);
   if (plan.probe) ::_exit(0);
-  ::execve(plan.path, plan.argv, environ);
+  ::execve(plan.path, plan.argv, plan.envp);
   fail(plan, launch_step::exec, errno);
 }
 
@@ -128,7 +133,7 @@ unsigned processes_in_namespace() {
   if (command == 0) exec_command(plan);
   // The command's PID in the namespace, before the status pipe can close: the guardian finds
   // its PID outside by it.
-  [[maybe_unused]] const ssize_t told = ::write(plan.leftovers_fd, &command, sizeof command);
+  plan.report->command.store(command, std::memory_order_release);
   ::close(plan.status_fd);
   int command_status = 0;
   for (;;) {
@@ -136,9 +141,8 @@ unsigned processes_in_namespace() {
     const pid_t reaped = ::wait(&status);
     if (reaped == command) {
       command_status = status;
-      const unsigned leftovers = processes_in_namespace() - 1;  // all but this init
-      [[maybe_unused]] const ssize_t ignored =
-          ::write(plan.leftovers_fd, &leftovers, sizeof leftovers);
+      // All but this init.
+      plan.report->leftovers.store(processes_in_namespace() - 1, std::memory_order_release);
       ::kill(-1, SIGKILL);
     } else if (reaped < 0 && errno == ECHILD) {
       break;
@@ -178,14 +182,21 @@ bool write_own_proc(const char* file, const char* text) {
 
 /// Enters a new user namespace in which this process keeps its user and group (and, once it
 /// execs, has no capability, as before): what a process without CAP_SYS_ADMIN needs to make
-/// PID and mount namespaces.
+/// PID and mount namespaces. A process that is not dumpable cannot write its own maps (its
+/// /proc files then belong to root), so it is dumpable meanwhile: no process of the job exists
+/// yet, and this one holds nothing but its launch pipes (close_inherited_descriptors).
 bool enter_user_namespace() {
   char uid_map[64];
   char gid_map[64];
   std::snprintf(uid_map, sizeof uid_map, "%u %u 1\n", ::geteuid(), ::geteuid());
   std::snprintf(gid_map, sizeof gid_map, "%u %u 1\n", ::getegid(), ::getegid());
-  return ::unshare(CLONE_NEWUSER) == 0 && write_own_proc("uid_map", uid_map) &&
-         write_own_proc("setgroups", "deny") && write_own_proc("gid_map", gid_map);
+  ::prctl(PR_SET_DUMPABLE, 1);
+  const bool entered = ::unshare(CLONE_NEWUSER) == 0 && write_own_proc("uid_map", uid_map) &&
+                       write_own_proc("setgroups", "deny") && write_own_proc("gid_map", gid_map);
+  const int error = errno;
+  ::prctl(PR_SET_DUMPABLE, 0);
+  errno = error;
+  return entered;
 }
 
 /// The job's first process with a PID namespace: it stays in this machine's PID namespace (so
@@ -234,13 +245,13 @@ std::optional<launch_error> read_status(int status_fd) {
 }
 
 /// The command's PID, as this machine's PID namespace numbers it, when it runs in a namespace
-/// of its own: the process below `root` that has `inner` as its PID in the namespace (its init
-/// told `inner` on `report_fd`). Not simply "PID 2": a sanitizer's thread in the init takes PIDs
-/// too. (Nor its place in the tree: a daemon the command started may be re-parented to the init
-/// before the tree is read.)
-pid_t namespaced_command(pid_t root, int report_fd) {
-  pid_t inner = 0;
-  if (::read(report_fd, &inner, sizeof inner) != static_cast<ssize_t>(sizeof inner)) return root;
+/// of its own: the process below `root` that has the PID its init reported as its PID in the
+/// namespace (stored before the status pipe closed). Not simply "PID 2": a sanitizer's thread
+/// in the init takes PIDs too. (Nor its place in the tree: a daemon the command started may be
+/// re-parented to the init before the tree is read.)
+pid_t namespaced_command(pid_t root, const namespace_report& report) {
+  const pid_t inner = report.command.load(std::memory_order_acquire);
+  if (inner == 0) return root;
   for (const auto& process : descendants_of(read_process_table(), root)) {
     if (innermost_pid(process.pid) == inner) return process.pid;
   }
@@ -283,6 +294,23 @@ std::optional<launch_error> set_up_child(pid_t child, const std::optional<job_cg
   return std::nullopt;
 }
 
+/// Forks the job's first process, which becomes the command or a PID namespace's parent;
+/// returns its PID, or -1 with errno set.
+pid_t fork_job(const child_plan& plan, isolation level) {
+  const pid_t guardian = ::getpid();
+  const pid_t child = ::fork();
+  if (child != 0) return child;
+  // Before anything else: what the guardian holds (its control socket above all) must not be
+  // in a process that lives beside the job.
+  close_inherited_descriptors(*plan.closing);
+#if S3LECT_LINUX_FACILITIES
+  if (level.pid_namespace) run_namespace_parent(plan, guardian);
+#else
+  (void)level;
+#endif
+  run_direct_child(plan, guardian);
+}
+
 }  // namespace
 
 std::string isolation_name(isolation level) {
@@ -323,21 +351,27 @@ std::variant<launched_job, launch_error> launch_job(const launch_request& reques
   }
   std::vector<std::string> argv_strings = request.argv;
   const std::vector<char*> argv = pointers(argv_strings);
-  pipe_pair go, status, leftovers;
-  if (!go.open() || !status.open() || !leftovers.open()) return launch_error{errno, "fork"};
-  const child_plan plan{request.path.c_str(), argv.data(),  &request.ignored,
-                        &request.mask,        go.read,      status.write,
-                        leftovers.write,      request.probe};
-  const pid_t guardian = ::getpid();
-  const pid_t child = ::fork();
-  if (child < 0) return launch_error{errno, "fork"};
-  if (child == 0) {
-    ::close(go.write);
-#if S3LECT_LINUX_FACILITIES
-    if (request.level.pid_namespace) run_namespace_parent(plan, guardian);
-#endif
-    run_direct_child(plan, guardian);
+  std::vector<std::string> env_strings = request.environment.value_or(std::vector<std::string>{});
+  const std::vector<char*> envp = pointers(env_strings);
+  pipe_pair go, status;
+  if (!go.open() || !status.open()) return launch_error{errno, "fork"};
+  if (request.level.pid_namespace) {
+    job.report = shared_report::create();
+    if (!job.report) return launch_error{errno, "fork"};
   }
+  const descriptor_closing closing = plan_descriptor_closing({go.read, status.write});
+  const child_plan plan{request.path.c_str(),
+                        argv.data(),
+                        request.environment ? envp.data() : environ,
+                        &closing,
+                        &request.ignored,
+                        &request.mask,
+                        go.read,
+                        status.write,
+                        job.report ? &job.report->get() : nullptr,
+                        request.probe};
+  const pid_t child = fork_job(plan, request.level);
+  if (child < 0) return launch_error{errno, "fork"};
   ::close(go.take_read());
   ::close(status.take_write());
   const int go_fd = go.take_write();
@@ -353,27 +387,34 @@ std::variant<launched_job, launch_error> launch_job(const launch_request& reques
   }
   job.root = child;
   job.command = child;
-  if (request.level.pid_namespace) {
-    // Never wait on it: the init wrote the command's PID before the status pipe closed, and by
-    // the time the guardian reaps the job's first process, its count of leftovers (a read must
-    // not wait for an init that is still being killed).
-    job.leftovers_fd = leftovers.take_read();
-    ::fcntl(job.leftovers_fd, F_SETFL, O_NONBLOCK);
-    job.command = namespaced_command(child, job.leftovers_fd);
-  }
+  if (job.report) job.command = namespaced_command(child, job.report->get());
   return job;
 }
 
-unsigned read_leftovers(int& leftovers_fd) {
-  if (leftovers_fd < 0) return 0;
-  unsigned leftovers = 0;
-  ssize_t got;
-  do {
-    got = ::read(leftovers_fd, &leftovers, sizeof leftovers);
-  } while (got < 0 && errno == EINTR);
-  ::close(leftovers_fd);
-  leftovers_fd = -1;
-  return got == static_cast<ssize_t>(sizeof leftovers) ? leftovers : 0;
+unsigned read_leftovers(const launched_job& job) {
+  return job.report ? job.report->get().leftovers.load(std::memory_order_acquire) : 0;
+}
+
+std::optional<shared_report> shared_report::create() {
+  void* memory = ::mmap(nullptr, sizeof(namespace_report), PROT_READ | PROT_WRITE,
+                        MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+  if (memory == MAP_FAILED) return std::nullopt;
+  return shared_report(new (memory) namespace_report);
+}
+
+shared_report::shared_report(shared_report&& other) noexcept
+    : report_(std::exchange(other.report_, nullptr)) {}
+
+shared_report& shared_report::operator=(shared_report&& other) noexcept {
+  if (this != &other) {
+    this->~shared_report();
+    report_ = std::exchange(other.report_, nullptr);
+  }
+  return *this;
+}
+
+shared_report::~shared_report() {
+  if (report_ != nullptr) ::munmap(report_, sizeof(namespace_report));
 }
 
 }  // namespace s3lect::guardian

@@ -8,6 +8,8 @@
 #include <signal.h>
 #include <sys/types.h>
 
+#include <atomic>
+
 #include <optional>
 #include <string>
 #include <string_view>
@@ -43,8 +45,37 @@ struct launch_request {
   /// others get their default action. And the signal mask it gets.
   sigset_t ignored{};
   sigset_t mask{};
+  /// The command's whole environment (each NAME=VALUE); nullopt: the guardian's own.
+  std::optional<std::vector<std::string>> environment;
   /// A probe of the isolation: the job's first process exits 0 where it would exec.
   bool probe = false;
+};
+
+/// What the init of a job's PID namespace tells the guardian: the command's PID in the
+/// namespace, then how many other processes still ran when the command exited (it kills them
+/// then). In memory the two share (an anonymous shared mapping made before the fork), so that
+/// no descriptor of the guardian's is in the namespace for a process of the job to take.
+struct namespace_report {
+  std::atomic<pid_t> command{0};
+  std::atomic<unsigned> leftovers{0};
+};
+// Shared between processes: only atomics that need no lock (which would live in one process).
+static_assert(std::atomic<pid_t>::is_always_lock_free &&
+              std::atomic<unsigned>::is_always_lock_free);
+
+/// An anonymous shared mapping holding a namespace_report, unmapped on destruction.
+class shared_report {
+ public:
+  /// nullopt when the mapping could not be made (errno set).
+  static std::optional<shared_report> create();
+  shared_report(shared_report&& other) noexcept;
+  shared_report& operator=(shared_report&& other) noexcept;
+  ~shared_report();
+  namespace_report& get() const noexcept { return *report_; }
+
+ private:
+  explicit shared_report(namespace_report* report) : report_(report) {}
+  namespace_report* report_;
 };
 
 /// A started job.
@@ -52,10 +83,8 @@ struct launched_job {
   pid_t root = 0;     ///< The guardian's child: the command, or the PID namespace's init.
   pid_t command = 0;  ///< The command's PID, as this machine's PID namespace numbers it.
   std::optional<job_cgroup> cgroup;
-  /// With a PID namespace: the read end of the pipe on which its init reports how many other
-  /// processes were still running when the command exited (it kills them then), once the
-  /// command's PID has been read from it; else -1.
-  int leftovers_fd = -1;
+  /// With a PID namespace: what its init reports.
+  std::optional<shared_report> report;
 };
 
 /// Why a job could not start: the errno of the step that failed.
@@ -72,8 +101,8 @@ std::string launch_problem(const launch_error& error);
 /// or a few milliseconds with a PID namespace.
 std::variant<launched_job, launch_error> launch_job(const launch_request& request);
 
-/// What the init of a job's PID namespace reported on `leftovers_fd` (closing it); 0 when it
-/// reported nothing.
-unsigned read_leftovers(int& leftovers_fd);
+/// How many leftovers the init of `job`'s PID namespace reported; 0 without one, or when it
+/// reported nothing. Read once the job's first process has been reaped.
+unsigned read_leftovers(const launched_job& job);
 
 }  // namespace s3lect::guardian

@@ -13,6 +13,7 @@
 #endif
 
 #include <cstring>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -85,9 +86,29 @@ bool keep_from_job(int fd) {
   return flags >= 0 && ::fcntl(fd, F_SETFD, flags | FD_CLOEXEC) == 0;
 }
 
+/// No core dump, no ptrace, no /proc/PID/environ or pidfd_getfd for another process of the
+/// user, the job's included: the guardian holds the control socket and, once read, s3lect's
+/// environment with its credentials. Its helpers inherit it (fork keeps the flag); the job,
+/// an exec, is dumpable again.
+void make_undumpable() {
+#if S3LECT_LINUX_FACILITIES
+  ::prctl(PR_SET_DUMPABLE, 0);
+#endif
+}
+
+/// The environment in the file `fd` (read_argument_file), or nullopt when `fd` is -1; false
+/// in `ok` when the file cannot be read.
+std::optional<std::vector<std::string>> environment_from(int fd, bool& ok) {
+  if (fd < 0) return std::nullopt;
+  auto environment = read_argument_file(fd);
+  ok = ok && environment.has_value();
+  return environment;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
+  make_undumpable();
   std::string error;
   const auto options =
       parse_guardian_options(std::vector<std::string>(argv + 1, argv + argc), error);
@@ -106,6 +127,10 @@ int main(int argc, char** argv) {
   // Every descendant of the job that loses its parent comes to the guardian rather than to
   // init: setsid and double forks cannot leave its tree.
   ::prctl(PR_SET_CHILD_SUBREAPER, 1);
+  // Should s3lect die while something (a process of the job) has the guardian stopped, the
+  // kernel resumes it: it then finds s3lect's end of the socket closed and kills the job. (Were
+  // s3lect already gone, the closed socket says so all the same.)
+  ::prctl(PR_SET_PDEATHSIG, SIGCONT);
 #endif
   if (options->probe) return probe(launch);
   if (!keep_from_job(options->control_fd) ||
@@ -114,6 +139,13 @@ int main(int argc, char** argv) {
     return 2;
   }
   ignore_job_control();
+  bool environments_read = true;
+  launch.environment = environment_from(options->job_env_fd, environments_read);
+  const auto release_environment = environment_from(options->release_env_fd, environments_read);
+  if (!environments_read) {
+    print_err("s3lect-guardian: --job-env-fd or --release-env-fd cannot be read\n");
+    return 2;
+  }
 
   guardian_settings settings;
   settings.control_fd = options->control_fd;
@@ -128,7 +160,7 @@ int main(int argc, char** argv) {
       print_err("s3lect-guardian: --release-args-fd cannot be read\n");
       return 2;
     }
-    settings.release = release_plan{options->release_exe_fd, *run_args};
+    settings.release = release_plan{options->release_exe_fd, *run_args, release_environment};
   }
   const guardian_log log(options->log_json, options->log_info, options->log_fields);
   return run_guardian(settings, log);

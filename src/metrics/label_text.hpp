@@ -4,7 +4,7 @@
 #include <string>
 #include <string_view>
 
-namespace s3lect {
+namespace s3lect::inline v1 {
 
 /// A label value between double quotes: backslash, double quote and line feed escaped.
 inline void append_label_value(std::string& out, std::string_view value) {
@@ -23,4 +23,4 @@ inline void append_label_value(std::string& out, std::string_view value) {
   out += '"';
 }
 
-}  // namespace s3lect
+}  // namespace s3lect::inline v1

@@ -10,7 +10,7 @@
 #include <algorithm>
 #include <string_view>
 
-namespace s3lect {
+namespace s3lect::inline v1 {
 
 namespace {
 
@@ -355,4 +355,4 @@ std::string metrics_registry::render() const {
   return prometheus_text(electors);
 }
 
-}  // namespace s3lect
+}  // namespace s3lect::inline v1

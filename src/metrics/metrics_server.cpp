@@ -16,7 +16,7 @@
 #include <exception>
 #include <mutex>
 
-namespace s3lect {
+namespace s3lect::inline v1 {
 
 namespace asio = boost::asio;
 using tcp = asio::ip::tcp;
@@ -176,4 +176,4 @@ void metrics_server::stop_impl(stop_handler handler) {
   state_->server.stop(std::move(handler));
 }
 
-}  // namespace s3lect
+}  // namespace s3lect::inline v1

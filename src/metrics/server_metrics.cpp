@@ -7,7 +7,7 @@
 #include <cstdint>
 #include <string_view>
 
-namespace s3lect {
+namespace s3lect::inline v1 {
 
 namespace {
 
@@ -74,4 +74,4 @@ std::string prometheus_text(const std::vector<server_metrics>& servers) {
   return out;
 }
 
-}  // namespace s3lect
+}  // namespace s3lect::inline v1

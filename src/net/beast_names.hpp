@@ -7,7 +7,7 @@
 #include <boost/beast/http/error.hpp>
 #include <boost/system/error_code.hpp>
 
-namespace s3lect::detail {
+namespace s3lect::inline v1::detail {
 
 namespace asio = boost::asio;
 namespace beast = boost::beast;
@@ -20,4 +20,4 @@ using boost::system::error_code;
 /// arming a timer for every read and write (see http_server.cpp's server_connection).
 using tls_stream = ssl::stream<tcp::socket>;
 
-}  // namespace s3lect::detail
+}  // namespace s3lect::inline v1::detail

@@ -4,7 +4,7 @@
 #include <functional>
 #include <string_view>
 
-namespace s3lect::detail {
+namespace s3lect::inline v1::detail {
 
 source_key source_of(const boost::asio::ip::address& address) {
   source_key key;
@@ -70,4 +70,4 @@ bool connection_admission::end_watch() {
   return general_ <= max_connections_;
 }
 
-}  // namespace s3lect::detail
+}  // namespace s3lect::inline v1::detail

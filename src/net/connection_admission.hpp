@@ -22,7 +22,7 @@
 #include <string>
 #include <unordered_map>
 
-namespace s3lect::detail {
+namespace s3lect::inline v1::detail {
 
 /// Why a connection was closed at once.
 enum class refusal_reason { max_connections, per_source, file_descriptors };
@@ -70,4 +70,4 @@ class connection_admission {
   std::unordered_map<source_key, std::size_t, source_key_hash> per_source_;
 };
 
-}  // namespace s3lect::detail
+}  // namespace s3lect::inline v1::detail

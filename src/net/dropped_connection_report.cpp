@@ -1,6 +1,6 @@
 #include "dropped_connection_report.hpp"
 
-namespace s3lect::detail {
+namespace s3lect::inline v1::detail {
 
 namespace {
 
@@ -69,4 +69,4 @@ dropped_counts dropped_connection_report::take(clock::time_point now) {
   return line;
 }
 
-}  // namespace s3lect::detail
+}  // namespace s3lect::inline v1::detail

@@ -13,7 +13,7 @@
 #include <optional>
 #include <string>
 
-namespace s3lect::detail {
+namespace s3lect::inline v1::detail {
 
 enum class dropped_kind {
   refused_max_connections,
@@ -60,4 +60,4 @@ class dropped_connection_report {
   std::optional<clock::time_point> last_line_;
 };
 
-}  // namespace s3lect::detail
+}  // namespace s3lect::inline v1::detail

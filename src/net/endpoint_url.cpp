@@ -5,7 +5,7 @@
 #include <algorithm>
 #include <charconv>
 
-namespace s3lect::detail {
+namespace s3lect::inline v1::detail {
 namespace {
 
 bool is_lower_alnum(char c) {
@@ -161,4 +161,4 @@ std::optional<endpoint_url> parse_endpoint_url(std::string_view url, std::string
   return result;
 }
 
-}  // namespace s3lect::detail
+}  // namespace s3lect::inline v1::detail

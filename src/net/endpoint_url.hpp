@@ -7,7 +7,7 @@
 #include <string>
 #include <string_view>
 
-namespace s3lect::detail {
+namespace s3lect::inline v1::detail {
 
 /// An endpoint URL taken apart: `http[s]://host[:port]`.
 struct endpoint_url {
@@ -30,4 +30,4 @@ std::optional<endpoint_url> parse_endpoint_url(std::string_view url, std::string
 /// True for a dotted-quad IPv4 address.
 bool is_ipv4_literal(std::string_view host);
 
-}  // namespace s3lect::detail
+}  // namespace s3lect::inline v1::detail

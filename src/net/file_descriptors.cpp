@@ -6,7 +6,7 @@
 #include <limits>
 #include <mutex>
 
-namespace s3lect {
+namespace s3lect::inline v1 {
 
 namespace {
 
@@ -63,4 +63,4 @@ file_descriptor_limit ensure_file_descriptors(std::uint64_t needed) {
   return result;
 }
 
-}  // namespace s3lect
+}  // namespace s3lect::inline v1

@@ -33,7 +33,7 @@
 #include <optional>
 #include <variant>
 
-namespace s3lect::detail {
+namespace s3lect::inline v1::detail {
 
 namespace {
 
@@ -485,4 +485,4 @@ std::uint64_t http_client::requests_sent() const noexcept {
   return impl_->counters->requests_sent;
 }
 
-}  // namespace s3lect::detail
+}  // namespace s3lect::inline v1::detail

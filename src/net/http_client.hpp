@@ -24,7 +24,7 @@
 #include <utility>
 #include <vector>
 
-namespace s3lect::detail {
+namespace s3lect::inline v1::detail {
 
 /// Receives a 2xx reply's body chunk by chunk; an error stops the read with that error.
 using reply_chunk_sink = std::function<boost::system::error_code(std::string_view chunk)>;
@@ -182,4 +182,4 @@ class http_client {
   std::unique_ptr<impl> impl_;
 };
 
-}  // namespace s3lect::detail
+}  // namespace s3lect::inline v1::detail

@@ -1,6 +1,6 @@
 #include "http_message.hpp"
 
-namespace s3lect::detail {
+namespace s3lect::inline v1::detail {
 
 namespace {
 
@@ -52,4 +52,4 @@ void append_http_response(std::string& out, unsigned status, const http_fields& 
   if (!head) out += body;
 }
 
-}  // namespace s3lect::detail
+}  // namespace s3lect::inline v1::detail

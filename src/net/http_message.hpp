@@ -7,7 +7,7 @@
 #include <utility>
 #include <vector>
 
-namespace s3lect::detail {
+namespace s3lect::inline v1::detail {
 
 /// Header fields in the order they are sent.
 using http_fields = std::vector<std::pair<std::string, std::string>>;
@@ -19,4 +19,4 @@ void append_http_response(std::string& out, unsigned status, const http_fields& 
                           std::string_view body, unsigned version, bool keep_alive,
                           bool head = false);
 
-}  // namespace s3lect::detail
+}  // namespace s3lect::inline v1::detail

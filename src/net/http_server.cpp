@@ -38,7 +38,7 @@
 #include <variant>
 #include <vector>
 
-namespace s3lect::detail {
+namespace s3lect::inline v1::detail {
 
 namespace {
 
@@ -324,6 +324,7 @@ asio::awaitable<bool> prepare_answer(http_server_state& server, server_connectio
   server_request request = to_server_request(parser.get());
   request.source = source_name(connection.peer_address);
   request.verified_client = connection.verified_client;
+  request.client_names = connection.client_names;
   const unsigned version = request.version;
   const bool wants_keep_alive = request.keep_alive;
   std::optional<server_answer> answer = server.responder->answer_at_once(request);
@@ -584,4 +585,4 @@ http_server_stats http_server::stats() const {
   return stats;
 }
 
-}  // namespace s3lect::detail
+}  // namespace s3lect::inline v1::detail

@@ -22,12 +22,13 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace boost::asio::ssl {
 class context;
 }  // namespace boost::asio::ssl
 
-namespace s3lect::detail {
+namespace s3lect::inline v1::detail {
 
 struct http_server_state;
 
@@ -41,6 +42,8 @@ struct server_request {
   std::string source;
   /// Under TLS, the client presented a certificate the server's CAs verified.
   bool verified_client = false;
+  /// Its names (SAN DNS and URI, then CN): what ids it may claim.
+  std::vector<std::string> client_names;
 };
 
 /// An answer; the server adds Content-Length and Connection.
@@ -134,4 +137,4 @@ class http_server {
   std::shared_ptr<http_server_state> state_;
 };
 
-}  // namespace s3lect::detail
+}  // namespace s3lect::inline v1::detail

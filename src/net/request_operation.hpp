@@ -23,7 +23,7 @@
 #include <optional>
 #include <string>
 
-namespace s3lect::detail {
+namespace s3lect::inline v1::detail {
 
 /// Base of a running request that completes `void(error_code, Result)`. Everything but the
 /// constructor and watch_cancellation() runs on strand().
@@ -148,4 +148,4 @@ class request_operation : public std::enable_shared_from_this<request_operation<
   bool finished_ = false;
 };
 
-}  // namespace s3lect::detail
+}  // namespace s3lect::inline v1::detail

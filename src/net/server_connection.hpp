@@ -3,6 +3,7 @@
 #pragma once
 
 #include "beast_names.hpp"
+#include "certificate_names.hpp"
 #include "connection_admission.hpp"
 
 #include <boost/asio/steady_timer.hpp>
@@ -15,8 +16,9 @@
 #include <memory>
 #include <string>
 #include <variant>
+#include <vector>
 
-namespace s3lect::detail {
+namespace s3lect::inline v1::detail {
 
 using clock_type = std::chrono::steady_clock;
 
@@ -65,6 +67,7 @@ struct server_connection : std::enable_shared_from_this<server_connection> {
     SSL* ssl = tls.native_handle();
     verified_client =
         SSL_get0_peer_certificate(ssl) != nullptr && SSL_get_verify_result(ssl) == X509_V_OK;
+    if (verified_client) client_names = peer_certificate_names(ssl);
   }
 
   /// Ends the watchdog: the connection's coroutine is done with it.
@@ -82,6 +85,8 @@ struct server_connection : std::enable_shared_from_this<server_connection> {
   const source_key source;
   /// The TLS client presented a certificate the server verified (set after the handshake).
   bool verified_client = false;
+  /// The verified certificate's names (peer_certificate_names), for binding claims to it.
+  std::vector<std::string> client_names;
   bool holds_watch = false;   ///< Holds a watch: out of the general pool.
   bool first_request = true;  ///< No complete request read yet.
   clock_type::time_point first_request_deadline = clock_type::time_point::max();
@@ -119,4 +124,4 @@ struct server_connection : std::enable_shared_from_this<server_connection> {
   bool finished = false;
 };
 
-}  // namespace s3lect::detail
+}  // namespace s3lect::inline v1::detail

@@ -19,7 +19,7 @@
 #include <string>
 #include <utility>
 
-namespace s3lect::detail {
+namespace s3lect::inline v1::detail {
 
 /// A request body: `head`, then the first `file_size` bytes of `file_path` (when set).
 struct spliced_body {
@@ -152,4 +152,4 @@ struct reply_body {
   };
 };
 
-}  // namespace s3lect::detail
+}  // namespace s3lect::inline v1::detail

@@ -1,6 +1,6 @@
 #include "tcp_listen.hpp"
 
-namespace s3lect::detail {
+namespace s3lect::inline v1::detail {
 
 boost::system::error_code listen_on(boost::asio::ip::tcp::acceptor& acceptor,
                                     const boost::asio::ip::tcp::endpoint& endpoint,
@@ -19,4 +19,4 @@ boost::system::error_code listen_on(boost::asio::ip::tcp::acceptor& acceptor,
   return ec;
 }
 
-}  // namespace s3lect::detail
+}  // namespace s3lect::inline v1::detail

@@ -7,7 +7,7 @@
 
 #include <openssl/ssl.h>
 
-namespace s3lect::detail {
+namespace s3lect::inline v1::detail {
 
 namespace asio = boost::asio;
 namespace ssl = asio::ssl;
@@ -135,4 +135,4 @@ std::shared_ptr<ssl::context> make_shared_tls_context(const tls_config& tls, tls
   return std::make_shared<ssl::context>(make_tls_context(tls, role, prefix));
 }
 
-}  // namespace s3lect::detail
+}  // namespace s3lect::inline v1::detail

@@ -12,7 +12,7 @@ namespace boost::asio::ssl {
 class context;
 }  // namespace boost::asio::ssl
 
-namespace s3lect::detail {
+namespace s3lect::inline v1::detail {
 
 /// Which end of the connection the context is for.
 enum class tls_role { client, server };
@@ -32,4 +32,4 @@ std::shared_ptr<boost::asio::ssl::context> make_shared_tls_context(const tls_con
                                                                    tls_role role,
                                                                    std::string_view field_prefix);
 
-}  // namespace s3lect::detail
+}  // namespace s3lect::inline v1::detail

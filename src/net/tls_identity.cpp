@@ -17,7 +17,7 @@
 #include <cstdio>
 #include <memory>
 
-namespace s3lect {
+namespace s3lect::inline v1 {
 namespace detail {
 namespace {
 
@@ -127,4 +127,4 @@ std::string public_key_pin(std::string_view certificate_pem) {
   return detail::public_key_pin(certificate.get());
 }
 
-}  // namespace s3lect
+}  // namespace s3lect::inline v1

@@ -6,10 +6,10 @@
 
 #include <string>
 
-namespace s3lect::detail {
+namespace s3lect::inline v1::detail {
 
 /// "sha256:" and the lowercase hex SHA-256 of `certificate`'s DER SubjectPublicKeyInfo; empty
 /// when it has no usable key.
 std::string public_key_pin(X509* certificate);
 
-}  // namespace s3lect::detail
+}  // namespace s3lect::inline v1::detail

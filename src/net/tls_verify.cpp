@@ -5,7 +5,7 @@
 #include <openssl/err.h>
 #include <openssl/x509_vfy.h>
 
-namespace s3lect::detail {
+namespace s3lect::inline v1::detail {
 
 bool verify_host::operator()(bool preverified, boost::asio::ssl::verify_context& context) const {
   if (check_(preverified, context)) return true;
@@ -29,4 +29,4 @@ errc classify_handshake_error(const boost::system::error_code& ec, SSL* ssl, std
   return errc::tls_handshake_failed;
 }
 
-}  // namespace s3lect::detail
+}  // namespace s3lect::inline v1::detail

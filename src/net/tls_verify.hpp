@@ -12,7 +12,7 @@
 
 #include <string>
 
-namespace s3lect::detail {
+namespace s3lect::inline v1::detail {
 
 /// Asio's host_name_verification (X509_check_host, or X509_check_ip_asc for IP literals), plus
 /// an X509 error on mismatch, so that the failure is reported as a verification failure with a
@@ -33,4 +33,4 @@ class verify_host {
 /// gets OpenSSL's reason only: every reader prints it after the error's own message.
 errc classify_handshake_error(const boost::system::error_code& ec, SSL* ssl, std::string& detail);
 
-}  // namespace s3lect::detail
+}  // namespace s3lect::inline v1::detail

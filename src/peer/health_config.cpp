@@ -8,7 +8,7 @@
 
 #include <string>
 
-namespace s3lect {
+namespace s3lect::inline v1 {
 
 namespace {
 
@@ -82,4 +82,4 @@ std::optional<std::string> health_server_config::validate() const {
   return std::nullopt;
 }
 
-}  // namespace s3lect
+}  // namespace s3lect::inline v1

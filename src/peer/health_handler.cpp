@@ -4,6 +4,7 @@
 #include <s3lect/error.hpp>
 #include <s3lect/health.hpp>
 
+#include "certificate_names.hpp"
 #include "health_protocol.hpp"
 #include "watch_slots.hpp"
 
@@ -27,7 +28,7 @@
 #include <mutex>
 #include <vector>
 
-namespace s3lect {
+namespace s3lect::inline v1 {
 
 namespace asio = boost::asio;
 using boost::system::error_code;
@@ -163,7 +164,10 @@ std::optional<candidate_claim> claim_of(const health_request& request,
   claim.priority = routed.candidate->priority;
   claim.token = routed.candidate->token;
   claim.source = request.source;
-  claim.verified_client = request.verified_client;
+  // A certificate vouches only for an id it names: a monitoring client's (CN=monitor) claiming
+  // a node's id is checked against that node's registration, like anyone's.
+  claim.verified_client =
+      request.verified_client && detail::certificate_names_id(request.client_names, claim.id);
   return claim;
 }
 
@@ -366,4 +370,4 @@ std::size_t health_handler::active_watches() const noexcept {
   return state_->watches;
 }
 
-}  // namespace s3lect
+}  // namespace s3lect::inline v1

@@ -19,7 +19,7 @@
 #include <string>
 #include <utility>
 
-namespace s3lect::detail {
+namespace s3lect::inline v1::detail {
 
 namespace json = boost::json;
 
@@ -439,4 +439,4 @@ std::optional<bind_address_parts> split_bind_address(std::string_view address) n
   return bind_address_parts{host, static_cast<std::uint16_t>(*port)};
 }
 
-}  // namespace s3lect::detail
+}  // namespace s3lect::inline v1::detail

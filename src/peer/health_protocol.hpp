@@ -11,7 +11,7 @@
 #include <string_view>
 #include <vector>
 
-namespace s3lect::detail {
+namespace s3lect::inline v1::detail {
 
 /// The parameters of `?watch=<ms>&term=<T>[&serial=<N>]`.
 struct watch_params {
@@ -149,4 +149,4 @@ struct bind_address_parts {
 /// Splits "host:port" or "[IPv6]:port"; nullopt when the shape or the port is wrong.
 std::optional<bind_address_parts> split_bind_address(std::string_view address) noexcept;
 
-}  // namespace s3lect::detail
+}  // namespace s3lect::inline v1::detail

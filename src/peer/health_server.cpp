@@ -16,7 +16,7 @@
 #include <exception>
 #include <mutex>
 
-namespace s3lect {
+namespace s3lect::inline v1 {
 
 namespace asio = boost::asio;
 using tcp = asio::ip::tcp;
@@ -68,13 +68,14 @@ class health_responder final : public http_responder {
     // Answered at once: no coroutine, strand hop or type-erased handler per request.
     // With its source and certificate: a claim the request carries is judged by them.
     const health_request question{request.method, request.target, request.source,
-                                  request.verified_client};
+                                  request.verified_client, request.client_names};
     return to_answer(handler.handle(question));
   }
 
   asio::awaitable<server_answer> answer_later(server_request request) override {
     const health_request question{std::move(request.method), std::move(request.target),
-                                  std::move(request.source), request.verified_client};
+                                  std::move(request.source), request.verified_client,
+                                  std::move(request.client_names)};
     auto [ec, response] = co_await handler.async_handle(question, use_tuple);
     if (ec) {
       server_answer none;  // the server is being destroyed
@@ -206,4 +207,4 @@ health_server_stats health_server::stats() const {
   return stats;
 }
 
-}  // namespace s3lect
+}  // namespace s3lect::inline v1

@@ -8,7 +8,7 @@
 #include <boost/asio/bind_cancellation_slot.hpp>
 #include <boost/asio/bind_executor.hpp>
 
-namespace s3lect {
+namespace s3lect::inline v1 {
 
 namespace asio = boost::asio;
 
@@ -94,4 +94,4 @@ void leader_endpoint_client::watch_impl(std::string leader_addr, std::string key
           slot, asio::bind_executor(executor, answer_converter{std::move(handler), term})));
 }
 
-}  // namespace s3lect
+}  // namespace s3lect::inline v1

@@ -11,7 +11,7 @@
 #include <optional>
 #include <string>
 
-namespace s3lect::detail {
+namespace s3lect::inline v1::detail {
 
 /// The limits health_server_config and metrics_server_config share, checked alike: nullopt
 /// when valid, else "field: what is wrong".
@@ -46,4 +46,4 @@ http_server_settings listener_settings(const Config& config, std::string name) {
   return settings;
 }
 
-}  // namespace s3lect::detail
+}  // namespace s3lect::inline v1::detail

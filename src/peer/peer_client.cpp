@@ -22,7 +22,7 @@
 #include <exception>
 #include <vector>
 
-namespace s3lect::detail {
+namespace s3lect::inline v1::detail {
 
 namespace asio = boost::asio;
 using boost::system::error_code;
@@ -392,4 +392,4 @@ void peer_client::check_impl(std::string leader_addr, std::string key_pin,
   asio::co_spawn(state_->strand, run_check(op), coroutine_end{op});
 }
 
-}  // namespace s3lect::detail
+}  // namespace s3lect::inline v1::detail

@@ -23,7 +23,7 @@
 #include <string>
 #include <utility>
 
-namespace s3lect::detail {
+namespace s3lect::inline v1::detail {
 
 struct peer_client_state;
 
@@ -159,4 +159,4 @@ class peer_client {
   std::shared_ptr<peer_client_state> state_;
 };
 
-}  // namespace s3lect::detail
+}  // namespace s3lect::inline v1::detail

@@ -10,7 +10,7 @@
 #include <exception>
 #include <utility>
 
-namespace s3lect::detail {
+namespace s3lect::inline v1::detail {
 
 namespace json = boost::json;
 using boost::system::error_code;
@@ -239,4 +239,4 @@ peer_parsing parse_peer_response(unsigned status, std::string_view watch_header,
   return parsing;
 }
 
-}  // namespace s3lect::detail
+}  // namespace s3lect::inline v1::detail

@@ -14,7 +14,7 @@
 #include <string>
 #include <string_view>
 
-namespace s3lect::detail {
+namespace s3lect::inline v1::detail {
 
 /// Why a watch request was answered, as the leader's X-S3lect-Watch header says.
 enum class peer_watch_outcome {
@@ -92,4 +92,4 @@ inline constexpr std::chrono::milliseconds max_lease_remaining = max_record_leas
 peer_parsing parse_peer_response(unsigned status, std::string_view watch_header,
                                  std::string_view body, std::size_t max_body_bytes);
 
-}  // namespace s3lect::detail
+}  // namespace s3lect::inline v1::detail

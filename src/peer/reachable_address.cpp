@@ -8,7 +8,7 @@
 #include <memory>
 #include <optional>
 
-namespace s3lect {
+namespace s3lect::inline v1 {
 namespace {
 
 namespace ip = boost::asio::ip;
@@ -65,4 +65,4 @@ std::string reachable_address(const ip::tcp::endpoint& bound) {
   return host + ":" + std::to_string(bound.port());
 }
 
-}  // namespace s3lect
+}  // namespace s3lect::inline v1

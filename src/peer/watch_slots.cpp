@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-namespace s3lect::detail {
+namespace s3lect::inline v1::detail {
 
 std::size_t watch_slots::anonymous_from(const std::string& source) const {
   return static_cast<std::size_t>(
@@ -54,4 +54,4 @@ void watch_slots::release(ticket held) {
   std::erase_if(holders_, [held](const holder& h) { return h.id == held; });
 }
 
-}  // namespace s3lect::detail
+}  // namespace s3lect::inline v1::detail

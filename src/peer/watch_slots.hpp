@@ -18,7 +18,7 @@
 #include <string>
 #include <vector>
 
-namespace s3lect::detail {
+namespace s3lect::inline v1::detail {
 
 class watch_slots {
  public:
@@ -59,4 +59,4 @@ class watch_slots {
   ticket next_ = 0;
 };
 
-}  // namespace s3lect::detail
+}  // namespace s3lect::inline v1::detail

@@ -1,6 +1,6 @@
 #include "etag.hpp"
 
-namespace s3lect::detail {
+namespace s3lect::inline v1::detail {
 namespace {
 
 /// HTTP optional whitespace, plus CR/LF in case a raw header line was passed in.
@@ -27,4 +27,4 @@ std::string normalize_etag(std::string_view etag) {
   return std::string(trim(etag));
 }
 
-}  // namespace s3lect::detail
+}  // namespace s3lect::inline v1::detail

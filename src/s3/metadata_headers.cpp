@@ -2,7 +2,7 @@
 
 #include <string_view>
 
-namespace s3lect::detail {
+namespace s3lect::inline v1::detail {
 namespace {
 
 constexpr std::string_view metadata_prefix = "x-amz-meta-";
@@ -57,4 +57,4 @@ object_metadata metadata_from_headers(
   return metadata;
 }
 
-}  // namespace s3lect::detail
+}  // namespace s3lect::inline v1::detail

@@ -8,7 +8,7 @@
 #include <utility>
 #include <vector>
 
-namespace s3lect::detail {
+namespace s3lect::inline v1::detail {
 
 /// Why `metadata` cannot be sent as headers (a name that is not a lower-case token, a value
 /// with control or non-ASCII characters), or an empty string.
@@ -22,4 +22,4 @@ void append_metadata_headers(const object_metadata& metadata,
 object_metadata metadata_from_headers(
     const std::vector<std::pair<std::string, std::string>>& headers);
 
-}  // namespace s3lect::detail
+}  // namespace s3lect::inline v1::detail

@@ -29,7 +29,7 @@
 #include <optional>
 #include <type_traits>
 
-namespace s3lect {
+namespace s3lect::inline v1 {
 
 namespace asio = boost::asio;
 using boost::system::error_code;
@@ -545,4 +545,4 @@ void s3_client::delete_impl(std::string key, delete_handler handler) {
   asio::co_spawn(op->strand(), run_delete(op), coroutine_end<response_info>{op});
 }
 
-}  // namespace s3lect
+}  // namespace s3lect::inline v1

@@ -9,7 +9,7 @@
 #include <cstdlib>
 #include <string>
 
-namespace s3lect {
+namespace s3lect::inline v1 {
 namespace {
 
 /// The variable's value; unset and empty are the same, as in the AWS SDKs.
@@ -131,4 +131,4 @@ std::optional<std::string> s3_config::validate() const {
   return std::nullopt;
 }
 
-}  // namespace s3lect
+}  // namespace s3lect::inline v1

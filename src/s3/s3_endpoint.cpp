@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-namespace s3lect::detail {
+namespace s3lect::inline v1::detail {
 namespace {
 
 bool is_lower_alnum(char c) {
@@ -69,4 +69,4 @@ request_addressing choose_addressing(const endpoint_url& endpoint, std::string_v
   return result;
 }
 
-}  // namespace s3lect::detail
+}  // namespace s3lect::inline v1::detail

@@ -11,7 +11,7 @@
 #include <string>
 #include <string_view>
 
-namespace s3lect::detail {
+namespace s3lect::inline v1::detail {
 
 /// The reason `bucket` is not a valid S3 bucket name, or an empty string when it is one
 /// (3-63 characters of a-z 0-9 . -, starting and ending with a letter or digit, no "..",
@@ -38,4 +38,4 @@ struct request_addressing {
 request_addressing choose_addressing(const endpoint_url& endpoint, std::string_view bucket,
                                      addressing_style style);
 
-}  // namespace s3lect::detail
+}  // namespace s3lect::inline v1::detail

@@ -7,7 +7,7 @@
 // A deliberately tiny XML reader: S3 error documents are one flat element with a few text
 // children, so a tokenizer plus a depth counter is enough and keeps Boost/libxml out of the
 // client. Anything it does not understand ends the walk; it never reads past the input.
-namespace s3lect::detail {
+namespace s3lect::inline v1::detail {
 namespace {
 
 /// XML whitespace.
@@ -294,4 +294,4 @@ std::optional<s3_error_body> parse_s3_error_xml(std::string_view body) {
                        fields.request_id.value_or(std::string())};
 }
 
-}  // namespace s3lect::detail
+}  // namespace s3lect::inline v1::detail

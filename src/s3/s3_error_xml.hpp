@@ -6,7 +6,7 @@
 #include <string>
 #include <string_view>
 
-namespace s3lect::detail {
+namespace s3lect::inline v1::detail {
 
 /// The fields of `<Error>` the client acts on or logs; entities already unescaped.
 struct s3_error_body {
@@ -25,4 +25,4 @@ inline constexpr std::size_t max_s3_error_body_size = 64 * 1024;
 /// Never throws on bad input (only bad_alloc).
 std::optional<s3_error_body> parse_s3_error_xml(std::string_view body);
 
-}  // namespace s3lect::detail
+}  // namespace s3lect::inline v1::detail

@@ -5,7 +5,7 @@
 #include <array>
 #include <charconv>
 
-namespace s3lect::detail {
+namespace s3lect::inline v1::detail {
 namespace {
 
 bool is_put(s3_operation operation) {
@@ -102,4 +102,4 @@ std::optional<std::chrono::system_clock::time_point> parse_http_date(std::string
          std::chrono::seconds{*second};
 }
 
-}  // namespace s3lect::detail
+}  // namespace s3lect::inline v1::detail

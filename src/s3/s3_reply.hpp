@@ -8,7 +8,7 @@
 #include <optional>
 #include <string_view>
 
-namespace s3lect::detail {
+namespace s3lect::inline v1::detail {
 
 /// The S3 operations the client performs; their replies are read differently.
 enum class s3_operation { get, put_if_absent, put_if_match, remove };
@@ -27,4 +27,4 @@ reply_verdict classify_reply(s3_operation operation, unsigned status, std::strin
 /// servers may send; nullopt for anything else.
 std::optional<std::chrono::system_clock::time_point> parse_http_date(std::string_view text);
 
-}  // namespace s3lect::detail
+}  // namespace s3lect::inline v1::detail

@@ -11,7 +11,7 @@
 #include <chrono>
 #include <utility>
 
-namespace s3lect::detail {
+namespace s3lect::inline v1::detail {
 
 using boost::system::error_code;
 
@@ -139,4 +139,4 @@ error_code interpret_reply(s3_operation kind, exchange_result& exchanged,
   return verdict.error;
 }
 
-}  // namespace s3lect::detail
+}  // namespace s3lect::inline v1::detail

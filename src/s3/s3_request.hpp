@@ -15,7 +15,7 @@
 #include <string>
 #include <string_view>
 
-namespace s3lect::detail {
+namespace s3lect::inline v1::detail {
 
 /// Whether `kind` is a conditional PUT.
 bool is_put(s3_operation kind);
@@ -50,4 +50,4 @@ boost::system::error_code interpret_reply(s3_operation kind, exchange_result& ex
                                           const request_control& control, response_info& info,
                                           bool& missing);
 
-}  // namespace s3lect::detail
+}  // namespace s3lect::inline v1::detail

@@ -4,7 +4,7 @@
 #include <cstddef>
 #include <iterator>
 
-namespace s3lect::detail {
+namespace s3lect::inline v1::detail {
 namespace {
 
 using std::chrono::nanoseconds;
@@ -121,9 +121,9 @@ std::optional<boot_clock::time_point> clock_offset_estimator::next_probe_time(
   return earliest + (1s - past_tick) % 1s;
 }
 
-}  // namespace s3lect::detail
+}  // namespace s3lect::inline v1::detail
 
-namespace s3lect {
+namespace s3lect::inline v1 {
 
 std::optional<store_clock_offset> clock_offset_of(const response_info& answer,
                                                   std::chrono::system_clock::time_point received) {
@@ -138,4 +138,4 @@ std::optional<store_clock_offset> clock_offset_of(const response_info& answer,
   return store_clock_offset{estimate->offset, estimate->error_bound};
 }
 
-}  // namespace s3lect
+}  // namespace s3lect::inline v1

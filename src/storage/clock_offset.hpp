@@ -45,7 +45,7 @@
 #include <deque>
 #include <optional>
 
-namespace s3lect::detail {
+namespace s3lect::inline v1::detail {
 
 /// The store's clock relative to this node's wall clock.
 struct clock_offset_estimate {
@@ -121,4 +121,4 @@ class clock_offset_estimator {
   std::deque<sample> samples_;  // oldest first
 };
 
-}  // namespace s3lect::detail
+}  // namespace s3lect::inline v1::detail

@@ -22,7 +22,7 @@
 #include <utility>
 #include <vector>
 
-namespace s3lect {
+namespace s3lect::inline v1 {
 
 namespace asio = boost::asio;
 using boost::system::error_code;
@@ -545,4 +545,4 @@ void memory_storage::put_with_metadata_impl(std::string key, std::string body,
       ->start();
 }
 
-}  // namespace s3lect
+}  // namespace s3lect::inline v1

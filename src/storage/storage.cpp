@@ -11,7 +11,7 @@
 #include <fstream>
 #include <iterator>
 
-namespace s3lect {
+namespace s3lect::inline v1 {
 
 namespace asio = boost::asio;
 using boost::system::error_code;
@@ -104,4 +104,4 @@ void storage::put_file_impl(std::string key, file_body body, put_condition condi
                          std::move(metadata), std::move(handler));
 }
 
-}  // namespace s3lect
+}  // namespace s3lect::inline v1

@@ -11,10 +11,11 @@
 #                        [--bin DIR]... [--out DIR] [--no-cgroup]
 #                        [--peer-watch [--peer-base-port P] [--peer-tls ca|zero-config]]
 #                        [--clock-fault ahead|behind [--clock-offset DUR]] [--slots K] [--fencing]
-#                        [--priorities P1,P2,...]
+#                        [--priorities P1,P2,...] [--claim-flood] [--isolation LEVEL]
+#                        [--attacks]
 #
 # --bin DIR (repeatable): where to find s3lect, s3lect_fault_proxy, s3lect_tree_watch and
-# s3lect_chaos_checker (DIR and DIR/tests/chaos are searched; default build/chaos).
+# s3lect_chaos_checker (DIR, DIR/bin and DIR/tests/chaos are searched; default build/chaos).
 # --no-cgroup: find a node's processes through /proc even where a writable cgroup v2 exists (by
 # default each node runs in a cgroup of its own, which a stop freezes and a crash kills).
 # --peer-watch: the nodes run in peer mode with watches, node i's health endpoint on
@@ -34,6 +35,21 @@
 # --priorities (with --peer-watch): node i runs with `--priority Pi` (docs/coordination.md), so
 # that named successors, hold-offs, ranked crash takeovers and preemption run under every fault;
 # the checker's rules are the same, since coordination only delays writes.
+# --claim-flood (with --peer-watch): for the whole run s3lect_claim_forger reads the lock record
+# (straight from the store) and sends whichever node leads, at its leaderAddr, a forged claim of
+# priority 1000000 with a fresh token every 900 ms from 127.0.0.1 (ids flood-N; trusting the
+# leader by the record's pin, or by the CA), so that verification, preemption and ranked
+# takeovers run under a flood of claims that must move nothing (s3lect issue 35). Its summary
+# becomes a `claimflood` record: a record or answer naming a forged id, a forged id running a
+# command, or a flood no node answered, is a violation.
+# --isolation LEVEL: the nodes run `s3lect run --isolation LEVEL` (default: what the system
+# allows, a PID namespace and a cgroup as root).
+# --attacks: one command in three attacks its own guardian: in a PID namespace it tries to take
+# the guardian's descriptors from the namespace's init and to forge the job's end with them
+# (s3lect_channel_thief; a `thief` record says how many it took, and any is a violation);
+# without one it stops its guardian (its parent) with SIGSTOP again and again. The driver then
+# spares that node's s3lect the freeze and group-stop faults: a job that stops its guardian while
+# its s3lect is stopped too is outside the promise (docs/safety-and-fencing.md).
 # Exit status: the checker's (0 pass, 1 violations or too few transitions), 2 for bad usage or
 # a harness failure.
 set -u
@@ -58,6 +74,9 @@ slot_count=0
 fencing=0
 use_cgroup=1
 priorities=()
+isolation=""
+attacks=0
+claim_flood=0
 
 # The nodes' timings: short, so that a two-minute run sees many transitions. The retry schedule
 # (3 x 250 ms + 50 ms + 100 ms = 900 ms) fits in renew deadline - frequent (1100 ms), and the kill
@@ -74,7 +93,7 @@ kill_grace_ms=200
 leftover_ms=$((3 * lease_ms))
 
 usage() {
-  sed -n '10,38p' "$0" | sed 's/^# \{0,1\}//'
+  sed -n '10,54p' "$0" | sed 's/^# \{0,1\}//'
   exit 2
 }
 
@@ -95,6 +114,9 @@ while (($#)); do
     --fencing) fencing=1; shift ;;
     --priorities) IFS=, read -r -a priorities <<<"${2:?}"; shift 2 ;;
     --no-cgroup) use_cgroup=0; shift ;;
+    --isolation) isolation=${2:?}; shift 2 ;;
+    --attacks) attacks=1; shift ;;
+    --claim-flood) claim_flood=1; shift ;;
     -h | --help) usage ;;
     *) echo "chaos.sh: unknown argument $1" >&2; usage ;;
   esac
@@ -126,6 +148,10 @@ if ((${#priorities[@]})); then
   fi
   for p in "${priorities[@]}"; do [[ $p =~ ^-?[0-9]{1,7}$ ]] || usage; done
 fi
+if ((claim_flood && !peer_watch)); then
+  echo "chaos.sh: --claim-flood goes with --peer-watch" >&2
+  exit 2
+fi
 if [[ -n $clock_fault && $clock_fault != ahead && $clock_fault != behind ]]; then
   echo "chaos.sh: --clock-fault must be ahead or behind" >&2
   exit 2
@@ -147,7 +173,7 @@ fi
 find_binary() {
   local name=$1 dir
   for dir in "${bin_dirs[@]}"; do
-    for candidate in "$dir/$name" "$dir/tests/chaos/$name"; do
+    for candidate in "$dir/$name" "$dir/bin/$name" "$dir/tests/chaos/$name"; do
       if [[ -x $candidate ]]; then
         echo "$candidate"
         return 0
@@ -161,6 +187,19 @@ s3lect=$(find_binary s3lect) || exit 2
 proxy_bin=$(find_binary s3lect_fault_proxy) || exit 2
 checker=$(find_binary s3lect_chaos_checker) || exit 2
 tree_watch_bin=$(find_binary s3lect_tree_watch) || exit 2
+thief_bin=""
+job_namespace=0
+if ((attacks)); then
+  thief_bin=$(find_binary s3lect_channel_thief) || exit 2
+  # Whether the jobs get a PID namespace: --isolation says, else the guardian's probe.
+  if [[ -n $isolation ]]; then
+    [[ $isolation == *pid-namespace* ]] && job_namespace=1
+  elif "$(dirname "$s3lect")/s3lect-guardian" --probe | grep -q '^pid-namespace ok'; then
+    job_namespace=1
+  fi
+fi
+forger_bin=""
+((claim_flood)) && { forger_bin=$(find_binary s3lect_claim_forger) || exit 2; }
 child_script=$here/child.sh
 
 # The store: from the environment when the caller sourced an env file (scripts/test.sh does, for
@@ -242,7 +281,7 @@ chrt -f 10 true 2>/dev/null && realtime=(chrt -f 10)
   >"$out_dir/tree-watch.out" 2>"$out_dir/tree-watch.err" &
 watch_pid=$!
 
-declare -a pid state due since detail endpoint incarnation stopped_procs
+declare -a pid state due since detail endpoint incarnation stopped_procs stopper zombie_guardians
 retiring=()  # "I:K:DUE" for each ended incarnation of a node whose leftovers may still run
 leftover_procs=0
 leftover_incarnations=0
@@ -260,7 +299,7 @@ cleanup() {
     kill_processes "$i" 2>/dev/null ||
       say "node$i: processes left after SIGKILL: $(procs_of "$i"; echo "${P[*]}")"
   done
-  kill "$proxy_pid" "$watch_pid" 2>/dev/null
+  kill "$proxy_pid" "$watch_pid" ${flood_pid:+"$flood_pid"} 2>/dev/null
   wait 2>/dev/null
   if [[ -n $cgroup_root ]]; then
     remove_cgroup "$cgroup_root"
@@ -309,7 +348,8 @@ ctl() {
 # --- the nodes --------------------------------------------------------------------------------
 start_node() {
   local i=$1 job_flags=() peer=() launcher=(setsid) command=("$child_script") log_file=$events
-  local slots=() tags
+  local slots=() tags isolated=()
+  [[ -n $isolation ]] && isolated=(--isolation "$isolation")
   ((slot_count)) && slots=(--slots "$slot_count")
   if ((fencing)); then
     command=("$here/fenced_writer.sh")
@@ -337,6 +377,18 @@ start_node() {
   ((R <= 30)) && job_flags+=(stubborn-grandchild)
   rnd 1 100
   ((R <= 30)) && job_flags+=(stubborn-daemon)
+  # The attacks on the guardian (--attacks): which one the job can make depends on whether it
+  # has a PID namespace of its own.
+  stopper[i]=0
+  if ((attacks && !fencing)); then
+    rnd 1 3
+    if ((R == 1 && job_namespace)); then
+      job_flags+=(thief)
+    elif ((R == 1)); then
+      job_flags+=(stop-guardian)
+      stopper[i]=1
+    fi
+  fi
   ((fencing)) || job_flags=("${watch_address##*:}" "${job_flags[@]}")
   incarnation[i]=$((${incarnation[i]:-0} + 1))
   incarnation_cgroup "$i"
@@ -348,7 +400,7 @@ start_node() {
       echo "chaos.sh: cannot join $G" >&2
       exit 97
     fi
-    export CHAOS_TAG=$tags
+    export CHAOS_TAG=$tags CHAOS_THIEF=$thief_bin
     # --allow-core-dumps: the harness reads the node's /proc/PID/environ (--no-cgroup) and maps
     # (the clock fault), which a non-dumpable process keeps from other processes of its user.
     exec "${launcher[@]}" "$s3lect" run --lock "$lock" --endpoint "http://${endpoint[i]}" \
@@ -357,7 +409,7 @@ start_node() {
       --frequent "${frequent_ms}ms" --infrequent "${infrequent_ms}ms" \
       --request-timeout "${request_timeout_ms}ms" \
       --retry-delays "${retry_delays_ms//,/ms,}ms" --kill-grace "${kill_grace_ms}ms" "${peer[@]}" \
-      "${slots[@]}" \
+      "${slots[@]}" "${isolated[@]}" \
       -- "${command[@]}" "$log_file" "node$i" "${job_flags[@]}"
   ) >>"$out_dir/node$i.log" 2>&1 &
   pid[i]=$!
@@ -466,10 +518,12 @@ cont_node() {
   record "stop node$i ${since[i]} $t"
 }
 
-# freeze_s3lect I: SIGSTOP of node I's s3lect process alone: its guardian and its job run on
+# freeze_s3lect I [group]: SIGSTOP of node I's s3lect process alone, or of its whole process
+# group (a shell's `kill -STOP %1`, a supervisor stopping a service's group: s3lect leads its
+# group, and its guardian is in a session of its own): its guardian and its job run on
 freeze_s3lect() {
   local i=$1 tries
-  kill -STOP "${pid[i]}"
+  if [[ ${2:-} == group ]]; then signal_group STOP "${pid[i]}"; else kill -STOP "${pid[i]}"; fi
   for ((tries = 0; tries < 1000; tries++)); do
     proc_state "${pid[i]}"
     [[ $S == T || -z $S ]] && break
@@ -480,7 +534,7 @@ freeze_s3lect() {
 
 thaw_s3lect() {
   local i=$1 t=$EPOCHREALTIME  # may run again from here on
-  kill -CONT "${pid[i]}"
+  if [[ ${detail[i]} == group ]]; then signal_group CONT "${pid[i]}"; else kill -CONT "${pid[i]}"; fi
   record "freeze node$i ${since[i]} $t"
 }
 
@@ -574,15 +628,34 @@ pick_node() {  # a node in state up, the leader with probability 90 %; sets $N (
   N=${candidates[R]}
 }
 
-# inject_zombie: freezes the leader's s3lect (and its guardian, if it has one: it is in s3lect's
-# process group) while its job runs on, a zombie, until another node leads; step() thaws it
-# (end_zombie).
+# guardians_of PID: the job guardians s3lect PID runs (its children named s3lect-guardian, each
+# leading a process group of its own) in $P
+guardians_of() {
+  local t kids k comm
+  P=()
+  for t in /proc/"$1"/task/*/children; do
+    kids=""
+    read -r kids 2>/dev/null <"$t"
+    for k in $kids; do
+      comm=""
+      read -r comm 2>/dev/null <"/proc/$k/comm"
+      [[ $comm == s3lect-guardian ]] && P+=("$k")
+    done
+  done
+}
+
+# inject_zombie: freezes the leader's s3lect and its guardian's process group (the guardian and
+# its PID namespace's parent and init) while its job runs on, a zombie, until another node
+# leads; step() thaws it (end_zombie).
 inject_zombie() {
-  local i
+  local i g
   leader_node
   i=$N
   ((i)) || return
   note "inject zombie node$i pid=${pid[i]}"
+  guardians_of "${pid[i]}"
+  zombie_guardians[i]="${P[*]}"
+  for g in "${P[@]}"; do signal_group STOP "$g"; done
   signal_group STOP "${pid[i]}"  # s3lect's group only: its job has groups of its own
   since[i]=$EPOCHREALTIME
   state[i]=zombie
@@ -592,8 +665,9 @@ inject_zombie() {
 }
 
 end_zombie() {
-  local i=$1
+  local i=$1 g
   signal_group CONT "${pid[i]}"
+  for g in ${zombie_guardians[i]:-}; do signal_group CONT "$g"; done
   echo "zombie node$i ${since[i]} $EPOCHREALTIME" >>"$writes"
   state[i]=up
   succeeded[i]=""
@@ -618,7 +692,8 @@ inject() {
   rnd 1 100
   if ((R <= 40)); then kind="term"
   elif ((R <= 52)); then kind="kill"
-  elif ((R <= 62)); then kind="freeze"
+  elif ((R <= 58)); then kind="freeze"
+  elif ((R <= 62)); then kind="pgstop"
   elif ((R <= 75)); then kind="stop"
   elif ((R <= 82)); then kind="blackhole"
   elif ((R <= 86)); then kind="drop"
@@ -639,13 +714,15 @@ inject() {
     slow_detail="latency=${ms}ms"
     return
   fi
-  if [[ $kind == freeze ]]; then
+  if [[ $kind == freeze || $kind == pgstop ]]; then
     leader_node  # a follower's s3lect frozen alone has no job to stop
   else
     pick_node
   fi
   i=$N
   ((i)) || return
+  # A job that stops its guardian while s3lect is stopped too keeps running: not this fault.
+  [[ ($kind == freeze || $kind == pgstop) && ${stopper[i]:-0} == 1 ]] && return
   since[i]=$EPOCHREALTIME
   note "inject $kind node$i pid=${pid[i]}"
   case $kind in
@@ -673,8 +750,10 @@ inject() {
       rnd 100 4500
       due[i]=$((now + R * 1000))
       ;;
-    freeze)
-      freeze_s3lect "$i"
+    freeze | pgstop)
+      detail[i]=""
+      [[ $kind == pgstop ]] && detail[i]=group
+      freeze_s3lect "$i" "${detail[i]}"
       state[i]=frozen
       rnd 100 $((3 * lease_ms))
       due[i]=$((now + R * 1000))
@@ -757,6 +836,11 @@ step() {
     say "the tree watcher died (status $?): $(tail -3 "$out_dir/tree-watch.err")"
     exit 2
   fi
+  if [[ -n $flood_pid ]] && is_gone "$flood_pid"; then
+    wait "$flood_pid"
+    say "the claim forger died (status $?): $(tail -3 "$out_dir/claim-flood.err")"
+    exit 2
+  fi
   for ((i = 1; i <= node_count; i++)); do
     case ${state[i]} in
       up)
@@ -818,6 +902,42 @@ step() {
   if [[ -n $clock_fault && ${state[1]} == up ]] && ((!clock_checked)); then check_clock_fault; fi
 }
 
+# --- the claim flood (--claim-flood) ---------------------------------------------------------
+flood_pid=""
+flood_ids=flood-
+
+# start_claim_flood: the forger, straight to the store (no proxy faults) for the record and to
+# the leader's endpoint for the claims; trusting the record's pin, or the run's CA
+start_claim_flood() {
+  ((claim_flood)) || return 0
+  local trust=()
+  [[ $peer_tls == ca ]] && trust=(--ca "$out_dir/certs/ca.pem")
+  "$forger_bin" --lock "$lock" --endpoint "$S3LECT_TEST_ENDPOINT_HTTP" --path-style \
+    --interval 900ms --priority 1000000 --id "${flood_ids}%n" "${trust[@]}" \
+    >"$out_dir/claim-flood.out" 2>"$out_dir/claim-flood.err" &
+  flood_pid=$!
+  note "started the claim forger pid=$flood_pid"
+}
+
+# stop_claim_flood: its totals as a `claimflood` record for the checker
+stop_claim_flood() {
+  [[ -n $flood_pid ]] || return 0
+  local result sent answered named
+  kill -TERM "$flood_pid"
+  wait "$flood_pid"
+  result=$(grep '^result ' "$out_dir/claim-flood.out")
+  sent=$(sed -n 's/.* sent=\([0-9]*\).*/\1/p' <<<"$result")
+  answered=$(sed -n 's/.* answered=\([0-9]*\).*/\1/p' <<<"$result")
+  named=$(sed -n 's/.* named=\([0-9]*\).*/\1/p' <<<"$result")
+  flood_pid=""
+  if [[ -z $sent || -z $answered || -z $named ]]; then
+    say "the claim forger left no result: $(tail -3 "$out_dir/claim-flood.err")"
+    exit 2
+  fi
+  say "claim flood: $result"
+  record "claimflood $EPOCHREALTIME $flood_ids $sent $answered $named"
+}
+
 # --- the run ----------------------------------------------------------------------------------
 mode=s3
 ((peer_watch)) &&
@@ -826,6 +946,9 @@ clock=right
 [[ -n $clock_fault ]] && clock="node1:$(printf '%+d' "$clock_offset_s")s"
 ((slot_count)) && mode+=", $slot_count slots"
 ((${#priorities[@]})) && mode+=", priorities $(IFS=,; echo "${priorities[*]}")"
+[[ -n $isolation ]] && mode+=", isolation $isolation"
+((claim_flood)) && mode+=", claim flood"
+((attacks)) && mode+=", jobs attack their guardians ($( ((job_namespace)) && echo thief || echo SIGSTOP))"
 say "run $run_id: $node_count nodes, ${duration}s, seed $seed, mode $mode, clock $clock, lock $lock"
 say "logs in $out_dir"
 record "# chaos run $run_id seed=$seed nodes=$node_count duration=${duration}s mode=${mode%% *}" \
@@ -836,6 +959,7 @@ record "# s3lect=$s3lect lease=${lease_ms}ms renew_deadline=${renew_deadline_ms}
 record "begin $EPOCHREALTIME"
 ((fencing)) || record "treewatch $watch_address"
 for ((i = 1; i <= node_count; i++)); do start_node "$i"; done
+start_claim_flood
 started_wall=$SECONDS
 now_us
 run_end=$((now + duration * 1000000))
@@ -897,6 +1021,7 @@ wait "$watch_pid"
 watch_status=$?
 ((watch_status == 0)) ||
   say "the tree watcher exited with status $watch_status: $(tail -5 "$out_dir/tree-watch.err")"
+stop_claim_flood
 record "finish $EPOCHREALTIME"
 exec 3>&-
 kill "$proxy_pid" 2>/dev/null
@@ -998,6 +1123,9 @@ mode_args=""
 ((slot_count)) && mode_args+=" --slots $slot_count"
 ((fencing)) && mode_args+=" --fencing"
 ((${#priorities[@]})) && mode_args+=" --priorities $(IFS=,; echo "${priorities[*]}")"
+[[ -n $isolation ]] && mode_args+=" --isolation $isolation"
+((claim_flood)) && mode_args+=" --claim-flood"
+((attacks)) && mode_args+=" --attacks"
 echo "command: tests/chaos/chaos.sh --duration $duration --nodes $node_count --seed $seed" \
   "--min-transitions $min_transitions$mode_args" | tee -a "$out_dir/report.txt"
 echo "logs: $out_dir" | tee -a "$out_dir/report.txt"

@@ -126,6 +126,40 @@ micros checker_timings::resume_window() const {
   return ms_to_us(kill_grace) + ms_to_us(resume_tolerance);
 }
 
+namespace {
+
+// A forged claim must move nothing (docs/peer-mode.md#claims-that-cannot-be-forged): no record
+// or answer may name a forged id, no forged id may run a command, and a flood that no node ever
+// answered proved nothing.
+void check_claim_floods(const chaos_log& log, chaos_report& report) {
+  for (const auto& flood : log.floods) {
+    report.forged_claims += flood.sent;
+    report.forged_answered += flood.answered;
+    if (flood.named > 0) {
+      report.violations.push_back({"claim_flood",
+                                   std::to_string(flood.named) +
+                                       " records or answers named a forged id (" + flood.id_prefix +
+                                       "*) as leader, successor or candidate",
+                                   {flood.line}});
+    }
+    if (flood.answered == 0) {
+      report.violations.push_back(
+          {"claim_flood",
+           "no node answered any of the " + std::to_string(flood.sent) + " forged claims",
+           {flood.line}});
+    }
+    for (const auto& run : log.children) {
+      if (!run.node.starts_with(flood.id_prefix)) continue;
+      report.violations.push_back(
+          {"claim_flood",
+           "forged id " + run.node + " ran a command (term " + std::to_string(run.term) + ")",
+           {run.start_line, flood.line}});
+    }
+  }
+}
+
+}  // namespace
+
 chaos_report check_chaos_log(const chaos_log& log, const checker_timings& timings) {
   chaos_report report;
   report.leaderships = log.children.size();
@@ -134,6 +168,19 @@ chaos_report check_chaos_log(const chaos_log& log, const checker_timings& timing
   report.duration = log.finish - log.begin;
   for (const auto& f : log.faults) ++report.faults_by_kind[f.kind];
   for (const auto& error : log.errors) report.violations.push_back({"log", error, {}});
+  // A descriptor of s3lect's or the guardian's in a job's reach lets it fool s3lect (forge
+  // the end of the job, so that s3lect releases while the job runs on): none may be taken.
+  report.thefts_tried = log.thefts.size();
+  for (const auto& attempt : log.thefts) {
+    if (attempt.taken == 0) continue;
+    report.violations.push_back({"theft",
+                                 attempt.node + "'s command (term " + std::to_string(attempt.term) +
+                                     ") took " + std::to_string(attempt.taken) +
+                                     " descriptors of its guardian's",
+                                 {attempt.line}});
+  }
+
+  check_claim_floods(log, report);
 
   // Per node: when all of its processes were stopped (a frozen machine: `stop`), and the
   // windows after each resume. A freeze of s3lect alone opens none: its job never stopped.
@@ -345,6 +392,12 @@ std::string format_report(const chaos_report& report, const chaos_log& log) {
       << " overlaps (max " << ms_text(report.max_excused_overlap) << "), " << report.stale_starts
       << " stale starts\n";
   out << "commands restarted under their node's own term: " << report.resumed_terms << "\n";
+  out << "commands that tried to take their guardian's descriptors: " << report.thefts_tried
+      << "\n";
+  if (!log.floods.empty()) {
+    out << "forged candidate claims: " << report.forged_claims << " sent, "
+        << report.forged_answered << " answered\n";
+  }
   if (report.min_separation) {
     out << "closest handover between nodes: " << ms_text(*report.min_separation) << "\n";
   }

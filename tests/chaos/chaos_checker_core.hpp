@@ -69,8 +69,30 @@ struct interval_event {
   std::string detail;  ///< the fault record's words after T1 (`s3lect-only` for a lone kill)
 };
 
+/// A job's try at its guardian's descriptors (s3lect_channel_thief, docs/chaos.md).
+struct theft {
+  std::string node;
+  std::uint64_t term = 0;
+  micros at = 0;
+  unsigned taken = 0;  ///< descriptors taken: any is a violation
+  log_line line;
+};
+
+/// A claim flood's summary (s3lect_claim_forger, chaos.sh --claim-flood): forged candidate
+/// claims sent to whichever node led, and how often a record or an answer named a forged id.
+struct claim_flood {
+  micros at = 0;          ///< when the forger stopped
+  std::string id_prefix;  ///< every forged id starts with it
+  std::uint64_t sent = 0;
+  std::uint64_t answered = 0;  ///< checks a node answered (200 or 404)
+  std::uint64_t named = 0;     ///< records naming a forged id as leader, successor or candidate
+  log_line line;
+};
+
 struct chaos_log {
   std::vector<child_run> children;      ///< in order of start
+  std::vector<theft> thefts;            ///< the jobs' tries at their guardian's descriptors
+  std::vector<claim_flood> floods;      ///< claim floods that ran beside the nodes
   std::vector<interval_event> stops;    ///< every process of a node stopped (the machine froze)
   std::vector<interval_event> freezes;  ///< a node's s3lect alone stopped, its job running on
   std::vector<interval_event> faults;   ///< every fault, stops and freezes included
@@ -97,6 +119,12 @@ struct chaos_log {
 ///   stop NODE T0 T1              every process of the node was stopped during [T0, T1]
 ///   freeze NODE T0 T1            the node's s3lect alone was stopped during [T0, T1]
 ///   fault KIND TARGET T0 T1 ...  a fault was in effect during [T0, T1]
+///   thief NODE TERM T TAKEN      the command tried to take its guardian's descriptors from
+///                                the processes it can see, and took TAKEN of them
+///   claimflood T PREFIX SENT ANSWERED NAMED
+///                                a claim forger, stopped at T, sent SENT forged claims (ids
+///                                starting with PREFIX), ANSWERED were answered, and NAMED
+///                                records or answers named a forged id
 /// A command ends at its tree's treeend. Without one (no watcher), at its `end`, else at the
 /// earliest later kill, exit or reaped record of its node (or pid), else at finish (and that is
 /// an error). With a watcher, a command without treeend is an error too. A time more than a
@@ -104,7 +132,7 @@ struct chaos_log {
 chaos_log parse_chaos_log(std::istream& in);
 
 struct violation {
-  std::string rule;  ///< overlap, term_order, term_reuse, liveness, log
+  std::string rule;  ///< overlap, term_order, term_reuse, liveness, theft, claim_flood, log
   std::string message;
   std::vector<log_line> evidence;
 };
@@ -136,6 +164,9 @@ struct chaos_report {
   /// The closest call: the shortest time from one command's end to the next command's start
   /// on another node (handovers that overlapped are reported as overlaps instead).
   std::optional<micros> min_separation;
+  std::size_t thefts_tried = 0;         ///< thief records
+  std::uint64_t forged_claims = 0;      ///< claims the floods sent
+  std::uint64_t forged_answered = 0;    ///< of those, answered by a node
   std::size_t lone_freezes = 0;         ///< freeze records: s3lect alone stopped
   std::size_t lone_kills = 0;           ///< kill faults of s3lect alone (detail `s3lect-only`)
   std::vector<lone_fault> lone_faults;  ///< those that hit a node while its job ran

@@ -90,6 +90,25 @@ class log_parser {
         (kind == "stop" ? log_.stops : log_.freezes).push_back(*event);
         log_.faults.push_back(*event);
       }
+    } else if (kind == "thief" && w_.size() == 5) {
+      theft attempt{w_[1], 0, 0, 0, line_};
+      const auto t = time(3, "bad thief record");
+      if (t && parse_number(w_[2], attempt.term) && parse_number(w_[4], attempt.taken)) {
+        attempt.at = *t;
+        log_.thefts.push_back(std::move(attempt));
+      } else if (t) {
+        bad("bad thief record");
+      }
+    } else if (kind == "claimflood" && w_.size() == 6) {
+      claim_flood flood{0, w_[2], 0, 0, 0, line_};
+      const auto t = time(1, "bad claimflood record");
+      if (t && parse_number(w_[3], flood.sent) && parse_number(w_[4], flood.answered) &&
+          parse_number(w_[5], flood.named) && !flood.id_prefix.empty()) {
+        flood.at = *t;
+        log_.floods.push_back(std::move(flood));
+      } else if (t) {
+        bad("bad claimflood record");
+      }
     } else if (kind == "fault" && w_.size() >= 5) {
       if (auto event = interval(w_[1], w_[2], 3)) {
         for (std::size_t i = 5; i < w_.size(); ++i) {

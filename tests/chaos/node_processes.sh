@@ -13,7 +13,7 @@
 # the node's tag (CHAOS_TAG=RUN/nodeI/K/, inherited by all that s3lect starts), and everything
 # below its s3lect by parent links; a stop then SIGSTOPs them one by one until none is left.
 #
-# The caller sets cgroup_root (empty: /proc), run_id, pid[] and incarnation[] (the current
+# The caller sets cgroup_root (empty: /proc), run_id, lock, pid[] and incarnation[] (the current
 # s3lect of each node and its number), and defines note, say and now_us (which sets now).
 # Results come back in globals (P, J, S, G, L, N), as from now_us: no subshells.
 # shellcheck disable=SC2154,SC2034
@@ -139,6 +139,28 @@ procs_of() {
   done
   # In case one scrubbed its environment: everything below the current s3lect.
   if [[ -n ${pid[i]:-} && (-z $k || $k == "${incarnation[i]}") ]]; then descendants "${pid[i]}"; fi
+  # Guardians carry no tag (their environment holds only the loader's and the sanitizers'
+  # variables): one of an earlier incarnation, whose s3lect is gone, is found by its command
+  # line, which names the lock and the node's id, and everything below it by parent links.
+  [[ -n $k && $k == "${incarnation[i]}" ]] || orphaned_guardians "$i"
+}
+
+# orphaned_guardians I: appends to $P the guardians of node I that are not below its current
+# s3lect, and their trees
+orphaned_guardians() {
+  local entry comm stat parent args
+  for entry in /proc/[0-9]*; do
+    comm=""
+    read -r comm 2>/dev/null <"$entry/comm" || continue
+    [[ $comm == s3lect-guardian ]] || continue
+    read -r stat 2>/dev/null <"$entry/stat" || continue
+    stat=${stat##*) }
+    read -r _ parent _ <<<"$stat"
+    [[ $parent == "${pid[$1]:-}" ]] && continue
+    mapfile -d '' -t args 2>/dev/null <"$entry/cmdline" || continue
+    [[ " ${args[*]} " == *" id=node$1 "* && " ${args[*]} " == *" lock=$lock"* ]] || continue
+    descendants "${entry#/proc/}"
+  done
 }
 
 # cgroup_is DIR KEY VALUE: true when DIR's cgroup.events says KEY VALUE (populated, frozen)

@@ -2,7 +2,7 @@
 // s3lect through its public headers only and every kind of completion token: the elector on a
 // strand of the application's, waiters on other strands, asio::use_future from a plain thread,
 // asio::deferred, and per-operation cancellation through a cancellation slot. Built with
-// BOOST_ASIO_NO_DEPRECATED (the legacy_asio_app consumer covers the other setting); CI runs it
+// BOOST_ASIO_NO_DEPRECATED (legacy_asio_app.cpp covers the other setting); CI runs it
 // under TSan. Exits 0 after two electors hand leadership over once.
 #include <s3lect/s3lect.hpp>
 

@@ -128,7 +128,8 @@ TEST_F(CliRelease, MovesLeadershipToAnotherNodeInEveryRoundAndWithToToTheNamedOn
     if (round >= rounds_without_to) {
       // Each round names a different node that does not lead.
       for (int i = round; to.empty() || to == held->leader_id; ++i) to = node_id(i % node_count);
-      extra = {"--to", to, "--keep-out", "1500ms"};
+      // S3 mode: the records list no candidates, so a name needs --force.
+      extra = {"--to", to, "--force", "--keep-out", "1500ms"};
       said = "kept out for 1500ms; successor: " + to;
     }
     // Every phase of the renewal cycle (F = 400ms) in turn: 50, 150, 250, 350ms after one.
@@ -159,6 +160,30 @@ TEST_F(CliRelease, ToTheHolderItselfIsRefusedAndWritesNothing) {
   stop_nodes();
 }
 
+// A name that is no candidate of the record (a ghost; in S3 mode any name) is refused: a release
+// naming it would leave the lock to nobody for the window (4.3 s measured). The leader's command
+// runs on: its s3lect never hears of a release.
+TEST_F(CliRelease, ToANameTheRecordDoesNotListIsRefusedAndTheLeaderRunsOn) {
+  start_nodes();
+  const std::optional<lock_record> held = held_after(0, 15s);
+  ASSERT_TRUE(held);
+  const std::string follower = node_id(held->leader_id == node_id(0) ? 1 : 0);
+  for (const std::string& name : std::vector<std::string>{"ghost", follower}) {
+    cli_process& refused = release(held->term, {"--to", name});
+    test::expect_one_line_error(refused, 2, "is not among the record's candidates");
+    EXPECT_NE(refused.err().find("nothing was written"), std::string::npos) << refused.err();
+  }
+  // A renewal later the same leadership holds: nothing released it in between.
+  wait_for_phase(*held, 0ms);
+  const std::optional<lock_record> after = record();
+  ASSERT_TRUE(after);
+  EXPECT_FALSE(after->released);
+  EXPECT_EQ(after->term, held->term);
+  EXPECT_EQ(after->leader_id, held->leader_id);
+  EXPECT_EQ(all_logs().find("stopping command"), std::string::npos) << all_logs();
+  stop_nodes();
+}
+
 TEST_F(CliRelease, BadToOrKeepOutExitsTwoBeforeReading) {
   std::vector<std::string> args{"release"};
   for (auto& arg : store_args()) args.push_back(arg);
@@ -172,6 +197,7 @@ TEST_F(CliRelease, BadToOrKeepOutExitsTwoBeforeReading) {
   test::expect_one_line_error(run(with({"--keep-out", "25h"})), 2, "--keep-out: must be at most");
   test::expect_one_line_error(run(with({"--to", "\xff"})), 2, "--to: expected a node's id");
   test::expect_one_line_error(run(with({"--to", ""})), 2, "--to");
+  test::expect_one_line_error(run(with({"--force"})), 2, "--force: only with --to");
 }
 
 }  // namespace

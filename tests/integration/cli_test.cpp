@@ -1,11 +1,13 @@
 // The s3lect tool against the local Ceph RADOS Gateway: argument errors and exit codes,
 // `status`, `release`, and `run` supervising its command through handovers, stop signals,
 // a frozen leader and a leader cut off from the store. Runs the built `s3lect` binary: the
-// S3LECT_CLI variable names it, else it is found beside this test's directory (<build>/s3lect
+// S3LECT_CLI variable names it, else it is found in the build tree's bin/ (<build>/bin/s3lect
 // for <build>/tests/s3lect_integration_tests). Every wait is bounded; only processes this test
 // started are signalled.
 #include "support/cli_harness.hpp"
 #include "support/tcp_forwarder.hpp"
+
+#include <s3lect/version.hpp>
 
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
@@ -62,6 +64,12 @@ TEST_F(CliIntegration, BadArgumentsExitTwoWithOneLine) {
   expect_one_line_error(run({"release", "--lock", lock(), "--if-term", "-1"}), 2, "--if-term");
 }
 
+TEST_F(CliIntegration, VersionIsTheOneOfTheHeaders) {
+  cli_process& process = run({"--version"});
+  EXPECT_EQ(process.status, std::optional<int>(0)) << process.err();
+  EXPECT_EQ(process.out(), "s3lect " S3LECT_VERSION_STRING "\n");
+}
+
 TEST_F(CliIntegration, MissingOrUnrunnableCommandExits127Or126) {
   auto args = run_args("nocommand");
   args.insert(args.end(), {"--", "s3lect-no-such-command"});
@@ -114,12 +122,27 @@ TEST_F(CliIntegration, StatusOfAMalformedRecordExitsSevenShowingWhatIsKnown) {
   expect_one_line_error(process, 7, "malformed lock record: lastUpdated");
   EXPECT_NE(process.out().find("\"error\":\"malformed lock record: lastUpdated"), std::string::npos)
       << process.out();
-  EXPECT_NE(process.out().find("\"body\":\"{\\\"leaderID\\\":\\\"x\\\""), std::string::npos)
+  EXPECT_NE(process.out().find("\"preview\":\"{\\\"leaderID\\\":\\\"x\\\""), std::string::npos)
+      << process.out();
+  EXPECT_NE(process.out().find("\"bodyBytes\":51,\"bodyTruncated\":false"), std::string::npos)
       << process.out();
   EXPECT_NE(process.out().find("\"etag\":\""), std::string::npos) << process.out();
   std::vector<std::string> release_args{"release"};
   for (auto& arg : store_args()) release_args.push_back(arg);
   expect_one_line_error(run(release_args), 7, "refusing to overwrite");
+}
+
+// An unreadable 20 MB object at the lock key once printed the first 1 MiB of it as a JSON string
+// (a 6 MB line of \u0000): now a bounded, escaped preview and the size read.
+TEST_F(CliIntegration, StatusOfAHugeUnreadableObjectShowsABoundedPreviewOnly) {
+  put_raw(key, std::string(20 * 1024 * 1024, '\0'));
+  auto& process = status();
+  expect_one_line_error(process, 7, "malformed lock record");
+  EXPECT_LT(process.out().size(), 2048u) << process.out().substr(0, 200);
+  EXPECT_NE(process.out().find("\"bodyTruncated\":true"), std::string::npos)
+      << process.out().substr(0, 400);
+  EXPECT_NE(process.out().find("\"preview\":\"\\u0000\\u0000"), std::string::npos)
+      << process.out().substr(0, 400);
 }
 
 TEST_F(CliIntegration, RunStartsTheCommandAsLeaderAndExitsWithItsStatusReleasingTheLock) {

@@ -188,7 +188,7 @@ std::string cli_path() {
     return configured;
   }
   const auto self = std::filesystem::read_symlink("/proc/self/exe");
-  return (self.parent_path().parent_path() / "s3lect").string();
+  return (self.parent_path().parent_path() / "bin" / "s3lect").string();
 }
 
 TEST_F(CredentialsIntegration, CheckReportsTheProvider) {

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Builds the packages from the release build (the "package" preset: the release preset with the
 # prefix /usr), checks what they hold, installs the two .debs into this system with apt, runs
-# `s3lect --version`, and builds tests/consumers/legacy_asio_app against the installed library, with
+# `s3lect --version`, checks that every place naming the version agrees (scripts/release.sh), and
+# builds the consumers of tests/consumers/ against the installed library, with
 # find_package(s3lect) and with pkg-config. Then removes the packages again, unless --keep.
 # Installs into the system: meant for a throw-away CI machine, or run it knowing that it does.
 #
@@ -46,6 +47,7 @@ tarball=$packages/s3lect-${version}-Linux.tar.gz
 for file in "$deb_tool" "$deb_dev" "$tarball"; do
   [ -f "$file" ] || fail "cpack made no $file (made: $(ls "$packages"))"
 done
+bash scripts/release.sh --check-only --build "$build" --packages "$packages"
 
 # contains LISTING PATH...: every PATH is in LISTING (one path a line, as dpkg-deb -c or tar tz).
 contains() {
@@ -59,7 +61,8 @@ $listing"
 contains "$(dpkg-deb -c "$deb_tool")" /usr/bin/s3lect /usr/libexec/s3lect/s3lect-guardian \
   /usr/share/man/man1/s3lect.1.gz /usr/lib/systemd/system/s3lect@.service \
   /usr/share/doc/s3lect/examples/s3lect.env
-contains "$(dpkg-deb -c "$deb_dev")" /usr/include/s3lect/s3lect.hpp \
+contains "$(dpkg-deb -c "$deb_dev")" /usr/include/s3lect/s3lect.hpp /usr/include/s3lect/version.hpp \
+  /usr/include/s3lect/detail/abi.hpp /usr/include/s3lect/detail/build_config.hpp \
   '/usr/lib/[a-z0-9_-]*/?libs3lect.a' '/usr/lib/[a-z0-9_-]*/?cmake/s3lect/s3lect-config.cmake' \
   '/usr/lib/[a-z0-9_-]*/?pkgconfig/s3lect.pc'
 contains "$(tar tzf "$tarball")" bin/s3lect libexec/s3lect/s3lect-guardian share/man/man1/s3lect.1.gz \
@@ -102,18 +105,27 @@ status=0
 s3lect run --lock s3://bucket/key --endpoint http://127.0.0.1:9 -- true 2>"$work/run.err" ||
   status=$?
 [ "$status" -eq 4 ] || fail "s3lect run exited $status, not 4: $(cat "$work/run.err")"
+# The same CLI moved away from its prefix, as a package manager's tools directory holds it
+# (vcpkg's tools/s3lect/): it finds the guardian at the absolute path fixed at build time.
+mkdir -p "$work/tools/s3lect"
+cp /usr/bin/s3lect "$work/tools/s3lect/s3lect"
+status=0
+"$work/tools/s3lect/s3lect" run --lock s3://bucket/key --endpoint http://127.0.0.1:9 -- true \
+  2>"$work/moved.err" || status=$?
+[ "$status" -eq 4 ] || fail "a moved s3lect run exited $status, not 4: $(cat "$work/moved.err")"
 # Its whole output first: grep -q would close the pipe early, and pipefail count the SIGPIPE.
 probe=$(/usr/libexec/s3lect/s3lect-guardian --probe) ||
   fail "the installed guardian's --probe failed"
 grep -q '^pid-namespace ' <<<"$probe" || fail "the installed guardian's --probe said: $probe"
 
-# The consumer, with no prefix given: the installed CMake package and pkg-config file.
-cmake -S tests/consumers/legacy_asio_app -B "$work/cmake" -G Ninja -DCMAKE_BUILD_TYPE=Release \
-  >/dev/null
+# The consumers, with no prefix given: the installed CMake package and pkg-config file. (This
+# runs with Debian 12's Boost 1.81, which still has the legacy consumer's deprecated API.)
+cmake -S tests/consumers -B "$work/cmake" -G Ninja -DCMAKE_BUILD_TYPE=Release >/dev/null
 cmake --build "$work/cmake" >/dev/null
 "$work/cmake/legacy_consumer"
+"$work/cmake/multithreaded_consumer"
 # shellcheck disable=SC2046  # pkg-config's output is a list of words
-c++ -o "$work/pkg-config-consumer" tests/consumers/legacy_asio_app/main.cpp \
+c++ -std=c++20 -o "$work/pkg-config-consumer" tests/consumers/legacy_asio_app.cpp \
   $(pkg-config --cflags s3lect) $(pkg-config --libs s3lect)
 "$work/pkg-config-consumer"
 echo "package test passed: $(basename "$deb_tool") $(basename "$deb_dev") $(basename "$tarball")"

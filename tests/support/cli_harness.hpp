@@ -52,7 +52,7 @@ inline std::string cli_path() {
     return configured;
   }
   const auto self = std::filesystem::read_symlink("/proc/self/exe");
-  return (self.parent_path().parent_path() / "s3lect").string();
+  return (self.parent_path().parent_path() / "bin" / "s3lect").string();
 }
 
 inline std::string read_file(const std::string& path) {
@@ -97,6 +97,18 @@ inline bool eventually(const std::function<bool()>& condition, steady::duration 
     std::this_thread::sleep_for(20ms);
   }
   return condition();
+}
+
+/// The job guardians s3lect `pid` runs now: its children named s3lect-guardian.
+inline std::vector<pid_t> guardians_of(pid_t pid) {
+  std::vector<pid_t> guardians;
+  const std::string task = "/proc/" + std::to_string(pid) + "/task/" + std::to_string(pid);
+  std::istringstream children(read_file(task + "/children"));
+  for (pid_t child = 0; children >> child;) {
+    std::string comm = read_file("/proc/" + std::to_string(child) + "/comm");
+    if (comm == "s3lect-guardian\n") guardians.push_back(child);
+  }
+  return guardians;
 }
 
 /// One s3lect process, its stdout and stderr captured in files.
@@ -218,10 +230,16 @@ class CliIntegration : public local_s3_test {
   }
 
   /// SIGKILLs s3lect and its job guardian at once, as a crash of every process of the node
-  /// would: nothing is released. Its command dies with the guardian when it runs in a PID
-  /// namespace of its own (the isolation these tests get as root), or else by its
-  /// PR_SET_PDEATHSIG as the guardian's child.
-  void crash_node(cli_process& process) { ::kill(-process.pid, SIGKILL); }
+  /// would: nothing is released. The guardian leads a process group (and session) of its own,
+  /// and is stopped first so that it cannot act on s3lect's death. Its command dies with the
+  /// guardian when it runs in a PID namespace of its own (the isolation these tests get as
+  /// root), or else by its PR_SET_PDEATHSIG as the guardian's child.
+  void crash_node(cli_process& process) {
+    const auto guardians = guardians_of(process.pid);
+    for (const pid_t guardian : guardians) ::kill(-guardian, SIGSTOP);
+    ::kill(-process.pid, SIGKILL);
+    for (const pid_t guardian : guardians) ::kill(-guardian, SIGKILL);
+  }
 
   /// Runs s3lect with `args` to its end (at most 20 s).
   cli_process& run(const std::vector<std::string>& args) {

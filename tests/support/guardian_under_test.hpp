@@ -27,9 +27,9 @@ extern char** environ;
 
 namespace s3lect::test {
 
-/// The guardian built beside the tests' directory.
+/// The guardian built in the build tree's bin/, beside s3lect.
 inline std::string guardian_path() {
-  return (std::filesystem::read_symlink("/proc/self/exe").parent_path().parent_path() /
+  return (std::filesystem::read_symlink("/proc/self/exe").parent_path().parent_path() / "bin" /
           "s3lect-guardian")
       .string();
 }
@@ -40,6 +40,9 @@ struct guardian_setup {
   std::string isolation = "guardian";
   std::chrono::milliseconds deadline_in{std::chrono::seconds{30}};
   std::chrono::milliseconds kill_grace{std::chrono::milliseconds{300}};
+  /// Run the guardian as this user (util-linux's setpriv, when the test runs as root); -1: as
+  /// the test's own user.
+  int user = -1;
 };
 
 class guardian_under_test {
@@ -67,10 +70,17 @@ class guardian_under_test {
                                   "--",
                                   executable(setup.command.at(0))};
     args.insert(args.end(), setup.command.begin(), setup.command.end());
+    std::string path = guardian_path();
+    if (setup.user >= 0) {
+      // setpriv execs the guardian: the same process, with the control socket.
+      const std::string id = std::to_string(setup.user);
+      args[0] = path;
+      args.insert(args.begin(), {"setpriv", "--reuid=" + id, "--regid=" + id, "--clear-groups"});
+      path = executable("setpriv");
+    }
     std::vector<char*> argv;
     for (auto& arg : args) argv.push_back(arg.data());
     argv.push_back(nullptr);
-    const std::string path = guardian_path();
     EXPECT_EQ(::posix_spawn(&pid, path.c_str(), nullptr, nullptr, argv.data(), environ), 0);
     ::close(pair[1]);
     started_at = std::chrono::steady_clock::now();

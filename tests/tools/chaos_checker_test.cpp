@@ -36,6 +36,46 @@ std::vector<std::string> rules(const chaos_report& report) {
   return out;
 }
 
+TEST(ChaosChecker, ACommandThatTookADescriptorOfItsGuardiansIsAViolation) {
+  const std::string clean = "begin 100.0\n" + job("node1", 1, "100.1", "101.0", 2) +
+                            "thief node1 1 100.2 0\n"
+                            "finish 102.0\n";
+  chaos_log parsed;
+  const auto passed = check(clean, &parsed);
+  EXPECT_TRUE(passed.violations.empty()) << format_report(passed, parsed);
+  EXPECT_EQ(passed.thefts_tried, 1U);
+  const auto robbed = check("begin 100.0\n" + job("node1", 1, "100.1", "101.0", 2) +
+                            "thief node1 1 100.2 7\n"
+                            "finish 102.0\n");
+  EXPECT_EQ(rules(robbed), std::vector<std::string>{"theft"});
+  ASSERT_EQ(robbed.violations.size(), 1U);
+  EXPECT_EQ(robbed.violations[0].evidence.size(), 1U);
+  EXPECT_EQ(rules(check("begin 100.0\nthief node1 x 100.2 0\nfinish 102.0\n")),
+            std::vector<std::string>{"log"});
+}
+
+TEST(ChaosChecker, AClaimFloodMustMoveNothingAndMustHaveReachedANode) {
+  const std::string jobs = "begin 100.0\n" + job("node1", 1, "100.1", "101.0", 2);
+  chaos_log parsed;
+  const auto passed = check(jobs + "claimflood 101.5 flood- 12 11 0\nfinish 102.0\n", &parsed);
+  EXPECT_TRUE(passed.violations.empty()) << format_report(passed, parsed);
+  EXPECT_EQ(passed.forged_claims, 12U);
+  EXPECT_EQ(passed.forged_answered, 11U);
+  const auto named = check(jobs + "claimflood 101.5 flood- 12 11 1\nfinish 102.0\n");
+  EXPECT_EQ(rules(named), std::vector<std::string>{"claim_flood"});
+  ASSERT_EQ(named.violations.size(), 1U);
+  EXPECT_EQ(named.violations[0].evidence.size(), 1U);
+  // A flood nobody answered proved nothing.
+  EXPECT_EQ(rules(check(jobs + "claimflood 101.5 flood- 12 0 0\nfinish 102.0\n")),
+            std::vector<std::string>{"claim_flood"});
+  // A forged id never leads.
+  const auto led = check("begin 100.0\n" + job("flood-7", 1, "100.1", "101.0", 2) +
+                         "claimflood 101.5 flood- 12 11 0\nfinish 102.0\n");
+  EXPECT_EQ(rules(led), std::vector<std::string>{"claim_flood"});
+  EXPECT_EQ(rules(check(jobs + "claimflood 101.5 flood- 12 x 0\nfinish 102.0\n")),
+            std::vector<std::string>{"log"});
+}
+
 TEST(ChaosChecker, BoundsFollowFromTheTimings) {
   const checker_timings t;
   EXPECT_EQ(t.retry_schedule(), 900'000);

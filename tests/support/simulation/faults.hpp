@@ -19,8 +19,10 @@ inline std::size_t world::target() {
 }
 
 inline void world::schedule_chaos(nanoseconds until) {
+  // The guardian attacks are two more kinds: the other scenarios keep their sequences.
+  const unsigned kinds = scenario_.guardian_attacks ? 12 : 10;
   for (nanoseconds t = uniform(5s, 40s); t < until; t += uniform(5s, 60s)) {
-    const unsigned what = rng_() % 10;
+    const unsigned what = rng_() % kinds;
     const nanoseconds length = uniform(1s, 25s);
     switch (what) {
       case 0:
@@ -87,6 +89,14 @@ inline void world::schedule_chaos(nanoseconds until) {
       case 8:
         at(
             t, [this] { step_wall_clock(target()); }, true);
+        break;
+      case 10:
+        at(
+            t, [this] { group_stop(target(), uniform(1s, 4 * 15s)); }, true);
+        break;
+      case 11:
+        at(
+            t, [this] { job_stops_guardian(target()); }, true);
         break;
       default:
         break;  // quiet
@@ -206,7 +216,12 @@ inline void world::redeliver(std::size_t i) {
 // with the process killed (a watchdog, the OOM killer, an operator's kill -9 of a hung process).
 inline void world::freeze_process(std::size_t i, nanoseconds length) {
   node& n = nodes_[i];
-  if (!n.alive || n.frozen) return;
+  // A job that stops its guardian while s3lect is stopped too keeps running: outside the
+  // promise (docs/safety-and-fencing.md#what-can-still-keep-a-job-past-its-lease), so never
+  // both, but in the negative control's group stop.
+  if (!n.alive || n.frozen || (n.guardian_stopped && !scenario_.guardian_in_s3lects_group)) {
+    return;
+  }
   if (n.leader) ++frozen_leaders_;
   n.frozen = true;
   n.frozen_since = now_;
@@ -226,6 +241,37 @@ inline void world::freeze_process(std::size_t i, nanoseconds length) {
     if (!m.suspended) answer_changed_watches(i);
     redeliver(i);
   });
+}
+
+// SIGSTOP of s3lect's whole process group, then SIGCONT: the guardian is in a session of its
+// own, so this is a freeze of the s3lect process alone; in the negative control the guardian,
+// in the same group, stops and resumes with it.
+inline void world::group_stop(std::size_t i, nanoseconds length) {
+  node& n = nodes_[i];
+  if (!n.alive || n.frozen || n.guardian_stopped) return;
+  if (n.leader) ++group_stops_;
+  note(n.label(i), "SIM process group stopped");
+  freeze_process(i, length);
+  if (!scenario_.guardian_in_s3lects_group || !n.frozen) return;
+  n.guardian_stopped = true;
+  const std::uint64_t which = n.freezes_started;
+  at(now_ + length, [this, i, which] {
+    node& m = nodes_[i];
+    if (m.freezes_started != which || !m.guardian_stopped) return;
+    m.guardian_stopped = false;
+    guardian_resumed(i);
+  });
+}
+
+// A process of the leader's job stops its guardian (kill -STOP $PPID, without a PID
+// namespace). It stays stopped until s3lect resumes it: at its next report, or when it stops the
+// job.
+inline void world::job_stops_guardian(std::size_t i) {
+  node& n = nodes_[i];
+  if (!n.alive || n.frozen || n.suspended || n.guardian_stopped || !n.guardian.job) return;
+  if (n.leader) ++guardian_stops_;
+  n.guardian_stopped = true;
+  note(n.label(i), "SIM the job stopped its guardian");
 }
 
 inline void world::end_suspend(std::size_t i) {

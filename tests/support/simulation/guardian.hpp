@@ -44,7 +44,10 @@ constexpr int max_crash_release_requests = 8;
 
 inline void world::new_guardian(std::size_t i) {
   guardian_state& g = nodes_[i].guardian;
-  EXPECT_FALSE(g.job) << "a new s3lect process, and the previous one's job still runs";
+  // A violation, not a test failure: the negative controls must be able to count it.
+  if (g.job)
+    checker_.violation(now_, "a new s3lect process, and the previous one's job still runs");
+  nodes_[i].guardian_stopped = false;
   g.report.reset();
   g.waiting_term.reset();
   ++g.timer_generation;
@@ -73,8 +76,27 @@ inline void world::guardian_after_step(std::size_t i, const step& s) {
   }
 }
 
+// s3lect resumes a guardian it finds stopped (SIGCONT): at each report, and when it stops the
+// job.
+inline void world::resume_guardian(std::size_t i) {
+  node& n = nodes_[i];
+  if (!n.guardian_stopped || scenario_.stop_waits_for_a_stopped_guardian) return;
+  n.guardian_stopped = false;
+  note(n.label(i), "GUARDIAN resumed by s3lect");
+  guardian_resumed(i);
+}
+
+inline void world::guardian_resumed(std::size_t i) {
+  node& n = nodes_[i];
+  if (n.suspended) return;  // the machine's wake-up delivers what waits
+  auto deferred = std::move(n.guardian_deferred);
+  n.guardian_deferred.clear();
+  for (auto& action : deferred) at_guardian(i, now_, std::move(action));
+}
+
 inline void world::report_to_guardian(std::size_t i) {
   node& n = nodes_[i];
+  resume_guardian(i);
   const lock_record& held = *n.core->held_record();
   guardian_report report{*n.core->leadership_deadline(), held.term, held.nonce};
   if (scenario_.guardian_deadline_a_lease_late) {
@@ -100,6 +122,24 @@ inline void world::job_told_to_stop(std::size_t i) {
   const steady_time exits = local(n, now_).steady + uniform(0ms, g.kill_grace);
   g.job->kill_at = std::min(g.job->kill_at, exits);
   arm_guardian(i);
+  resume_guardian(i);
+  if (scenario_.stop_waits_for_a_stopped_guardian) return;
+  // A hostile job may stop its guardian during the stop; s3lect then ends the tree itself once
+  // the guardian has not reported its end within G and the margin (1 s).
+  if (scenario_.guardian_attacks && !n.guardian_stopped && chance(0.3)) {
+    n.guardian_stopped = true;
+    note(n.label(i), "SIM the job stopped its guardian during the stop");
+  }
+  if (!n.guardian_stopped) return;
+  const std::size_t index = g.job->index;
+  at_node(i, now_ + g.kill_grace + 1s, [this, i, index] {
+    node& m = nodes_[i];
+    if (!m.guardian.job || m.guardian.job->index != index) return;
+    ++unanswered_stops_;
+    m.guardian_stopped = false;  // SIGKILL: the guardian is gone with the tree
+    kill_job(i, "killed by s3lect: its guardian did not answer");
+    m.guardian_deferred.clear();
+  });
 }
 
 inline void world::start_job(std::size_t i, std::uint64_t term) {
@@ -165,6 +205,10 @@ inline void world::guardian_machine_woke(std::size_t i) {
 inline void world::guardian_process_died(std::size_t i, bool machine) {
   node& n = nodes_[i];
   guardian_state& g = n.guardian;
+  // A guardian its job had stopped is resumed by the kernel when s3lect dies (its parent death
+  // signal is SIGCONT), and then acts at once; with its machine it is gone anyway.
+  const bool was_stopped = std::exchange(n.guardian_stopped, false);
+  if (was_stopped && !machine) note(n.label(i), "GUARDIAN resumed by s3lect's death");
   const std::optional<guardian_report> report = g.report;
   g.report.reset();
   g.waiting_term.reset();

@@ -66,6 +66,15 @@ struct scenario {
   /// Each node draws a priority 0..3; a leader's watching followers are its verified candidates;
   /// resignations sometimes name a node (support/simulation/coordination.hpp).
   bool coordinated = false;
+  /// Two more faults (support/simulation/faults.hpp): a stop of s3lect's whole process group,
+  /// and a job that stops its own guardian (SIGSTOP) while s3lect runs.
+  bool guardian_attacks = false;
+  /// Negative control: the guardian is in s3lect's process group, so that a stop of the group
+  /// stops the guardian too (as before issue 35).
+  bool guardian_in_s3lects_group = false;
+  /// Negative control: s3lect neither resumes a stopped guardian nor ends the job's tree
+  /// itself when the guardian does not answer: a stop waits for the guardian for ever.
+  bool stop_waits_for_a_stopped_guardian = false;
 };
 
 enum class store_state { healthy, failing, hanging };
@@ -133,8 +142,11 @@ struct node {
   nanoseconds frozen_since{0};
   std::uint64_t freezes_started = 0;
   std::vector<std::function<void()>> deferred;  // what reached its core while it could not run
-  // The guardian of its s3lect process, and what reached it while the machine was suspended.
+  // The guardian of its s3lect process, and what reached it while the machine was suspended or
+  // the guardian itself was stopped (a SIGSTOP from its job, or from a stop of the group it
+  // shares with s3lect in the negative control).
   guardian_state guardian;
+  bool guardian_stopped = false;
   std::vector<std::function<void()>> guardian_deferred;
   int machine = 0;  // a machine crash ends every guardian task of the machine
   std::shared_ptr<operation> op;
@@ -326,6 +338,12 @@ class world {
   std::size_t jobs() const { return jobs_.jobs(); }
   /// Jobs the guardian killed at T + G because s3lect had not renewed (frozen, cut off).
   std::uint64_t deadline_kills() const { return deadline_kills_; }
+  /// Stops of a leader's s3lect process group (scenario::guardian_attacks).
+  std::uint64_t group_stops() const { return group_stops_; }
+  /// Leaders' guardians their job stopped, and stops that s3lect ended itself because the
+  /// guardian did not answer within G and the margin.
+  std::uint64_t guardian_stops() const { return guardian_stops_; }
+  std::uint64_t unanswered_stops() const { return unanswered_stops_; }
   /// Released copies that guardians wrote after their s3lect process died.
   std::size_t crash_releases() const { return crash_released_.size(); }
   /// What the releases that named a successor came to (scenario::coordinated).
@@ -384,11 +402,12 @@ class world {
       }
     });
   }
-  /// Something that reaches node i's guardian at `when`: waits for the end of a suspend only.
+  /// Something that reaches node i's guardian at `when`: waits for the end of a suspend, or for
+  /// the guardian to be resumed.
   void at_guardian(std::size_t i, nanoseconds when, std::function<void()> action) {
     at(when, [this, i, action = std::move(action)] {
       node& n = nodes_[i];
-      if (n.suspended) {
+      if (n.suspended || n.guardian_stopped) {
         n.guardian_deferred.push_back(action);
       } else {
         action();
@@ -449,6 +468,8 @@ class world {
   void suspend(std::size_t i, nanoseconds length);
   void redeliver(std::size_t i);
   void freeze_process(std::size_t i, nanoseconds length);
+  void group_stop(std::size_t i, nanoseconds length);
+  void job_stops_guardian(std::size_t i);
   void end_suspend(std::size_t i);
   void step_wall_clock(std::size_t i);
 
@@ -512,6 +533,8 @@ class world {
   void guardian_machine_suspended(std::size_t i);
   void guardian_machine_woke(std::size_t i);
   void guardian_process_died(std::size_t i, bool machine);
+  void resume_guardian(std::size_t i);
+  void guardian_resumed(std::size_t i);
   void crash_release_read(const std::shared_ptr<crash_release>& task);
   void crash_release_decide(const std::shared_ptr<crash_release>& task, const get_result& read);
   void crash_release_write(const std::shared_ptr<crash_release>& task, const lock_record& record,
@@ -544,6 +567,9 @@ class world {
   std::uint64_t named_release_takeovers_ = 0;
   std::uint64_t frozen_leaders_ = 0;
   std::uint64_t deadline_kills_ = 0;
+  std::uint64_t group_stops_ = 0;
+  std::uint64_t guardian_stops_ = 0;
+  std::uint64_t unanswered_stops_ = 0;
   std::map<nanoseconds, nanoseconds> crash_released_;  // commit of a crash release -> the crash
   std::vector<nanoseconds> crash_failovers_;
   std::vector<nanoseconds> release_takeovers_;

@@ -135,13 +135,25 @@ TEST(StatusJson, ShowsCoordinationFieldsOnlyWhenSet) {
       << json;
 }
 
-TEST(MalformedStatusJson, ShowsTheErrorAndTheBodyCut) {
+TEST(MalformedStatusJson, ShowsTheErrorTheSizeAndAPreview) {
   EXPECT_EQ(malformed_status_json("s3://b/k", "e", "malformed lock record: term: bad", "{x"),
             "{\"lock\":\"s3://b/k\",\"etag\":\"e\",\"error\":\"malformed lock record: term: "
-            "bad\",\"body\":\"{x\"}");
-  const std::string long_body(10000, 'x');
-  const std::string json = malformed_status_json("s3://b/k", "e", "bad", long_body);
-  EXPECT_LT(json.size(), 4200u);
+            "bad\",\"bodyBytes\":2,\"bodyTruncated\":false,\"preview\":\"{x\"}");
+}
+
+// Never the body: 256 bytes of it at most, escaped (a NUL is six characters), whatever its size.
+TEST(MalformedStatusJson, APreviewOfAHugeBodyIsBoundedAndEscaped) {
+  const std::string nuls(1024 * 1024, '\0');
+  const std::string json = malformed_status_json("s3://b/k", "e", "bad", nuls, true);
+  EXPECT_LT(json.size(), 256u * 6 + 200) << json.substr(0, 200);
+  EXPECT_NE(json.find("\"bodyBytes\":1048576,\"bodyTruncated\":true,\"preview\":\"\\u0000"),
+            std::string::npos)
+      << json.substr(0, 200);
+  EXPECT_EQ(json.find('\0'), std::string::npos);
+  // More than the preview shows is said even when the whole object was read.
+  const std::string long_text(300, 'x');
+  EXPECT_NE(malformed_status_json("s3://b/k", "e", "bad", long_text).find("\"bodyTruncated\":true"),
+            std::string::npos);
 }
 
 TEST(ReleasedRecord, KeepsHolderAndTermWithAFreshNonce) {

@@ -20,7 +20,10 @@
 
 #include <algorithm>
 #include <chrono>
+#include <functional>
+#include <map>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace s3lect::detail {
@@ -83,6 +86,36 @@ TEST(CandidateRegistry, NothingIsKeptWhileNotLeadingAndEveryLeadershipStartsEmpt
   EXPECT_EQ(registry.verified(t0).size(), 1u);
   registry.reset(true);
   EXPECT_TRUE(registry.shown(t0).empty());
+}
+
+// A registration names one token: when it confirms another token for an id (its owner restarted,
+// or someone who may write `KEY.candidates/*` replaced it), the token it confirmed before counts no
+// more, here and after a change of leadership, and is not read again for I.
+TEST(CandidateRegistry, ANewTokenConfirmedForAnIdUnverifiesTheOldOne) {
+  candidate_registry registry(limits());
+  registry.reset(true);
+  registry.note(claim("node-b", 5, member_token, "10.0.0.2"), t0);
+  const auto first = registry.next_verification(t0);
+  ASSERT_TRUE(first);
+  registry.verification_done(*first, {registration_verdict::kind::member, 5}, t0 + 10ms);
+  ASSERT_EQ(registry.verified(t0 + 10ms).size(), 1u);
+  // The registration now names another token, claimed at 10^6.
+  registry.note(claim("node-b", 1000000, forged_token, "10.0.0.66"), t0 + 1s);
+  const auto second = registry.next_verification(t0 + 3s);
+  ASSERT_TRUE(second);
+  EXPECT_EQ(second->token_sha256, sha256_hex(forged_token));
+  registry.verification_done(*second, {registration_verdict::kind::member, 1000000}, t0 + 3s);
+  const auto verified = registry.verified(t0 + 3s);
+  ASSERT_EQ(verified.size(), 1u) << "one token per id";
+  EXPECT_EQ(verified.front().priority, 1000000);
+  // The old pair is neither verified again by the memory after a reset, nor read within I.
+  registry.reset(true);
+  registry.note(claim("node-b", 5, member_token, "10.0.0.2"), t0 + 4s);
+  EXPECT_TRUE(registry.verified(t0 + 4s).empty());
+  EXPECT_FALSE(registry.next_verification(t0 + 5s).has_value());
+  const auto again = registry.next_verification(t0 + 3s + limits().rejection_memory);
+  ASSERT_TRUE(again);
+  EXPECT_EQ(again->token_sha256, sha256_hex(member_token));
 }
 
 TEST(CandidateRegistry, UnverifiedClaimsAreCappedPerSourceAndInTotal) {
@@ -208,18 +241,21 @@ TEST(CandidateRegistry, ACandidateBetweenWatchesKeepsItsRankUntilTheGapRunsOut) 
   EXPECT_EQ(registry.verified(*forgotten).size(), 1u);
 }
 
-TEST(CandidateRegistry, OneRegistrationReadPerIntervalHighestClaimFirstRefutationsRemembered) {
+// The claimed priority plays no part in the order (issue 35: a forger claiming the highest one
+// went first forever): sources take turns in the order they were first heard of, here neither the
+// order of the priorities nor that of the addresses.
+TEST(CandidateRegistry, OneRegistrationReadPerIntervalInArrivalOrderRefutationsRemembered) {
   candidate_registry registry(limits());
   registry.reset(true);
-  registry.note(claim("low", 1, token_of(1), "10.0.0.1"), t0);
-  registry.note(claim("high", 900, token_of(2), "10.0.0.2"), t0);
-  registry.note(claim("mid", 50, token_of(3), "10.0.0.3"), t0);
+  registry.note(claim("low", 1, token_of(1), "10.0.0.3"), t0);
+  registry.note(claim("mid", 50, token_of(3), "10.0.0.1"), t0 + 1ms);
+  registry.note(claim("high", 900, token_of(2), "10.0.0.2"), t0 + 2ms);
   std::vector<std::string> order;
   std::vector<time_point> times;
   // Ask every 100 ms for 20 s; answer each read 50 ms later, refuting all.
   std::optional<candidate_verification> in_flight;
   time_point answer_at{};
-  for (time_point now = t0; now < t0 + 20s; now += 100ms) {
+  for (time_point now = t0 + 100ms; now < t0 + 20s; now += 100ms) {
     if (in_flight && now >= answer_at) {
       registry.verification_done(*in_flight, {registration_verdict::kind::not_member, 0}, now);
       in_flight.reset();
@@ -232,12 +268,12 @@ TEST(CandidateRegistry, OneRegistrationReadPerIntervalHighestClaimFirstRefutatio
       answer_at = now + 50ms;
     }
   }
-  // high, mid, low at t0, +2 s, +4 s; then each again once its 10 s refutation has passed.
-  EXPECT_EQ(order, (std::vector<std::string>{"high", "mid", "low", "high", "mid", "low"}));
+  // low, mid, high at +0.1 s, +2.1 s, +4.1 s; then each again once its 10 s refutation has passed.
+  EXPECT_EQ(order, (std::vector<std::string>{"low", "mid", "high", "low", "mid", "high"}));
   for (std::size_t i = 1; i < times.size(); ++i) EXPECT_GE(times[i] - times[i - 1], 2s);
   EXPECT_GE(times[3] - times[0], 10s);
-  // high's refutation at 10.2 s lasts until 20.2 s.
-  EXPECT_EQ(registry.next_verification_at(t0 + 20s), t0 + 20s + 200ms);
+  // low's second refutation at 10.3 s lasts until 20.3 s.
+  EXPECT_EQ(registry.next_verification_at(t0 + 20s), t0 + 20s + 300ms);
 }
 
 TEST(CandidateRegistry, TheRegisteredPriorityWinsAndAChangedClaimIsCheckedAgain) {
@@ -267,6 +303,279 @@ TEST(CandidateRegistry, AVerdictFromAnEarlierLeadershipIsDropped) {
   registry.note(claim("node-b", 1, member_token), t0 + 1s);
   registry.verification_done(*check, {registration_verdict::kind::member, 1}, t0 + 1s);
   EXPECT_TRUE(registry.verified(t0 + 1s).empty());
+}
+
+// ---------------------------------------------------------------------------------------------
+// Verification no outsider can starve (issue 35): the order of the checks, the refuted and the
+// verified pairs remembered beyond their entries.
+
+/// The registrations a store holds: id -> (token, registered priority).
+struct fake_registrations {
+  std::map<std::string, std::pair<std::string, std::int32_t>> members;
+  bool fail_next = false;  ///< The next read fails (kind::unknown).
+
+  registration_verdict judge(const candidate_verification& c) {
+    if (std::exchange(fail_next, false)) return {registration_verdict::kind::unknown, 0};
+    const auto found = members.find(c.id);
+    if (found == members.end() || sha256_hex(found->second.first) != c.token_sha256) {
+      return {registration_verdict::kind::not_member, 0};
+    }
+    return {registration_verdict::kind::member, found->second.second};
+  }
+};
+
+struct handed_out {
+  time_point at;
+  candidate_verification check;
+};
+
+/// Runs the registry's checks from `from` to `to` in 10 ms steps, as the elector would, each read
+/// answered by `store` 50 ms later; `each_step` notes the claims of a step first. Returns every
+/// check handed out, and fails when two were in flight or two began within verify_interval.
+std::vector<handed_out> drive(candidate_registry& registry, fake_registrations& store,
+                              time_point from, time_point to,
+                              const std::function<void(time_point)>& each_step = {}) {
+  std::vector<handed_out> checks;
+  std::optional<candidate_verification> in_flight;
+  for (time_point now = from; now < to; now += 10ms) {
+    if (each_step) each_step(now);
+    if (in_flight && now >= checks.back().at + 50ms) {
+      registry.verification_done(*in_flight, store.judge(*in_flight), now);
+      in_flight.reset();
+    }
+    if (auto next = registry.next_verification(now)) {
+      EXPECT_FALSE(in_flight.has_value()) << "two reads in flight";
+      if (!checks.empty()) {
+        EXPECT_GE(now - checks.back().at, limits().verify_interval);
+      }
+      checks.push_back({now, *next});
+      in_flight = next;
+    }
+  }
+  return checks;
+}
+
+bool is_verified(const candidate_registry& registry, const std::string& id, time_point now) {
+  const auto list = registry.verified(now);
+  return std::any_of(list.begin(), list.end(), [&](const candidate& c) { return c.id == id; });
+}
+
+/// node-b (registered priority 5) begins a watch at `at` from 10.0.0.2 and renews it every 3 s.
+void member_watches(candidate_registry& registry, time_point now, time_point at) {
+  if (now < at || (now - at) % 3s != 0ms) return;
+  const auto round = static_cast<std::uint64_t>((now - at) / 3s);
+  if (round > 0) {
+    registry.note(claim("node-b", 5, member_token, "10.0.0.2", kind::watch_end, round), now);
+  }
+  registry.note(claim("node-b", 5, member_token, "10.0.0.2", kind::watch_begin, round + 1), now);
+}
+
+// The measured attack: a fresh token claiming priority 1 000 000 once every 0.9 s from one
+// address kept a registered member unverified for 38 s, as the highest claim went first.
+TEST(CandidateRegistry, AForgerClaimingTheHighestPriorityFromOneAddressCannotStarveAMember) {
+  candidate_registry registry(limits());
+  registry.reset(true);
+  fake_registrations store;
+  store.members["node-b"] = {member_token, 5};
+  int forged = 0;
+  std::optional<time_point> verified_at;
+  const time_point watch_at = t0 + 500ms;
+  drive(registry, store, t0, t0 + 30s, [&](time_point now) {
+    if ((now - t0) % 900ms == 0ms) {
+      registry.note(
+          claim("forger-" + std::to_string(forged), 1'000'000, token_of(forged), "10.6.6.6"), now);
+      ++forged;
+    }
+    member_watches(registry, now, watch_at);
+    if (!verified_at && is_verified(registry, "node-b", now)) verified_at = now;
+  });
+  // Two sources: the forger's turn (it was first), then node-b's: within 2 F of its first watch,
+  // plus the read's 50 ms.
+  ASSERT_TRUE(verified_at.has_value()) << "the member was never verified";
+  EXPECT_LE(*verified_at - watch_at, 2 * limits().verify_interval + 100ms);
+  EXPECT_EQ(registry.verified(t0 + 30s)[0].priority, 5);
+}
+
+// Round robin over addresses, whatever they claim; within one, the longest watching first.
+TEST(CandidateRegistry, SourcesTakeTurnsAndWithinOneTheLongestWatchingGoesFirst) {
+  candidate_registry registry(limits());
+  registry.reset(true);
+  registry.note(claim("a-check", 1'000'000, token_of(1), "10.0.0.1"), t0);
+  registry.note(claim("a-late", 900'000, token_of(2), "10.0.0.1", kind::watch_begin, 1), t0 + 2ms);
+  registry.note(claim("a-early", 1, token_of(3), "10.0.0.1", kind::watch_begin, 2), t0 + 1ms);
+  registry.note(claim("b", 800'000, token_of(4), "10.0.0.2"), t0 + 3ms);
+  registry.note(claim("c", 2, token_of(5), "10.0.0.3", kind::watch_begin, 3), t0 + 4ms);
+  fake_registrations store;  // refutes every claim
+  std::vector<std::string> order;
+  const time_point start = t0 + 10ms;
+  for (const handed_out& h : drive(registry, store, start, start + 9s)) {
+    order.push_back(h.check.id);
+  }
+  EXPECT_EQ(order, (std::vector<std::string>{"a-early", "b", "c", "a-late", "a-check"}));
+  // Consistent with it: nothing is due until a refutation runs out, 10 s after the first.
+  EXPECT_EQ(registry.next_verification_at(start + 9s), start + 50ms + 10s);
+}
+
+// A source that was checked goes to the back of the queue, and a newcomer joins it there: a flood
+// of fresh addresses, each never checked, cannot keep ahead of a member whose first read failed
+// (nor of one whose changed priority needs a second read).
+TEST(CandidateRegistry, AFloodFromFreshAddressesCannotStarveAMemberWhoseReadFailed) {
+  candidate_registry registry(limits());
+  registry.reset(true);
+  fake_registrations store;
+  store.members["node-b"] = {member_token, 5};
+  store.fail_next = true;  // node-b's first read
+  int forged = 0;
+  std::optional<time_point> verified_at;
+  drive(registry, store, t0, t0 + 60s, [&](time_point now) {
+    member_watches(registry, now, t0);
+    if ((now - t0) % 900ms == 300ms) {
+      registry.note(
+          claim("forger-" + std::to_string(forged), 1'000'000, token_of(forged),
+                "10.7." + std::to_string(forged / 250) + "." + std::to_string(forged % 250)),
+          now);
+      ++forged;
+    }
+    if (!verified_at && is_verified(registry, "node-b", now)) verified_at = now;
+  });
+  ASSERT_TRUE(verified_at.has_value()) << "the member was never verified";
+  // Its failed read at t0 sent it to the back of the queue, but every forger's address was heard
+  // of after that: its second read is the next one, F later. (Were a never-checked address to go
+  // first, the fresh ones, one per 0.9 s against one read per 2 s, would keep it waiting forever.)
+  EXPECT_LE(*verified_at - t0, 2 * limits().verify_interval + 100ms);
+}
+
+// A member that holds a watch while waiting for its read is not pushed out by checks from many
+// addresses (the unverified cap evicts those holding no watch first).
+TEST(CandidateRegistry, AMemberHoldingAWatchIsNotEvictedByAFloodOfChecks) {
+  candidate_registry registry(limits());
+  registry.reset(true);
+  registry.note(claim("node-b", 5, member_token, "10.0.0.2", kind::watch_begin, 1), t0);
+  for (int n = 0; n < 40; ++n) {
+    registry.note(
+        claim("x" + std::to_string(n), 1'000'000, token_of(n), "10.8.0." + std::to_string(n)),
+        t0 + 1s + n * 10ms);
+  }
+  const auto shown = ids(registry.shown(t0 + 2s));
+  EXPECT_EQ(shown.size(), 16u);
+  EXPECT_NE(std::find(shown.begin(), shown.end(), "node-b"), shown.end());
+}
+
+TEST(CandidateRegistry, ARefutedClaimIsNotReadAgainForIEvenIfEvictedOrAfterAReset) {
+  candidate_registry registry(limits());
+  registry.reset(true);
+  fake_registrations store;
+  registry.note(claim("forger", 1'000'000, forged_token, "10.6.6.6"), t0);
+  const auto first = registry.next_verification(t0);
+  ASSERT_TRUE(first.has_value());
+  registry.verification_done(*first, store.judge(*first), t0 + 10ms);  // refuted until t0+10.01 s
+  // Four fresh claims from the same address: the refuted entry is the one evicted.
+  for (int n = 0; n < 4; ++n)
+    registry.note(claim("f" + std::to_string(n), 1, token_of(n), "10.6.6.6"), t0 + 1s);
+  EXPECT_EQ(ids(registry.shown(t0 + 1s)).size(), 4u);
+  const auto not_again = [](const std::vector<handed_out>& checks) {
+    return std::none_of(checks.begin(), checks.end(),
+                        [](const handed_out& h) { return h.check.id == "forger"; });
+  };
+  // Heard again (re-admitted), and again after a leadership change: not read before t0+10.01 s.
+  std::vector<handed_out> checks = drive(registry, store, t0 + 2s, t0 + 5s, [&](time_point now) {
+    if (now == t0 + 2s) registry.note(claim("forger", 1'000'000, forged_token, "10.6.6.6"), now);
+  });
+  EXPECT_TRUE(not_again(checks));
+  registry.reset(true);
+  checks = drive(registry, store, t0 + 5s, t0 + 10s, [&](time_point now) {
+    if (now == t0 + 5s) registry.note(claim("forger", 1'000'000, forged_token, "10.6.6.6"), now);
+  });
+  EXPECT_TRUE(not_again(checks));
+  EXPECT_EQ(registry.next_verification_at(t0 + 10s), t0 + 10s + 10ms);
+  checks = drive(registry, store, t0 + 10s, t0 + 11s);
+  ASSERT_EQ(checks.size(), 1u);
+  EXPECT_EQ(checks[0].check.id, "forger");
+  EXPECT_EQ(checks[0].at, t0 + 10s + 10ms);
+}
+
+TEST(CandidateRegistry, TheRefutedPairsRememberedAreBoundedOldestFirst) {
+  candidate_limits l = limits();
+  l.max_entries = 4;  // remembers 16 refuted pairs
+  l.max_unverified = 4;
+  l.verify_interval = 1ms;
+  l.rejection_memory = 1000s;
+  candidate_registry registry(l);
+  registry.reset(true);
+  fake_registrations store;
+  for (int n = 0; n < 17; ++n) {
+    const time_point now = t0 + n * 10ms;
+    registry.note(claim("f" + std::to_string(n), 1, token_of(n), "10.6.6.6"), now);
+    const auto check = registry.next_verification(now);
+    ASSERT_TRUE(check.has_value());
+    registry.verification_done(*check, store.judge(*check), now);
+  }
+  registry.reset(true);
+  const time_point later = t0 + 1s;
+  registry.note(claim("f1", 1, token_of(1), "10.6.6.6"), later);
+  EXPECT_FALSE(registry.next_verification(later).has_value()) << "f1's refutation is remembered";
+  registry.note(claim("f0", 1, token_of(0), "10.6.6.6"), later);
+  const auto check = registry.next_verification(later);
+  ASSERT_TRUE(check.has_value()) << "f0's, the oldest, made room for the 17th";
+  EXPECT_EQ(check->id, "f0");
+}
+
+TEST(CandidateRegistry, AVerifiedClaimSurvivesALeadershipChangeWithoutARead) {
+  candidate_registry registry(limits());
+  registry.reset(true);
+  registry.note(claim("node-b", 9, member_token, "10.0.0.2", kind::watch_begin, 1), t0);
+  const auto check = registry.next_verification(t0);
+  ASSERT_TRUE(check.has_value());
+  registry.verification_done(*check, {registration_verdict::kind::member, 3}, t0 + 10ms);
+  registry.reset(true);
+  // The same claim after the change: verified at once at the registered priority, nothing read.
+  registry.note(claim("node-b", 9, member_token, "10.0.0.2", kind::watch_begin, 2), t0 + 1s);
+  ASSERT_TRUE(is_verified(registry, "node-b", t0 + 1s));
+  EXPECT_EQ(registry.verified(t0 + 1s)[0].priority, 3);
+  EXPECT_EQ(registry.verified(t0 + 1s)[0].watching_since, t0 + 1s);
+  EXPECT_FALSE(registry.next_verification(t0 + 5s).has_value());
+  EXPECT_EQ(registry.next_verification_at(t0 + 5s), std::nullopt);
+  // Another token with its id gets nothing from it.
+  registry.note(claim("node-b", 9, forged_token, "10.6.6.6"), t0 + 5s);
+  EXPECT_EQ(registry.verified(t0 + 5s).size(), 1u);
+  // A changed claimed priority is read again, after a change too.
+  registry.reset(true);
+  registry.note(claim("node-b", 4, member_token, "10.0.0.2"), t0 + 6s);
+  EXPECT_FALSE(is_verified(registry, "node-b", t0 + 6s));
+  const auto again = registry.next_verification(t0 + 6s);
+  ASSERT_TRUE(again.has_value());
+  EXPECT_EQ(again->claimed_priority, 4);
+}
+
+TEST(CandidateRegistry, AVerifiedPairNotHeardForItsLifetimeIsReadAgain) {
+  candidate_registry registry(limits());  // check_lifetime 20 s
+  registry.reset(true);
+  registry.note(claim("node-b", 5, member_token), t0);
+  const auto check = registry.next_verification(t0);
+  ASSERT_TRUE(check.has_value());
+  registry.verification_done(*check, {registration_verdict::kind::member, 5}, t0);
+  registry.note(claim("node-b", 5, member_token), t0 + 15s);  // heard: its lifetime restarts
+  registry.reset(true);
+  registry.note(claim("node-b", 5, member_token), t0 + 35s);
+  EXPECT_TRUE(is_verified(registry, "node-b", t0 + 35s)) << "heard 20 s ago";
+  registry.reset(true);
+  registry.note(claim("node-b", 5, member_token), t0 + 55s + 1ms);
+  EXPECT_FALSE(is_verified(registry, "node-b", t0 + 55s + 1ms)) << "not heard for 20 s + 1 ms";
+  EXPECT_TRUE(registry.next_verification(t0 + 55s + 1ms).has_value());
+}
+
+TEST(CandidateRegistry, AClaimChangedWhileItWasReadIsReadAgain) {
+  candidate_registry registry(limits());
+  registry.reset(true);
+  registry.note(claim("node-b", 5, member_token), t0);
+  const auto check = registry.next_verification(t0);
+  ASSERT_TRUE(check.has_value());
+  registry.note(claim("node-b", 6, member_token), t0 + 5ms);
+  registry.verification_done(*check, {registration_verdict::kind::member, 5}, t0 + 10ms);
+  EXPECT_FALSE(is_verified(registry, "node-b", t0 + 10ms));
+  const auto again = registry.next_verification(t0 + 2s);
+  ASSERT_TRUE(again.has_value());
+  EXPECT_EQ(again->claimed_priority, 6);
 }
 
 // ---------------------------------------------------------------------------------------------

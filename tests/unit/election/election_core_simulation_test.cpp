@@ -347,6 +347,75 @@ TEST(ElectionCoreSimulation, NegativeControlAGuardianDeadlineALeaseLateLetsJobsO
       << "seed " << *first_failing << " with T = S + D: " << fixed.checker().violations().front();
 }
 
+// Stops of s3lect's whole process group, and jobs that stop their own guardian: the guardian,
+// in a session of its own, still ends a frozen s3lect's job at T + G; s3lect resumes a stopped
+// guardian at each report and when it stops the job, and ends the tree itself when the
+// guardian, stopped again, does not report its end within G and the margin.
+TEST(ElectionCoreSimulation, SafeWhenJobsStopTheirGuardiansAndS3lectsGroupIsStopped) {
+  scenario what;
+  what.guardian_attacks = true;
+  std::uint64_t group_stops = 0, guardian_stops = 0, unanswered = 0;
+  const unsigned first = from_environment("SIM_SEED", 9001);
+  const unsigned runs = std::getenv("SIM_SEED") ? 1 : from_environment("SIM_RUNS", 25);
+  for (unsigned seed = first; seed < first + runs; ++seed) {
+    SCOPED_TRACE("seed " + std::to_string(seed));
+    world w(seed, what);
+    w.run(chaos_time, calm_time);
+    const auto& violations = w.checker().violations();
+    EXPECT_TRUE(violations.empty()) << violations.front() << "\ntimeline before the first:\n"
+                                    << w.checker().context();
+    group_stops += w.group_stops();
+    guardian_stops += w.guardian_stops();
+    unanswered += w.unanswered_stops();
+  }
+  std::printf(
+      "%u runs: %llu group stops of leaders, %llu guardians stopped by their job, %llu "
+      "stops s3lect ended itself\n",
+      runs, static_cast<unsigned long long>(group_stops),
+      static_cast<unsigned long long>(guardian_stops), static_cast<unsigned long long>(unanswered));
+  if (runs >= 20) {
+    EXPECT_GT(group_stops, runs / 4) << "leaders' process groups should be stopped";
+    EXPECT_GT(guardian_stops, runs / 4) << "jobs should stop their guardians";
+    EXPECT_GT(unanswered, 0u) << "some stops should find the guardian stopped again";
+  }
+}
+
+// The guardian in s3lect's process group (as before issue 35): a stop of the group stops it
+// too, and nothing ends the frozen leader's job before a follower takes over.
+TEST(ElectionCoreSimulation, NegativeControlAGuardianInS3lectsProcessGroupLetsJobsOverlap) {
+  scenario broken;
+  broken.guardian_attacks = true;
+  broken.guardian_in_s3lects_group = true;
+  const auto [first_failing, failing] =
+      failing_seeds("guardian in s3lect's group", broken, "jobs overlap", 9001, 12);
+  ASSERT_TRUE(first_failing) << "no seed found the group stop: the job checks are too weak";
+  scenario right = broken;
+  right.guardian_in_s3lects_group = false;
+  world fixed(*first_failing, right);
+  fixed.run(chaos_time, calm_time);
+  EXPECT_TRUE(fixed.checker().violations().empty())
+      << "seed " << *first_failing
+      << " with a session of its own: " << fixed.checker().violations().front();
+}
+
+// A stop that waits for a guardian its job stopped (as before issue 35): the job outlives the
+// leadership for as long as nothing resumes the guardian.
+TEST(ElectionCoreSimulation, NegativeControlAStopThatWaitsForAStoppedGuardianLetsJobsOverlap) {
+  scenario broken;
+  broken.guardian_attacks = true;
+  broken.stop_waits_for_a_stopped_guardian = true;
+  const auto [first_failing, failing] =
+      failing_seeds("stop waiting for a stopped guardian", broken, "jobs overlap", 9001, 12);
+  ASSERT_TRUE(first_failing) << "no seed found the stopped guardian: the job checks are too weak";
+  scenario right = broken;
+  right.stop_waits_for_a_stopped_guardian = false;
+  world fixed(*first_failing, right);
+  fixed.run(chaos_time, calm_time);
+  EXPECT_TRUE(fixed.checker().violations().empty())
+      << "seed " << *first_failing
+      << " with a bounded stop: " << fixed.checker().violations().front();
+}
+
 // A guardian that releases whatever record it finds after its s3lect process died, without
 // comparing the nonce and term with s3lect's last report, releases a newer leader's record (one
 // that took over while the dead process was frozen, say): a third node takes over at once.

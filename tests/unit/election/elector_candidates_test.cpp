@@ -6,6 +6,7 @@
 
 #include <s3lect/config.hpp>
 #include <s3lect/elector.hpp>
+#include <s3lect/error.hpp>
 #include <s3lect/health.hpp>
 #include <s3lect/memory_storage.hpp>
 
@@ -20,6 +21,7 @@
 #include <chrono>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 
 namespace s3lect::detail {
@@ -98,6 +100,46 @@ TEST(ElectorCandidates, EveryPeerModeElectorRegistersItselfWithOnlyItsTokensHash
   }));
 }
 
+// Whatever replaced a follower's registration (another writer of `KEY.candidates/*`),
+// the owner reads it again with its first read of the lock 10 I after the last upkeep, and
+// rewrites it, saying so in a warning; an untouched one is only read. (A forged claim of its id
+// that moves anything shows in the leader's record at once: elector_peer_test.cpp's
+// AFollowerRewritesItsRegistrationWhenTheLeadersRecordShowsItsIdForged.) Here no health server
+// answers, so the follower reads the lock every F.
+TEST(ElectorCandidates, AnOverwrittenRegistrationIsRewrittenByItsOwnerWithinTenI) {
+  auto warnings = std::make_shared<std::vector<std::string>>();
+  test::elector_group g(2, [warnings](int i) {
+    elector_config config = candidate_config("node-" + std::to_string(i));
+    config.log.sink = [warnings](log_level level, std::string_view line) {
+      if (level == log_level::warning && line.find("overwritten") != std::string_view::npos) {
+        warnings->emplace_back(line);
+      }
+    };
+    return config;
+  });
+  g.electors[0]->start();
+  ASSERT_TRUE(g.run_until([&] { return g.electors[0]->is_leader(); }));
+  g.electors[1]->start();
+  const std::string key = registration_key(lock_key, "node-1");
+  ASSERT_TRUE(g.run_until([&] { return g.store->peek(key).has_value(); }));
+  g.run_for(1s);
+  const std::string ours = g.store->peek(key)->body;
+  g.store->poke(key, registration_body("node-1", 1000000, forged_token));
+  const auto interval = 10 * g.electors[1]->config().infrequent_interval;
+  ASSERT_TRUE(g.run_until([&] { return g.store->peek(key)->body == ours; }, interval + 2s))
+      << "not rewritten within 10 I = " << interval.count() << " ms";
+  // The store holds the rewrite before the elector hears its answer and logs.
+  ASSERT_TRUE(g.run_until([&] { return !warnings->empty(); }, 1s));
+  EXPECT_NE(warnings->back().find("candidate registration was overwritten by another writer"),
+            std::string::npos)
+      << warnings->back();
+  EXPECT_NE(warnings->back().find(": rewritten"), std::string::npos) << warnings->back();
+  // An untouched one is read, never written again.
+  const std::string etag = g.store->peek(key)->etag;
+  g.run_for(3 * interval);
+  EXPECT_EQ(g.store->peek(key)->etag, etag);
+}
+
 TEST(ElectorCandidates, OnlyTheRegisteredWatcherIsVerifiedAndAForgerCostsOneReadPerF) {
   auto given_to_core = std::make_shared<std::vector<std::string>>();
   one_leader g(keeping_core_lists(given_to_core));
@@ -151,10 +193,29 @@ TEST(ElectorCandidates, AClientCertificateVerifiesWithoutARegistration) {
   health_handler handler(g.io.get_executor(), g.leader().health_source());
   health_request request = claiming("node-7", 4, member_token, "10.0.0.7", term);
   request.verified_client = true;
+  request.client_names = {"node-7"};
   handler.async_handle(request, [](boost::system::error_code, health_response) {});
   ASSERT_TRUE(g.run_until(
       [&] { return find(g.leader().status().candidates, "node-7", true) != nullptr; }, 1s));
   EXPECT_EQ(find(g.leader().status().candidates, "node-7", true)->priority, 4);
+}
+
+// A client-only certificate (CN=monitor) claimed node-g's id and node-f handed over to it: a
+// certificate now verifies a claim only for an id it names, and node-g has no registration with
+// that token, so the claim stays unverified however long it watches.
+TEST(ElectorCandidates, ACertificateClaimingAnIdItDoesNotNameStaysUnverified) {
+  one_leader g(keeping_core_lists(std::make_shared<std::vector<std::string>>()));
+  const std::uint64_t term = g.leader().status().term;
+  health_handler handler(g.io.get_executor(), g.leader().health_source());
+  health_request request = claiming("node-g", 9, forged_token, "10.0.0.7", term);
+  request.verified_client = true;
+  request.client_names = {"monitor"};
+  handler.async_handle(request, [](boost::system::error_code, health_response) {});
+  ASSERT_TRUE(g.run_until(
+      [&] { return find(g.leader().status().candidates, "node-g", false) != nullptr; }, 1s));
+  g.run_for(5 * g.leader().config().frequent_interval);
+  EXPECT_EQ(find(g.leader().status().candidates, "node-g", true), nullptr);
+  EXPECT_NE(find(g.leader().status().candidates, "node-g", false), nullptr);
 }
 
 // A candidate whose watch ends and who never comes back counts as watching for the watch gap
@@ -170,6 +231,7 @@ TEST(ElectorCandidates, TheCoreLearnsWhenAVanishedWatchersGapRunsOut) {
   health_handler handler(g.io.get_executor(), g.leader().health_source());
   health_request request = claiming("node-7", 4, member_token, "10.0.0.7", term);
   request.verified_client = true;
+  request.client_names = {"node-7"};
   boost::asio::cancellation_signal end_watch;
   handler.async_handle(request,
                        boost::asio::bind_cancellation_slot(
@@ -184,6 +246,36 @@ TEST(ElectorCandidates, TheCoreLearnsWhenAVanishedWatchersGapRunsOut) {
   g.run_for(1s);
   EXPECT_FALSE(watching_in(given_to_core->back())) << given_to_core->back();
   EXPECT_NE(given_to_core->back().find(" node-7/4 "), std::string::npos) << "still a candidate";
+}
+
+// async_resign_to names a verified candidate only: a ghost, or a claim the registration refuted,
+// is refused with nothing written; the verified member is named.
+TEST(ElectorCandidates, ResignToNamesOnlyAVerifiedCandidate) {
+  one_leader g(keeping_core_lists(std::make_shared<std::vector<std::string>>()));
+  g.store->poke(registration_key(lock_key, "node-1"), registration_body("node-1", 5, member_token));
+  const std::uint64_t term = g.leader().status().term;
+  health_handler handler(g.io.get_executor(), g.leader().health_source());
+  const auto ignore = [](boost::system::error_code, health_response) {};
+  handler.async_handle(claiming("node-1", 5, member_token, "10.0.0.2", term), ignore);
+  handler.async_handle(claiming("node-9", 1000, forged_token, "10.0.0.66", term), ignore);
+  ASSERT_TRUE(g.run_until(
+      [&] { return find(g.leader().status().candidates, "node-1", true) != nullptr; }, 5s));
+  ASSERT_TRUE(g.run_until(
+      [&] { return find(g.leader().status().candidates, "node-9", false) != nullptr; }, 5s));
+  for (const std::string name : {"ghost", "node-9"}) {
+    std::optional<boost::system::error_code> result;
+    g.leader().async_resign_to(name, [&](boost::system::error_code ec) { result = ec; });
+    ASSERT_TRUE(g.run_until([&] { return result.has_value(); }));
+    EXPECT_EQ(*result, errc::unknown_successor) << name;
+    EXPECT_TRUE(g.leader().is_leader()) << name;
+    EXPECT_FALSE(g.record(lock_key)->released) << name;
+  }
+  std::optional<boost::system::error_code> result;
+  g.leader().async_resign_to("node-1", [&](boost::system::error_code ec) { result = ec; });
+  ASSERT_TRUE(g.run_until([&] { return result.has_value(); }));
+  EXPECT_FALSE(*result) << result->message();
+  ASSERT_TRUE(g.record(lock_key)->released);
+  EXPECT_EQ(g.record(lock_key)->successor, "node-1");
 }
 
 TEST(ElectorCandidates, AStoppedElectorShowsNoCandidates) {

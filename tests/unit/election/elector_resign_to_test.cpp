@@ -1,6 +1,7 @@
-// elector::async_resign_to end to end over the in-memory store on the manual clock: the
-// released record names the successor, which takes over while the other followers hold off;
-// a follower that asks gets errc::not_leader.
+// elector::async_resign_to end to end over the in-memory store on the manual clock (S3 mode: a
+// leader knows no candidates, so names go through unchecked_successor): the released record
+// names the successor, which takes over while the other followers hold off; a follower that asks
+// gets errc::not_leader; a checked name the leader does not know is refused, writing nothing.
 #include <s3lect/elector.hpp>
 #include <s3lect/error.hpp>
 #include <s3lect/memory_storage.hpp>
@@ -34,8 +35,24 @@ elector_config short_config(int index) {
 
 asio::awaitable<void> resign_to(elector& e, std::string successor,
                                 std::optional<boost::system::error_code>& result) {
+  auto [ec] = co_await e.async_resign_to(unchecked_successor(std::move(successor)),
+                                         asio::as_tuple(asio::use_awaitable));
+  result = ec;
+}
+
+asio::awaitable<void> resign_to_checked(elector& e, std::string successor,
+                                        std::optional<boost::system::error_code>& result) {
   auto [ec] = co_await e.async_resign_to(std::move(successor), asio::as_tuple(asio::use_awaitable));
   result = ec;
+}
+
+/// node-0 leads and node-1 has started following it.
+bool lead_with_a_follower(elector_group& g) {
+  g.electors[0]->start();
+  if (!g.run_until([&] { return g.electors[0]->is_leader(); })) return false;
+  g.electors[1]->start();
+  g.run_for(200ms);
+  return true;
 }
 
 TEST(ElectorResignTo, TheNamedFollowerTakesOverEveryRound) {
@@ -77,15 +94,46 @@ TEST(ElectorResignTo, TheReleasedRecordNamesTheSuccessor) {
 
 TEST(ElectorResignTo, AFollowerCannotResign) {
   elector_group g(2, short_config);
-  g.electors[0]->start();
-  ASSERT_TRUE(g.run_until([&] { return g.electors[0]->is_leader(); }));
-  g.electors[1]->start();
-  g.run_for(200ms);
+  ASSERT_TRUE(lead_with_a_follower(g));
   std::optional<boost::system::error_code> result;
   asio::co_spawn(g.io, resign_to(*g.electors[1], "node-0", result), asio::detached);
   ASSERT_TRUE(g.run_until([&] { return result.has_value(); }));
   EXPECT_EQ(*result, errc::not_leader);
   EXPECT_TRUE(g.electors[0]->is_leader());
+}
+
+// A name checked against candidates an S3-mode leader does not have: refused, and the record
+// is the leader's own still (`release --to ghost` cost 4.3 s of no leader before).
+TEST(ElectorResignTo, ANameThatIsNoCandidateIsRefusedAndNothingIsWritten) {
+  elector_group g(2, short_config);
+  ASSERT_TRUE(lead_with_a_follower(g));
+  const std::optional<lock_record> before = g.record();
+  ASSERT_TRUE(before);
+  std::optional<boost::system::error_code> result;
+  asio::co_spawn(g.io, resign_to_checked(*g.electors[0], "node-1", result), asio::detached);
+  ASSERT_TRUE(g.run_until([&] { return result.has_value(); }));
+  EXPECT_EQ(*result, errc::unknown_successor) << result->message();
+  EXPECT_TRUE(g.electors[0]->is_leader());
+  const std::optional<lock_record> after = g.record();
+  ASSERT_TRUE(after);
+  EXPECT_FALSE(after->released);
+  EXPECT_EQ(after->term, before->term);
+  EXPECT_EQ(after->leader_id, "node-0");
+  // Our own id and the empty name mean "the best candidate": never refused.
+  result.reset();
+  asio::co_spawn(g.io, resign_to_checked(*g.electors[0], "node-0", result), asio::detached);
+  ASSERT_TRUE(g.run_until([&] { return result.has_value(); }));
+  EXPECT_FALSE(*result) << result->message();
+}
+
+// A follower asking with a name it does not know hears not_leader first, as with any name.
+TEST(ElectorResignTo, AFollowersCheckedNameGetsNotLeader) {
+  elector_group g(2, short_config);
+  ASSERT_TRUE(lead_with_a_follower(g));
+  std::optional<boost::system::error_code> result;
+  asio::co_spawn(g.io, resign_to_checked(*g.electors[1], "ghost", result), asio::detached);
+  ASSERT_TRUE(g.run_until([&] { return result.has_value(); }));
+  EXPECT_EQ(*result, errc::not_leader);
 }
 
 }  // namespace

@@ -1,5 +1,7 @@
 // The job guardian's parts that need no process: its messages, /proc and mountinfo parsing, its
 // log lines and its command line.
+#include "guardian/cloexec.hpp"
+#include "guardian/descriptors.hpp"
 #include "guardian/guardian_log.hpp"
 #include "guardian/guardian_options.hpp"
 #include "guardian/job_cgroup.hpp"
@@ -9,6 +11,8 @@
 
 #include <gtest/gtest.h>
 
+#include <fcntl.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cstdio>
@@ -174,6 +178,30 @@ TEST(GuardianOptions, ReadsTheReleaseArgumentsFromTheirFile) {
   std::fclose(file);
   ASSERT_TRUE(args);
   EXPECT_EQ(*args, (std::vector<std::string>{"--slot", "3", "--", "--lock", "s3://b/k", "a b"}));
+}
+
+TEST(DescriptorClosing, AForkedHelperKeepsTheUsersDescriptorsAndItsOwnAndClosesTheRest) {
+  int guardians[2];
+  int helpers[2];
+  ASSERT_TRUE(guardian::open_cloexec_pipe(guardians));
+  ASSERT_TRUE(guardian::open_cloexec_pipe(helpers));
+  const int users = ::dup(guardians[0]);  // no close-on-exec: inherited, to be handed on
+  const auto plan = guardian::plan_descriptor_closing({helpers[1]});
+  // Opened after the plan was made: closed all the same (close_range).
+  const int later = ::fcntl(guardians[0], F_DUPFD_CLOEXEC, 900);
+  const pid_t helper = ::fork();
+  if (helper == 0) {
+    guardian::close_inherited_descriptors(plan);
+    const auto open = [](int fd) { return ::fcntl(fd, F_GETFD) >= 0; };
+    const bool as_planned = !open(guardians[0]) && !open(guardians[1]) && !open(helpers[0]) &&
+                            open(helpers[1]) && open(users) && !open(later) && open(2);
+    ::_exit(as_planned ? 0 : 1);
+  }
+  int status = 0;
+  ASSERT_EQ(::waitpid(helper, &status, 0), helper);
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+  for (const int fd : {guardians[0], guardians[1], helpers[0], helpers[1], users, later})
+    ::close(fd);
 }
 
 }  // namespace

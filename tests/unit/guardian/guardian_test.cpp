@@ -4,12 +4,21 @@
 #include "support/job_tree.hpp"
 
 #include "base/platform.hpp"
+#include "guardian/descriptors.hpp"
 #include "guardian/job_launch.hpp"
+#include "guardian/process_table.hpp"
 
 #include <gtest/gtest.h>
 
+#include <fcntl.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <filesystem>
 #include <fstream>
 #include <functional>
+#include <set>
 #include <sstream>
 
 namespace {
@@ -58,9 +67,16 @@ std::string slurp(const std::string& path) {
   return text.str();
 }
 
-/// What this system allows, as the guardian's own probe finds it.
-std::string probe() {
-  const std::string command = s3lect::test::guardian_path() + " --probe";
+/// What this system allows, as the guardian's own probe finds it when run as `user` (-1: this
+/// process's user). A user without privileges needs a user namespace for a PID namespace, which
+/// a multithreaded process cannot enter: under TSan, whose runtime starts its thread again in
+/// every forked child, root may have PID namespaces and nobody not.
+std::string probe(int user = -1) {
+  std::string command = s3lect::test::guardian_path() + " --probe";
+  if (user >= 0) {
+    const std::string id = std::to_string(user);
+    command = "setpriv --reuid=" + id + " --regid=" + id + " --clear-groups " + command;
+  }
   std::string output;
   if (FILE* pipe = ::popen(command.c_str(), "r")) {
     char line[256];
@@ -70,8 +86,8 @@ std::string probe() {
   return output;
 }
 
-bool allowed(const std::string& isolation) {
-  return probe().find(isolation + " ok") != std::string::npos;
+bool allowed(const std::string& isolation, int user = -1) {
+  return probe(user).find(isolation + " ok") != std::string::npos;
 }
 
 class Guardian : public ::testing::Test {
@@ -223,6 +239,83 @@ TEST_F(Guardian, InItsOwnPidNamespaceTheJobSeesItsOwnPidsAndDiesWithTheGuardian)
   ::kill(guard.pid, SIGKILL);
   EXPECT_TRUE(eventually([&] { return processes_with(marker) == 0; }, 2s));
   std::filesystem::remove(pids);
+}
+
+/// The guardian's own processes below `guardian` (a PID namespace's parent and init).
+std::vector<pid_t> helpers_of(pid_t guardian) {
+  std::vector<pid_t> helpers;
+  for (const auto& process : guardian::descendants_of(guardian::read_process_table(), guardian)) {
+    const std::string comm = slurp("/proc/" + std::to_string(process.pid) + "/comm");
+    if (comm.rfind("s3lect-ns-", 0) == 0) helpers.push_back(process.pid);
+  }
+  return helpers;
+}
+
+/// What a process of `user` (-1: this one's) gets from `pid`: 0 when nothing, else 1 when
+/// pidfd_getfd took a descriptor, 2 when /proc/PID/environ could be read.
+int what_a_process_of_the_user_takes(pid_t pid, int user) {
+  const pid_t checker = ::fork();
+  if (checker == 0) {
+    if (user >= 0 && (::setresgid(user, user, user) != 0 || ::setresuid(user, user, user) != 0)) {
+      ::_exit(3);
+    }
+    const int pidfd = static_cast<int>(::syscall(SYS_pidfd_open, pid, 0));
+    for (int fd = 3; pidfd >= 0 && fd < 64; ++fd) {
+      if (::syscall(SYS_pidfd_getfd, pidfd, fd, 0) >= 0) ::_exit(1);
+    }
+    char byte = 0;
+    const int environ_fd = ::open(("/proc/" + std::to_string(pid) + "/environ").c_str(), O_RDONLY);
+    if (environ_fd >= 0 && ::read(environ_fd, &byte, 1) >= 0) ::_exit(2);
+    ::_exit(0);
+  }
+  int status = 0;
+  ::waitpid(checker, &status, 0);
+  return WIFEXITED(status) ? WEXITSTATUS(status) : 4;
+}
+
+TEST_F(Guardian, NeitherItNorItsHelpersGiveAProcessOfTheirUserADescriptorOrTheirEnvironment) {
+  if (!linux_facilities) GTEST_SKIP() << "PR_SET_DUMPABLE is Linux's";
+  // The same user on both sides, as a hostile job has: nobody when the test runs as root, whose
+  // checks would pass anyway.
+  const int user = ::geteuid() == 0 ? 65534 : -1;
+  guardian_setup setup{{"sleep", "600." + marker + "3"}};
+  setup.user = user;
+  if (allowed("pid-namespace", user)) setup.isolation = "pid-namespace";
+  guardian_under_test guard(setup);
+  ASSERT_TRUE(guard.expect<guardian::job_started>());
+  ASSERT_TRUE(eventually([&] { return processes_with(marker) == 1; }));
+  EXPECT_EQ(what_a_process_of_the_user_takes(guard.pid, user), 0) << "the guardian";
+  for (const pid_t helper : helpers_of(guard.pid)) {
+    EXPECT_EQ(what_a_process_of_the_user_takes(helper, user), 0) << "helper " << helper;
+  }
+  if (setup.isolation == "pid-namespace") {
+    EXPECT_EQ(helpers_of(guard.pid).size(), 2U);
+  }
+}
+
+TEST_F(Guardian, ItsHelpersHoldNoneOfItsDescriptorsButThoseItWasGivenForTheJob) {
+  if (!allowed("pid-namespace")) GTEST_SKIP() << "no PID namespace here: " << probe();
+  guardian_under_test guard({{"sleep", "600." + marker + "3"}, "pid-namespace"});
+  ASSERT_TRUE(guard.expect<guardian::job_started>());
+  ASSERT_TRUE(eventually([&] { return processes_with(marker) == 1; }));
+  // What the test itself hands on (its descriptors without close-on-exec) the job gets too;
+  // anything else a helper holds would be the guardian's (its control socket above all).
+  std::set<std::string> handed_on;
+  for (const int fd : guardian::open_descriptors()) {
+    if ((::fcntl(fd, F_GETFD) & FD_CLOEXEC) == 0) {
+      handed_on.insert(std::filesystem::read_symlink("/proc/self/fd/" + std::to_string(fd)));
+    }
+  }
+  const auto helpers = helpers_of(guard.pid);
+  ASSERT_EQ(helpers.size(), 2U);
+  for (const pid_t helper : helpers) {
+    for (const auto& entry :
+         std::filesystem::directory_iterator("/proc/" + std::to_string(helper) + "/fd")) {
+      if (std::stoi(entry.path().filename().string()) <= 2) continue;
+      const auto target = std::filesystem::read_symlink(entry.path()).string();
+      EXPECT_EQ(handed_on.count(target), 1U) << "helper " << helper << " holds " << target;
+    }
+  }
 }
 
 TEST_F(Guardian, InItsOwnCgroupTheJobCannotLeaveItAndTheCgroupGoesWithIt) {

@@ -181,7 +181,7 @@ TEST_F(CandidateClaimHandler, ReadsAreChecksAndRequestsWithoutAClaimReportNothin
   health_handler handler(io.get_executor(), source);
   start(handler, "plain", {"GET", path});
   start(handler, "malformed", {"GET", path + "?candidate=a&priority=1&token=short"});
-  health_request claimed{"GET", path + "?" + claim_query, "10.0.0.9", true};
+  health_request claimed{"GET", path + "?" + claim_query, "10.0.0.9", true, {"node-b"}};
   start(handler, "claimed", claimed);
   run_until([&] { return answers.size() == 3; });
   EXPECT_EQ(handler.handle({"GET", path + "?" + claim_query}).status, 200u);
@@ -193,6 +193,17 @@ TEST_F(CandidateClaimHandler, ReadsAreChecksAndRequestsWithoutAClaimReportNothin
   EXPECT_EQ(claims[0].source, "10.0.0.9");
   EXPECT_TRUE(claims[0].verified_client);
   EXPECT_EQ(claims[1].event, kind::check);
+}
+
+// A verified certificate that does not name the claimed id vouches for nothing.
+TEST_F(CandidateClaimHandler, ACertificateVouchesOnlyForAnIdItNames) {
+  health_handler handler(io.get_executor(), source);
+  handler.handle({"GET", path + "?" + claim_query, "10.0.0.9", true, {"monitor", "node-bb"}});
+  handler.handle({"GET", path + "?" + claim_query, "10.0.0.9", false, {"node-b"}});
+  const std::vector<candidate_claim> claims = source.claims();
+  ASSERT_EQ(claims.size(), 2u);
+  EXPECT_FALSE(claims[0].verified_client) << "names monitor and node-bb, claims node-b";
+  EXPECT_FALSE(claims[1].verified_client) << "names node-b, but did not verify";
 }
 
 TEST_F(CandidateClaimHandler, EveryHeldWatchEndsOnceWhateverEndsIt) {

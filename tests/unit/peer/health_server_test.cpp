@@ -466,6 +466,34 @@ TEST_F(HealthServer, MutualTlsRequiresAClientCertificateFromTheCa) {
   EXPECT_GE(server->stats().failed_handshakes, 2u);
 }
 
+asio::awaitable<void> claim_as(tls_client& client, tcp::endpoint endpoint, std::string id) {
+  EXPECT_FALSE(co_await client.connect(endpoint));
+  const reply answer = co_await client.exchange(
+      "GET", path + "?candidate=" + id + "&priority=3&token=00112233445566778899aabbccddeeff");
+  EXPECT_EQ(answer.response.result_int(), 200u) << id;
+}
+
+// CA mode: a member's certificate vouches for a claim only for an id it names. The PKI's client
+// certificate names DNS:localhost (and CN "test client"); claiming node-g with it, as a
+// monitoring client once took node-g's place, is an anonymous claim that its registration must
+// confirm.
+TEST_F(HealthServer, AClientCertificateVouchesOnlyForTheIdsItNames) {
+  health_server_config config = base_config();
+  config.tls.ca_pem = shared_test_pki().ca.certificate;
+  config.tls.require_client_cert = true;
+  start(config);
+  for (const char* id : {"localhost", "node-g"}) {
+    auto member = client(&shared_test_pki().client);
+    run(claim_as(*member, endpoint, id));
+  }
+  const std::vector<candidate_claim> claims = source.claims();
+  ASSERT_EQ(claims.size(), 2u);
+  EXPECT_EQ(claims[0].id, "localhost");
+  EXPECT_TRUE(claims[0].verified_client);
+  EXPECT_EQ(claims[1].id, "node-g");
+  EXPECT_FALSE(claims[1].verified_client);
+}
+
 TEST_F(HealthServer, CertificatesAndClientCaFromFiles) {
   const temporary_file certificate(shared_test_pki().server.certificate);
   const temporary_file key(shared_test_pki().server.private_key);

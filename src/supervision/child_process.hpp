@@ -3,6 +3,8 @@
 // missing).
 #pragma once
 
+#include "guardian/descriptors.hpp"
+
 #include <boost/asio/any_io_executor.hpp>
 #include <boost/asio/awaitable.hpp>
 #include <boost/asio/posix/stream_descriptor.hpp>
@@ -37,10 +39,16 @@ struct resolved_command {
 /// (a $PATH value; empty entries mean the current directory).
 resolved_command resolve_command(const std::string& name, const std::string& search_path);
 
-/// The file descriptors above 2 that are open now (from /proc/self/fd on Linux, else by asking
-/// each number below RLIMIT_NOFILE), e.g. those this process inherited (systemd
-/// socket activation) and should hand on to its commands. Call before opening anything.
-std::set<int> open_descriptors();
+/// The file descriptors above 2 that are open now (guardian/descriptors.hpp), e.g. those this
+/// process inherited (systemd socket activation) and should hand on to its commands. Call
+/// before opening anything.
+using guardian::open_descriptors;
+
+/// This process's environment with `overrides` replacing or adding variables; with
+/// `inherited`, only the variables it names are taken from this process.
+std::vector<std::string> environment_with(
+    const std::vector<std::pair<std::string, std::string>>& overrides,
+    const std::optional<std::vector<std::string>>& inherited = std::nullopt);
 
 /// What to start.
 struct spawn_request {
@@ -48,6 +56,13 @@ struct spawn_request {
   std::vector<std::string> argv;  ///< argv[0] included.
   /// Added to (or replacing in) this process's environment.
   std::vector<std::pair<std::string, std::string>> environment;
+  /// Which of this process's variables the command gets before `environment` is applied: all
+  /// (nullopt), or only those named here (the guardian's: nothing secret).
+  std::optional<std::vector<std::string>> inherited_variables;
+  /// The command starts a session of its own (setsid): no signal to this process's group or
+  /// session (a shell's `kill -STOP %1`, a supervisor stopping a service's group, Ctrl-Z)
+  /// reaches it. For the guardian, which also keeps own_group_and_death_signal false.
+  bool own_session = false;
   /// Descriptors above 2 the command inherits; every other one is closed on exec.
   std::set<int> inherited_descriptors;
   /// The SIGPIPE disposition to give the command when this process changed its own.

@@ -1,4 +1,4 @@
-#include "cli/job_isolation.hpp"
+#include "supervision/job_isolation.hpp"
 
 #include "guardian/cloexec.hpp"
 

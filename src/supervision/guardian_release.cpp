@@ -1,4 +1,4 @@
-#include "cli/guardian_release.hpp"
+#include "supervision/guardian_release.hpp"
 
 #include "cli/console.hpp"
 #include "cli/exit_codes.hpp"

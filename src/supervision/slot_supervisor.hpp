@@ -5,7 +5,7 @@
 // of them again.
 #pragma once
 
-#include "cli/command_supervisor.hpp"
+#include "supervision/command_supervisor.hpp"
 
 #include <boost/asio/awaitable.hpp>
 

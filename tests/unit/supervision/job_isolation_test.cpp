@@ -1,5 +1,5 @@
 // What `s3lect run` makes of the guardian's probe, and of --isolation.
-#include "cli/job_isolation.hpp"
+#include "supervision/job_isolation.hpp"
 
 #include <gtest/gtest.h>
 

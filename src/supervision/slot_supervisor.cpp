@@ -1,4 +1,4 @@
-#include "cli/slot_supervisor.hpp"
+#include "supervision/slot_supervisor.hpp"
 
 #include "cli/exit_codes.hpp"
 

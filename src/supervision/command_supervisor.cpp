@@ -1,7 +1,7 @@
-#include "cli/command_supervisor.hpp"
+#include "supervision/command_supervisor.hpp"
 
 #include "cli/exit_codes.hpp"
-#include "cli/job_guardian.hpp"
+#include "supervision/job_guardian.hpp"
 
 #include <s3lect/error.hpp>
 
@@ -243,7 +243,13 @@ asio::awaitable<std::optional<int>> after_handover_advice(supervisor& s,
     co_await retire_guardian(s);
     co_return exit_ok;
   }
-  co_await s.election.async_resign_to(successor, asio::as_tuple(asio::use_awaitable));
+  const auto [resigned] =
+      co_await s.election.async_resign_to(successor, asio::as_tuple(asio::use_awaitable));
+  if (resigned == errc::unknown_successor) {
+    // The candidate went away while the command stopped: release to the best one left, since
+    // the command is stopped already and this node must not keep a leadership it does not use.
+    co_await s.election.async_resign(asio::as_tuple(asio::use_awaitable));
+  }
   co_await retire_guardian(s);
   co_return std::nullopt;
 }
@@ -261,6 +267,11 @@ asio::awaitable<std::optional<int>> lead(supervisor& s, leadership_lease lease) 
   if (start_error) {
     s.log.log(log_level::error, "cannot start the command",
               {{"command", s.command.path}, {"step", step}, {"error", start_error.message()}});
+    if (s.tree_left_running) {
+      s.log.log(log_level::error,
+                "not releasing the lock: followers take over once the lease has run out");
+      co_return exit_failure;
+    }
     co_await release_lock(s);
     co_return start_failure_status(step, start_error);
   }

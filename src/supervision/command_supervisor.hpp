@@ -3,11 +3,11 @@
 // on to it, and releases the lock.
 #pragma once
 
-#include "cli/child_process.hpp"
-#include "cli/guardian_process.hpp"
 #include "cli/log_output.hpp"
 #include "cli/run_options.hpp"
 #include "cli/signal_inbox.hpp"
+#include "supervision/child_process.hpp"
+#include "supervision/guardian_process.hpp"
 
 #include <s3lect/elector.hpp>
 #include <s3lect/health.hpp>
@@ -44,6 +44,9 @@ struct supervisor {
   /// The last "leading until" sent to the job's guardian (CLOCK_BOOTTIME ns).
   std::int64_t confirmed_until = 0;
   bool shutdown_requested = false;
+  /// The guardian did not answer and was killed without every process of the job's tree
+  /// known gone: nothing may be released (followers wait for the lease to run out).
+  bool tree_left_running = false;
   health_server* peer_server = nullptr;  ///< Peer mode only.
   metrics_server* metrics = nullptr;     ///< With --metrics-listen only.
   /// With --slots: the slot `election` campaigns for (S3LECT_SLOT, and its key in S3LECT_LOCK).

@@ -3,7 +3,7 @@
 // closing tells the guardian that s3lect is gone.
 #pragma once
 
-#include "cli/child_process.hpp"
+#include "supervision/child_process.hpp"
 
 #include "guardian/control_socket.hpp"
 #include "guardian/job_launch.hpp"
@@ -40,14 +40,28 @@ struct guardian_request {
   std::vector<std::pair<std::string, std::string>> log_fields;
 };
 
-/// The arguments of s3lect-guardian for `request`, after argv[0] (`control_fd`, `exe_fd` and
-/// `release_args_fd`: the descriptors it gets; -1 for none).
-std::vector<std::string> guardian_arguments(const guardian_request& request, int control_fd,
-                                            int exe_fd, int release_args_fd);
+/// The descriptors s3lect-guardian gets (-1: none).
+struct guardian_descriptors {
+  int control = -1;
+  int job_environment = -1;  ///< The command's environment (a sealed file, Linux).
+  int release_exe = -1;      ///< The s3lect binary, for the release should s3lect die.
+  int release_args = -1;
+  int release_environment = -1;
+};
 
-/// The s3lect-guardian executable beside this s3lect: $S3LECT_GUARDIAN when set, else in this
-/// executable's directory (a build tree), else where the package installs it relative to it.
-/// Empty when none is there.
+/// The arguments of s3lect-guardian for `request`, after argv[0].
+std::vector<std::string> guardian_arguments(const guardian_request& request,
+                                            const guardian_descriptors& fds);
+
+/// The variables of s3lect's environment the guardian's own environment keeps where it gets
+/// the command's in a file: those the loader and the sanitizer runtimes read as the process
+/// starts, nothing secret. The command and the release get their whole environment from files.
+std::vector<std::string> guardian_runtime_variables();
+
+/// The s3lect-guardian executable: $S3LECT_GUARDIAN when set, else in this executable's
+/// directory (a build tree), else where the package installs it relative to this executable,
+/// else at the absolute path the build installs it to (S3LECT_GUARDIAN_PATH). Empty when none is
+/// there.
 std::string find_guardian();
 
 /// A running guardian.
@@ -87,6 +101,25 @@ class guardian_process {
   /// Waits for the guardian process to exit and returns its shell status. Cancellation: any
   /// type.
   boost::asio::awaitable<int> async_wait_exit() { return process_->async_wait_exit(); }
+
+  /// Resumes the guardian if it is stopped (a process of the job, or anyone else, sent it
+  /// SIGSTOP): stopped, it could neither end the job at its deadline nor answer. Returns
+  /// whether it was seen stopped (where /proc shows it; elsewhere SIGCONT goes anyway).
+  bool resume_if_stopped();
+
+  /// One pass of ending the job's tree without the guardian's help, for a guardian that does
+  /// not answer: SIGKILL to every descendant of the guardian that /proc shows (while the
+  /// guardian lives, a subreaper, every process of the job, its PID namespace's too, is one)
+  /// and, where there is no /proc, to the command's process group (`command`). Returns how
+  /// many of them still ran; 0 again and again means the tree is gone (dead, if not reaped).
+  unsigned kill_tree_pass(pid_t command);
+
+  /// SIGKILL to the guardian itself: only after its tree, whose processes would otherwise be
+  /// re-parented away from it and out of reach.
+  void kill() noexcept;
+
+  /// Whether /proc shows this machine's processes, so that kill_tree_pass() finds the tree.
+  static bool process_table_available();
 
  private:
   guardian_process(std::unique_ptr<child_process> process,

@@ -1,7 +1,7 @@
 // `s3lect run` starts its command only if it still leads with the elected term when it spawns:
 // the "elected" notice can arrive after the leadership it announces has already ended.
-#include "cli/command_supervisor.hpp"
-#include "cli/job_guardian.hpp"
+#include "supervision/command_supervisor.hpp"
+#include "supervision/job_guardian.hpp"
 
 #include <s3lect/elector.hpp>
 #include <s3lect/error.hpp>
@@ -54,9 +54,9 @@ class RunRecheck : public ::testing::Test {
   }
 
   s3lect::cli::supervisor make_supervisor() {
-    // The guardian built beside the tests' directory.
+    // The guardian built in the build tree's bin/, beside s3lect.
     const auto guardian =
-        std::filesystem::read_symlink("/proc/self/exe").parent_path().parent_path() /
+        std::filesystem::read_symlink("/proc/self/exe").parent_path().parent_path() / "bin" /
         "s3lect-guardian";
     return s3lect::cli::supervisor{election, log,     options,
                                    command,  signals, {guardian.string(), {}}};

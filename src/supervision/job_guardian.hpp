@@ -3,7 +3,7 @@
 // what to do when the guardian itself is gone.
 #pragma once
 
-#include "cli/command_supervisor.hpp"
+#include "supervision/command_supervisor.hpp"
 
 #include <boost/asio/awaitable.hpp>
 #include <boost/system/error_code.hpp>

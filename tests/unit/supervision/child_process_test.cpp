@@ -1,7 +1,7 @@
 // The command runner of `s3lect run`: command lookup, exit statuses as shells report them, the
 // environment, the process group (leftovers killed with the command), descriptors not leaked,
 // exec failures, and both exit watchers (pidfd and SIGCHLD). Local processes only.
-#include "cli/child_process.hpp"
+#include "supervision/child_process.hpp"
 
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/experimental/awaitable_operators.hpp>

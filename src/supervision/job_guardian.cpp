@@ -1,4 +1,4 @@
-#include "cli/job_guardian.hpp"
+#include "supervision/job_guardian.hpp"
 
 #include "guardian/guardian.hpp"
 #include "guardian/job_cgroup.hpp"
@@ -15,6 +15,8 @@
 
 #include <signal.h>
 
+#include <algorithm>
+
 namespace s3lect::cli {
 
 namespace asio = boost::asio;
@@ -26,6 +28,20 @@ namespace {
 
 /// How long a guardian gets to exit once told goodbye, or once its socket closed.
 constexpr std::chrono::seconds guardian_exit_wait{2};
+
+/// How long the guardian may take, beyond the stop's grace, to report the job's end: its own
+/// part (a SIGKILL to a tree, the reaping) takes milliseconds. Past it, s3lect ends the tree
+/// and the guardian itself (kill_unanswering_guardian), so that a stop never hangs.
+constexpr std::chrono::milliseconds guardian_answer_margin{1000};
+
+/// How long the guardian may take to report that the command started (milliseconds, or tens
+/// of them with a PID namespace), checked and resumed if stopped every launch_poll.
+constexpr std::chrono::seconds guardian_launch_bound{5};
+constexpr std::chrono::milliseconds launch_poll{100};
+
+/// How long the tree is killed for, pass after pass, when the guardian does not answer.
+constexpr std::chrono::milliseconds tree_kill_bound{1000};
+constexpr std::chrono::milliseconds tree_kill_rescan{10};
 
 /// What the guardian runs: the command with the leadership's variables, and how to release the
 /// lock should s3lect die (the slot, then the arguments of `s3lect run`).
@@ -64,6 +80,64 @@ asio::awaitable<std::optional<int>> reap_guardian(guardian_process& job) {
   co_return std::nullopt;
 }
 
+/// Resumes the job's guardian if something stopped it, and says so.
+void resume_guardian(supervisor& s) {
+  if (s.job && s.job->resume_if_stopped()) {
+    s.log.log(log_level::warning, "the job's guardian was stopped (SIGSTOP): resumed it",
+              {{"guardian", s.job->pid()}, {"pid", s.started.pid}});
+  }
+}
+
+/// The guardian does not answer in time (stopped again and again, or stuck): s3lect ends the
+/// job's whole tree itself, then kills and reaps the guardian. Ends s.job. The tree is known
+/// gone when its cgroup was emptied or no process of it was left running in /proc.
+asio::awaitable<job_end> kill_unanswering_guardian(supervisor& s, const char* waited_for) {
+  const pid_t guardian_pid = s.job->pid();
+  s.log.log(log_level::error,
+            "the job's guardian does not answer: killing the job's tree and the guardian",
+            {{"guardian", guardian_pid}, {"pid", s.started.pid}, {"waited_for", waited_for}});
+  job_end end;
+  end.status = 128 + SIGKILL;
+  end.guardian_lost = true;
+  const bool cgroup_emptied =
+      !s.started.cgroup.empty() && guardian::kill_and_remove_cgroup(s.started.cgroup);
+  asio::steady_timer rescan(co_await asio::this_coro::executor);
+  const auto give_up = steady::now() + tree_kill_bound;
+  unsigned running = 0;
+  while ((running = s.job->kill_tree_pass(s.started.pid)) > 0 && steady::now() < give_up) {
+    rescan.expires_after(tree_kill_rescan);
+    co_await rescan.async_wait(asio::use_awaitable);
+  }
+  end.tree_gone = cgroup_emptied || (running == 0 && guardian_process::process_table_available());
+  s.job->kill();
+  co_await reap_guardian(*s.job);
+  s.job.reset();
+  s.log.log(end.tree_gone ? log_level::warning : log_level::error,
+            end.tree_gone ? "the job's tree and its guardian are killed"
+                          : "the job's guardian is killed: processes of the job may still run",
+            {{"guardian", guardian_pid}, {"pid", s.started.pid}});
+  co_return end;
+}
+
+/// Waits for the guardian's first message, the command's start (or why it could not start),
+/// at most guardian_launch_bound, resuming the guardian should it be stopped meanwhile.
+/// false: none came in time (the guardian and the tree are then killed).
+asio::awaitable<bool> await_launch_report(supervisor& s) {
+  asio::steady_timer poll(co_await asio::this_coro::executor);
+  const auto give_up = steady::now() + guardian_launch_bound;
+  while (!s.job->message_ready()) {
+    if (steady::now() >= give_up) {
+      const job_end end = co_await kill_unanswering_guardian(s, "start");
+      s.tree_left_running = !end.tree_gone;
+      co_return false;
+    }
+    resume_guardian(s);
+    poll.expires_after(launch_poll);
+    co_await (s.job->async_wait_message() || poll.async_wait(asio::use_awaitable));
+  }
+  co_return true;
+}
+
 }  // namespace
 
 std::optional<guardian::lead_until> confirmed_leadership(const elector& election,
@@ -88,7 +162,8 @@ asio::awaitable<error_code> start_job(supervisor& s, leadership_lease lease, std
                                   error);
   if (!s.job) co_return error;
   s.confirmed_until = confirmed->boot_ns;
-  const auto message = co_await s.job->async_receive();
+  if (!co_await await_launch_report(s)) co_return make_error_code(std::errc::timed_out);
+  const auto message = s.job->take();
   if (message) {
     if (const auto* started = std::get_if<guardian::job_started>(&*message)) {
       s.started = *started;
@@ -115,6 +190,7 @@ asio::awaitable<void> confirm_until_lost(supervisor& s, leadership_lease lease) 
     version = s.election.snapshot().version;
     const auto confirmed = confirmed_leadership(s.election, lease.term);
     if (error || !confirmed) break;
+    resume_guardian(s);
     if (s.job && confirmed->boot_ns > s.confirmed_until && s.job->send(*confirmed)) {
       s.confirmed_until = confirmed->boot_ns;
     }
@@ -165,10 +241,15 @@ asio::awaitable<job_end> stop_job(supervisor& s, std::string reason) {
              {"signal", grace.count() == 0 ? "SIGKILL" : "SIGTERM"},
              {"grace_ms", grace.count()},
              {"reason", reason}});
+  resume_guardian(s);
   s.job->send(guardian::stop_job{grace.count()});
+  // The guardian answers within the grace and a margin, or s3lect ends the tree itself.
+  asio::steady_timer answer_by(co_await asio::this_coro::executor);
+  answer_by.expires_after(grace + guardian_answer_margin);
   std::optional<job_end> end;
   while (!end) {
-    co_await (s.job->async_wait_message() || s.signals.wait());
+    const auto event = co_await (s.job->async_wait_message() || s.signals.wait() ||
+                                 answer_by.async_wait(asio::use_awaitable));
     while (const auto signal = s.signals.take()) {
       if (!is_stop_signal(*signal)) {
         pass_on(s, *signal);
@@ -180,7 +261,9 @@ asio::awaitable<job_end> stop_job(supervisor& s, std::string reason) {
         s.log.log(
             log_level::warning, "killing command",
             {{"pid", s.started.pid}, {"signal", "SIGKILL"}, {"reason", "second_stop_signal"}});
+        resume_guardian(s);
         s.job->send(guardian::kill_job{});
+        answer_by.expires_at(std::min(answer_by.expiry(), steady::now() + guardian_answer_margin));
       }
     }
     // Whatever else completed in the same turn: the message stays until taken.
@@ -188,6 +271,9 @@ asio::awaitable<job_end> stop_job(supervisor& s, std::string reason) {
       const auto message = s.job->take();
       if (!message) co_return co_await guardian_lost(s);
       end = end_reported(message);
+    } else if (event.index() == 2 && steady::now() >= answer_by.expiry()) {
+      end = co_await kill_unanswering_guardian(s, "stop");
+      end->cause = guardian::end_cause::killed;
     }
   }
   s.log.log(log_level::info, "command stopped",

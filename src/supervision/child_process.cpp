@@ -1,7 +1,8 @@
-#include "cli/child_process.hpp"
+#include "supervision/child_process.hpp"
 
 #include "base/platform.hpp"
 #include "guardian/cloexec.hpp"
+#include "guardian/descriptors.hpp"
 #include "guardian/process_table.hpp"
 
 #include <boost/asio/use_awaitable.hpp>
@@ -14,12 +15,10 @@
 #include <unistd.h>
 
 #if S3LECT_LINUX_FACILITIES
-#include <dirent.h>
 #include <sys/prctl.h>
-#else
-#include <sys/resource.h>
 #endif
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
@@ -33,22 +32,6 @@ namespace asio = boost::asio;
 
 /// The exit status of a child whose exec failed, as shells use it.
 constexpr int exec_failed_status = 127;
-
-/// The environment of the command: ours, with `overrides` replacing or adding variables.
-std::vector<std::string> command_environment(
-    const std::vector<std::pair<std::string, std::string>>& overrides) {
-  std::vector<std::string> result;
-  for (char** entry = environ; entry && *entry; ++entry) {
-    const std::string_view variable = *entry;
-    const std::string_view name = variable.substr(0, variable.find('='));
-    bool replaced = false;
-    for (const auto& [override_name, value] : overrides)
-      replaced = replaced || name == override_name;
-    if (!replaced) result.emplace_back(variable);
-  }
-  for (const auto& [name, value] : overrides) result.push_back(name + "=" + value);
-  return result;
-}
 
 std::vector<char*> pointers(std::vector<std::string>& strings) {
   std::vector<char*> result;
@@ -68,6 +51,24 @@ void close_on_exec_except(const std::set<int>& keep) {
 }
 
 }  // namespace
+
+std::vector<std::string> environment_with(
+    const std::vector<std::pair<std::string, std::string>>& overrides,
+    const std::optional<std::vector<std::string>>& inherited) {
+  std::vector<std::string> result;
+  for (char** entry = environ; entry && *entry; ++entry) {
+    const std::string_view variable = *entry;
+    const std::string_view name = variable.substr(0, variable.find('='));
+    bool replaced = false;
+    for (const auto& [override_name, value] : overrides)
+      replaced = replaced || name == override_name;
+    const bool taken =
+        !inherited || std::find(inherited->begin(), inherited->end(), name) != inherited->end();
+    if (!replaced && taken) result.emplace_back(variable);
+  }
+  for (const auto& [name, value] : overrides) result.push_back(name + "=" + value);
+  return result;
+}
 
 int shell_status(int wait_status) {
   if (WIFEXITED(wait_status)) return WEXITSTATUS(wait_status);
@@ -103,41 +104,6 @@ resolved_command resolve_command(const std::string& name, const std::string& sea
   return {{}, error};
 }
 
-#if S3LECT_LINUX_FACILITIES
-
-std::set<int> open_descriptors() {
-  std::set<int> result;
-  DIR* directory = ::opendir("/proc/self/fd");
-  if (!directory) return result;
-  const int own = ::dirfd(directory);
-  while (const dirent* entry = ::readdir(directory)) {
-    char* end = nullptr;
-    const long fd = std::strtol(entry->d_name, &end, 10);
-    if (end == entry->d_name || *end != '\0' || fd <= 2 || fd == own) continue;
-    result.insert(static_cast<int>(fd));
-  }
-  ::closedir(directory);
-  return result;
-}
-
-#else
-
-std::set<int> open_descriptors() {
-  // No /proc/self/fd: every number below the descriptor limit is asked. A descriptor opened
-  // above a limit lowered since is missed.
-  std::set<int> result;
-  rlimit limit{};
-  const rlim_t end = ::getrlimit(RLIMIT_NOFILE, &limit) == 0 && limit.rlim_cur != RLIM_INFINITY
-                         ? limit.rlim_cur
-                         : static_cast<rlim_t>(::sysconf(_SC_OPEN_MAX));
-  for (rlim_t fd = 3; fd < end; ++fd) {
-    if (::fcntl(static_cast<int>(fd), F_GETFD) >= 0) result.insert(static_cast<int>(fd));
-  }
-  return result;
-}
-
-#endif
-
 namespace {
 
 /// A descriptor closed at the end of its scope.
@@ -171,6 +137,7 @@ struct exec_plan {
   const int* passed = nullptr;  ///< Descriptors whose close-on-exec flag the child clears.
   std::size_t passed_count = 0;
   bool own_group_and_death_signal = true;
+  bool own_session = false;
 };
 
 /// The child's side of the fork: resets the signal handlers, leads its own process group, dies
@@ -187,6 +154,7 @@ struct exec_plan {
       ::sigaction(signal, &plan.default_action, nullptr);
     }
   }
+  if (plan.own_session) ::setsid();
   if (plan.own_group_and_death_signal) {
     ::setpgid(0, 0);
 #if S3LECT_LINUX_FACILITIES
@@ -257,7 +225,8 @@ std::unique_ptr<child_process> child_process::spawn(asio::any_io_executor execut
                                                     boost::system::error_code& error) {
   std::vector<std::string> argv_strings = request.argv;
   std::vector<char*> argv = pointers(argv_strings);
-  std::vector<std::string> env_strings = command_environment(request.environment);
+  std::vector<std::string> env_strings =
+      environment_with(request.environment, request.inherited_variables);
   std::vector<char*> envp = pointers(env_strings);
   exec_plan plan;
   plan.path = request.path.c_str();
@@ -266,6 +235,7 @@ std::unique_ptr<child_process> child_process::spawn(asio::any_io_executor execut
   plan.passed = request.passed_descriptors.data();
   plan.passed_count = request.passed_descriptors.size();
   plan.own_group_and_death_signal = request.own_group_and_death_signal;
+  plan.own_session = request.own_session;
   set_signal_actions(plan, request);
 
   close_on_exec_except(request.inherited_descriptors);
