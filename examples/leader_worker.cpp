@@ -15,12 +15,14 @@
 #include <s3lect/elector.hpp>
 #include <s3lect/s3_client.hpp>
 
+#include <boost/asio/as_tuple.hpp>
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
 #include <boost/asio/experimental/awaitable_operators.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/signal_set.hpp>
 #include <boost/asio/steady_timer.hpp>
+#include <boost/asio/use_awaitable.hpp>
 
 #include <chrono>
 #include <cstdio>
@@ -68,6 +70,18 @@ asio::awaitable<void> lead_when_elected(s3lect::elector& elector, std::string id
   }
 }
 
+/// Runs the election to its end. A store that will not serve this node (a wrong secret key, a
+/// missing bucket, a wrong region) ends it with the refusal, which no retry would change: the
+/// program says what the store answered and exits 1.
+asio::awaitable<void> run_election(s3lect::elector& elector, std::string id, asio::io_context& io,
+                                   int& exit_status) {
+  auto [ec] = co_await elector.async_run(asio::as_tuple(asio::use_awaitable));
+  if (!ec) co_return;  // stopped: the coroutines that stopped it end the program
+  print_event(id, "refused error=" + elector.status().last_error);  // with the store's words
+  exit_status = 1;
+  io.stop();
+}
+
 asio::awaitable<void> stop_on_signal(s3lect::elector& elector, std::string id) {
   asio::signal_set signals(co_await asio::this_coro::executor, SIGINT, SIGTERM);
   co_await signals.async_wait(asio::use_awaitable);
@@ -109,12 +123,13 @@ int main(int argc, char** argv) {
   asio::io_context io;
   s3lect::s3_client store(io.get_executor(), store_config);
   s3lect::elector elector(io.get_executor(), store, config);
-  elector.start();
+  int exit_status = 0;
+  asio::co_spawn(io, run_election(elector, config.server_id, io, exit_status), asio::detached);
   print_event(config.server_id, "started");
   asio::co_spawn(io, lead_when_elected(elector, config.server_id, beats),
                  [&io](std::exception_ptr) { io.stop(); });
   asio::co_spawn(io, stop_on_signal(elector, config.server_id),
                  [&io](std::exception_ptr) { io.stop(); });
   io.run();
-  return 0;
+  return exit_status;
 }

@@ -3,14 +3,14 @@
 #   1. builds everything under ASan+UBSan (warnings are errors) and runs every CTest label:
 #      unit, integration (against radosgw), the examples and the install test;
 #   2. builds the unit and integration tests under TSan and runs them;
-#   2b. compiles every unit with clang 14, syntax only (scripts/syntax-check.sh: clang 14's
-#       errors and warnings, no code generated);
-#   2c. builds the library, the tool and the unit tests with clang 19 and libc++, taking the code
-#       paths of other POSIX systems (macOS, FreeBSD) instead of Linux's, and runs the unit tests;
-#   2c. builds the release packages, installs them with apt and builds a consumer against them
+#   2b. builds the release packages, installs them with apt and builds a consumer against them
 #       (tests/package/run.sh: this machine is meant to be thrown away; it removes them again);
 #   3. fuzzes (scripts/fuzz.sh) and runs the chaos test (tests/chaos/chaos.sh), when present,
-#      jobs that attack their own guardian included;
+#      jobs that attack their own guardian included; meanwhile, in the background, compiles
+#      every unit with clang 14, syntax only (scripts/syntax-check.sh: clang 14's errors and
+#      warnings, no code generated), then builds the library, the tool and the unit tests with
+#      clang 19 and libc++, taking the code paths of other POSIX systems (macOS, FreeBSD)
+#      instead of Linux's; its unit tests run after the chaos stages;
 #   4. runs an election of three `s3lect run` nodes (chaos.sh) on moto, the second store, whose
 #      S3 client and elector integration tests run in step 1 beside the radosgw's;
 #   5. the newest toolchain (scripts/newest-toolchain.sh): in a Debian sid chroot with GCC 15 and
@@ -127,6 +127,14 @@ low_priority_session() {
     exec nice -n 19 "$@"' low-priority-session "$@"
 }
 
+# full_priority_session PID: gives the background session led by PID the CPU as any stage has
+# it (its autogroup's nice back to 0), when a stage waits for it alone. The other background
+# session keeps nice 19, so it no longer takes half of the CPU from the one waited for (seen: the
+# TSan build's tail took 1,106 s beside the sid build, which had the other half). Needs root.
+full_priority_session() {
+  { echo 0 >"/proc/$1/autogroup"; } 2>/dev/null || true
+}
+
 # start_newest_toolchain: stage 5's chroot and build in the background
 # (scripts/newest-toolchain.sh --steps build), kept in newest_dir for its tests.
 start_newest_toolchain() {
@@ -145,6 +153,7 @@ wait_newest_toolchain() {
   [ -n "$newest_log" ] || { echo "skipped (S3LECT_NEWEST_TOOLCHAIN=0)"; return 0; }
   local line
   if [ -z "$newest_status" ]; then
+    full_priority_session "$newest_pid"
     newest_status=0
     wait "$newest_pid" || newest_status=$?
   fi
@@ -159,7 +168,51 @@ wait_newest_toolchain() {
   newest_dir=""
 }
 
+# start_clang_builds: the clang 14 syntax pass and the clang 19 + libc++ build, one after the
+# other in one background session, while the fuzzing and chaos stages leave the CPU mostly idle
+# (chaos nodes wait on their leases). Their stage at the end waits for what is left and runs the
+# libc++ build's unit tests at normal priority.
+clang_pid="" clang_log="" clang_status=""
+start_clang_builds() {
+  clang_log=$(mktemp)
+  low_priority_session bash -c 'set -e
+    # The docs code blocks are extracted at build time (tests/docs/): only that, nothing compiled.
+    cmake --preset clang -B "$1" -DCMAKE_EXPORT_COMPILE_COMMANDS=ON >/dev/null
+    cmake --build "$1" -j "$3" --target s3lect_docs_snippet_sources
+    bash scripts/syntax-check.sh --build "$1" --jobs "$3"
+    echo "-- clang 14 syntax pass: done after $SECONDS s"
+    cmake --preset libcxx-portable -B "$2" >/dev/null
+    cmake --build "$2" -j "$3" --target s3lect_unit_tests s3lect_cli
+    echo "-- clang 19 + libc++ build: done after $SECONDS s"' \
+    clang-builds "$clang_build" "$libcxx_build" "$jobs" >"$clang_log" 2>&1 &
+  clang_pid=$!
+}
+
+# wait_clang_builds: waits for start_clang_builds' session and shows its output (without the
+# build's progress lines).
+wait_clang_builds() {
+  if [ -z "$clang_status" ]; then
+    full_priority_session "$clang_pid"
+    clang_status=0
+    wait "$clang_pid" || clang_status=$?
+  fi
+  clang_pid=""
+  grep -v '^\[[0-9]*/[0-9]*\] ' "$clang_log" || true
+  [ "$clang_status" -eq 0 ] || { echo "clang builds failed (above)" >&2; exit 1; }
+  rm -f "$clang_log"
+}
+
 check_background_stages() {
+  if [ -n "$clang_pid" ] && [ -z "$clang_status" ] && ! kill -0 "$clang_pid" 2>/dev/null; then
+    clang_status=0
+    wait "$clang_pid" || clang_status=$?
+    if [ "$clang_status" -ne 0 ]; then
+      clang_pid=""
+      grep -v '^\[[0-9]*/[0-9]*\] ' "$clang_log" | tail -n 60
+      echo "clang builds (in the background) failed (above; the whole log: $clang_log)" >&2
+      exit 1
+    fi
+  fi
   [ -n "$newest_pid" ] && [ -z "$newest_status" ] && ! kill -0 "$newest_pid" 2>/dev/null ||
     return 0
   newest_status=0
@@ -178,6 +231,9 @@ failed_build=""  # The build tree whose ctest run failed, for the report at the 
 cleanup() {
   local status=$?
   if [ -n "$tsan_pid" ]; then kill -- "-$tsan_pid" 2>/dev/null || true; fi
+  if [ -n "$clang_pid" ] && [ -z "$clang_status" ]; then
+    kill -- "-$clang_pid" 2>/dev/null || true
+  fi
   # Its script unmounts and removes its chroot when stopped.
   if [ -n "$newest_pid" ] && [ -z "$newest_status" ]; then
     kill -- "-$newest_pid" 2>/dev/null || true
@@ -256,6 +312,7 @@ ctest --test-dir "$main_build" --output-on-failure -j "$jobs" || {
 }
 
 stage "build: unit and integration tests, TSan ($tsan_build), the rest"
+full_priority_session "$tsan_pid"
 tsan_status=0
 wait "$tsan_pid" || tsan_status=$?
 tsan_pid=""
@@ -273,29 +330,6 @@ ctest --test-dir "$tsan_build" --output-on-failure -j "$jobs" -L 'unit|integrati
   exit "$status"
 }
 
-# A second compiler: clang 14 (Debian's, on libstdc++) warns where GCC does not and refuses code
-# that GCC takes (e.g. a lambda capturing a structured binding). Every unit the clang preset
-# configures (library, tool, every test, the chaos and bench programs) is compiled with
-# -fsyntax-only: the whole front end, every warning an error, no code generated. Code generation,
-# linking and running the unit tests under clang are the next stage's (clang 19 + libc++).
-stage "compile: every unit, clang 14, syntax only ($clang_build)"
-cmake --preset clang -B "$clang_build" -DCMAKE_EXPORT_COMPILE_COMMANDS=ON >/dev/null
-# The docs' code blocks are extracted at build time (tests/docs/): only that, nothing compiled.
-cmake --build "$clang_build" -j "$jobs" --target s3lect_docs_snippet_sources
-bash scripts/syntax-check.sh --build "$clang_build" --jobs "$jobs"
-
-# A third standard library and the other systems' code paths in one build, as on macOS:
-# clang 19 with libc++ (GoogleTest compiled from source for it), S3LECT_PORTABLE_FALLBACKS on
-# (docs/integration.md#toolchains-and-systems). Warnings are errors.
-stage "build and test: library, tool and unit tests, clang 19 + libc++, non-Linux paths ($libcxx_build)"
-cmake --preset libcxx-portable -B "$libcxx_build" >/dev/null
-cmake --build "$libcxx_build" -j "$jobs" --target s3lect_unit_tests s3lect_cli
-ctest --test-dir "$libcxx_build" --output-on-failure -j "$jobs" -L '^unit$' || {
-  status=$?
-  failed_build=$libcxx_build
-  exit "$status"
-}
-
 # The demo (the README's first command) builds with the release preset: -O2 finds warnings the
 # sanitizer builds at -O0 do not, and warnings are errors.
 # The package preset is the release preset with the prefix /usr, in the same build tree: the
@@ -309,9 +343,19 @@ cmake --build build/release -j "$jobs" --target s3lect_cli example_leader_worker
 stage "packages: .deb and tarball, installed with apt, consumer built against them"
 bash tests/package/run.sh --jobs "$jobs"
 
+# A second compiler: clang 14 (Debian's, on libstdc++) warns where GCC does not and refuses code
+# that GCC takes (e.g. a lambda capturing a structured binding). Every unit the clang preset
+# configures (library, tool, every test, the chaos and bench programs) is compiled with
+# -fsyntax-only: the whole front end, every warning an error, no code generated. Then a third
+# standard library and the other systems' code paths in one build, as on macOS: clang 19 with
+# libc++ (GoogleTest compiled from source for it), S3LECT_PORTABLE_FALLBACKS on
+# (docs/integration.md#toolchains-and-systems), warnings as errors; its unit tests run at the end.
+# Both in the background from here on, while fuzzing and chaos runs leave CPU idle.
+start_clang_builds
+
 if [ -x scripts/fuzz.sh ]; then
   stage "fuzzing"
-  bash scripts/fuzz.sh --seconds 60 --jobs "$jobs"
+  bash scripts/fuzz.sh --seconds 30 --jobs "$jobs"
 fi
 
 # chaos_sanitizers ARGS...: tests/chaos/chaos.sh ARGS on the ASan+UBSan build, failing on any
@@ -342,16 +386,16 @@ if [ -f tests/chaos/chaos.sh ]; then
   # --attacks: one job in three attacks its guardian. Here, in a PID namespace, it tries to take
   # the guardian's descriptors from the namespace's init (none may be taken).
   stage "chaos"
-  chaos_sanitizers --duration 150 --min-transitions 50 --attacks
+  chaos_sanitizers --duration 100 --min-transitions 33 --attacks
   # Without a PID namespace the hostile jobs stop their guardian (SIGSTOP) again and again; with
   # SIGTERMs, kills and stops of s3lect's process group, no job may outlive its leadership.
   stage "chaos, jobs that stop their guardian (--isolation cgroup)"
   chaos_sanitizers --duration 60 --min-transitions 15 --attacks --isolation cgroup
-  # Peer mode both ways, 75 s each: CA certificates, and zero-configuration TLS (key pins).
+  # Peer mode both ways, 60 s each: CA certificates, and zero-configuration TLS (key pins).
   stage "chaos, peer-watch mode, CA certificates"
-  chaos_sanitizers --duration 75 --min-transitions 25 --peer-watch --peer-tls ca
+  chaos_sanitizers --duration 60 --min-transitions 20 --peer-watch --peer-tls ca
   stage "chaos, peer-watch mode, zero-configuration TLS"
-  chaos_sanitizers --duration 75 --min-transitions 25 --peer-watch --peer-tls zero-config
+  chaos_sanitizers --duration 60 --min-transitions 20 --peer-watch --peer-tls zero-config
   # Coordinated leadership under every fault: named successors, hold-offs, ranked crash
   # takeovers and preemption toward the priority-3 node (docs/coordination.md), while a forger
   # sends whoever leads a fresh priority-1000000 claim every 900 ms (--claim-flood, issue 35):
@@ -381,9 +425,9 @@ if [ -f tests/chaos/chaos.sh ]; then
   stage "chaos, fencing mode, peer-watch"
   chaos_sanitizers --duration 60 --fencing --peer-watch
   # Where no writable cgroup v2 exists, chaos.sh finds a node's processes through /proc (tags
-  # in their environment, parent links) and stops them one by one: 60 s of that path too.
+  # in their environment, parent links) and stops them one by one: 45 s of that path too.
   stage "chaos, node processes found through /proc"
-  chaos_sanitizers --duration 60 --min-transitions 15 --no-cgroup
+  chaos_sanitizers --duration 45 --min-transitions 10 --no-cgroup
 fi
 
 if [ -f tests/chaos/chaos.sh ]; then
@@ -396,6 +440,14 @@ if [ -f tests/chaos/chaos.sh ]; then
     chaos_sanitizers --duration 60 --min-transitions 15
   )
 fi
+
+stage "clang 14 syntax pass, clang 19 + libc++ build (what is left of them); its unit tests"
+wait_clang_builds
+ctest --test-dir "$libcxx_build" --output-on-failure -j "$jobs" -L '^unit$' || {
+  status=$?
+  failed_build=$libcxx_build
+  exit "$status"
+}
 
 stage "newest toolchain: sid chroot, GCC 15, the newest Boost (what is left of it)"
 wait_newest_toolchain

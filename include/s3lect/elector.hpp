@@ -60,7 +60,32 @@ class elector {
   /// The executor given at construction.
   executor_type get_executor() const;
 
-  /// Starts campaigning. Idempotent while running; after a stop the elector can start again.
+  /// Starts campaigning and completes when the election ends: `co_await elector.async_run()`
+  /// runs it to its end, as Boost.Redis's connection::async_run does. Completes with
+  /// `void(error_code)`:
+  /// - success, once async_stop() (or a stop by another path) has stopped the elector;
+  /// - a refusal of the store, once the elector has stopped itself because of it: three reads
+  ///   in a row, or three writes in a row, answered with errc::signature_mismatch,
+  ///   errc::invalid_access_key, errc::access_denied, errc::no_such_bucket or errc::bad_request
+  ///   (a wrong region or an endpoint that is not S3). status().last_error then holds the
+  ///   store's own words (its error code and message). No retry changes such an answer; an
+  ///   operator must. Transient failures (timeouts, 5xx, throttling, a lost connection) are
+  ///   retried as with start(), however long they last;
+  /// - errc::stopped, when the elector is destroyed first.
+  /// A refusal stops the elector only while an async_run waits: with start() alone the elector
+  /// retries for ever, and status().last_error_code shows what the store answered. Any number of
+  /// async_run may wait; they complete together. After it completed, the elector may be run
+  /// again (the count of refusals starts afresh).
+  /// Cancellation: any type; async_run completes with asio::error::operation_aborted and the
+  /// elector goes on running (stop it with async_stop()).
+  template <class CompletionToken = default_token>
+  auto async_run(CompletionToken&& token = {}) {
+    return boost::asio::async_initiate<CompletionToken, void(boost::system::error_code)>(
+        initiate_run{this}, token);
+  }
+
+  /// Starts campaigning, as async_run() does, without waiting for the end. Idempotent while
+  /// running; after a stop the elector can start again.
   void start();
 
   /// Stops campaigning; a leader writes a released record first so a follower takes over at
@@ -210,6 +235,7 @@ class elector {
   using status_handler = boost::asio::any_completion_handler<status_signature>;
   using advice_handler = boost::asio::any_completion_handler<advice_signature>;
 
+  void run_impl(stop_handler handler);
   void stop_impl(stop_handler handler);
   void resign_impl(std::optional<std::string> successor, bool check_successor,
                    stop_handler handler);
@@ -223,6 +249,13 @@ class elector {
   // Named initiation objects rather than lambdas: GCC 12 mishandles lambda temporaries in
   // co_await expressions (docs/architecture.md#gcc-12-coroutine-rules), and these end up inside the
   // caller's co_await.
+  struct initiate_run {
+    elector* self;
+    template <class Handler>
+    void operator()(Handler&& handler) const {
+      self->run_impl(stop_handler(std::forward<Handler>(handler)));
+    }
+  };
   struct initiate_stop {
     elector* self;
     template <class Handler>

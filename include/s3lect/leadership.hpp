@@ -7,6 +7,8 @@
 
 #include <s3lect/store_clock_offset.hpp>
 
+#include <boost/system/error_code.hpp>
+
 #include <chrono>
 #include <cstdint>
 #include <optional>
@@ -57,6 +59,9 @@ struct leadership_status {
   std::optional<std::chrono::system_clock::time_point> last_election_time;
   unsigned consecutive_failures = 0;  ///< Failed election cycles in a row since the last success.
   std::string last_error;             ///< The last storage or record error, for diagnostics.
+  /// The code of last_error: compare with s3lect::errc (e.g. errc::signature_mismatch). Like
+  /// last_error, kept after the elector recovers; consecutive_failures tells whether it did.
+  boost::system::error_code last_error_code;
   /// This node's wall clock against the store's; unset before the first answer with a `Date`.
   std::optional<store_clock_offset> clock_offset;
   std::uint64_t version = 0;  ///< Increases on every change of leader, term or is_leader.

@@ -48,6 +48,7 @@ step election_core::start(const instant& now) {
   peer_.introduced = false;
   peer_.view_stale = false;
   reread_.reset();
+  refused_reads_ = refused_writes_ = 0;  // an operator may have fixed what was refused
   log(log_level::info, "election started key=" + log_text::value(config_.lock_key) +
                            " id=" + log_text::value(config_.server_id));
   return finish(now, {});
@@ -284,10 +285,34 @@ void election_core::announce(std::string id, std::string addr, std::uint64_t ter
   out.notices.push_back(std::move(change));
 }
 
-void election_core::note_failure(const boost::system::error_code& ec, const std::string& detail) {
+void election_core::note_failure(const boost::system::error_code& ec, const response_info& info) {
   ++consecutive_failures_;
   last_error_code_ = ec;
-  last_error_ = detail.empty() ? ec.message() : ec.message() + ": " + detail;
+  const std::string words = core_helpers::store_words(info);
+  last_error_ = words.empty() ? ec.message() : ec.message() + ": " + words;
+}
+
+bool election_core::refused_for_good() const noexcept {
+  return refused_reads_ >= refusals_before_giving_up ||
+         refused_writes_ >= refusals_before_giving_up;
+}
+
+void election_core::count_refusal(unsigned& streak, const boost::system::error_code& ec) noexcept {
+  streak = is_refusal(ec) ? streak + 1 : 0;
+}
+
+bool is_refusal(const boost::system::error_code& ec) noexcept {
+  if (ec.category() != error_category()) return false;
+  switch (static_cast<errc>(ec.value())) {
+    case errc::access_denied:
+    case errc::signature_mismatch:
+    case errc::invalid_access_key:
+    case errc::bad_request:
+    case errc::no_such_bucket:
+      return true;
+    default:
+      return false;
+  }
 }
 
 void election_core::log(log_level level, const std::string& line) const {
@@ -333,6 +358,7 @@ core_status election_core::status() const {
   status.consecutive_failures = consecutive_failures_;
   status.last_error_code = last_error_code_;
   status.last_error = last_error_;
+  status.refused_for_good = refused_for_good();
   return status;
 }
 

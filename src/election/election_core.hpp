@@ -184,7 +184,22 @@ struct core_status {
   unsigned consecutive_failures = 0;  ///< Failed storage operations since the last success.
   boost::system::error_code last_error_code;
   std::string last_error;  ///< The last storage or record error; kept after recovery.
+  /// The store refused refusals_before_giving_up reads in a row, or as many writes, with an
+  /// answer no retry changes (is_refusal): credentials, permissions, bucket, region, an
+  /// endpoint that is not S3. What ends elector::async_run (include/s3lect/elector.hpp).
+  bool refused_for_good = false;
 };
+
+/// A store answer that no retry changes without an operator: refused credentials or signature,
+/// access denied, a missing bucket, and the other 4xx and 3xx answers (a wrong region is a 301
+/// or a 400). Not a lost race (412, 409), a wrong clock (which the elector corrects), a garbled
+/// record (its writer may fix it) or a transient failure.
+bool is_refusal(const boost::system::error_code& ec) noexcept;
+
+/// How many refused reads in a row, or refused writes in a row, mean the store will not serve
+/// this elector: one is not enough (a credential being rotated can be refused once), three take
+/// a few seconds at the default intervals.
+inline constexpr unsigned refusals_before_giving_up = 3;
 
 /// The election state machine. Not thread-safe: the elector calls it from its strand.
 ///
@@ -247,6 +262,8 @@ class election_core {
   std::optional<steady_time> held_record_sent() const noexcept;
   /// A snapshot of the state.
   core_status status() const;
+  /// core_status::refused_for_good, without the rest of the snapshot. Cleared by start().
+  bool refused_for_good() const noexcept;
 
  private:
   // A write this core sent: remembered so that a re-read can recognise it by its nonce.
@@ -401,7 +418,10 @@ class election_core {
 
   own_write* find_own(const std::string& nonce);
   void announce(std::string id, std::string addr, std::uint64_t term, step& out);
-  void note_failure(const boost::system::error_code& ec, const std::string& detail);
+  /// Counts a failed request; last_error becomes the error's message and the store's words.
+  void note_failure(const boost::system::error_code& ec, const response_info& info);
+  /// Counts `ec` in `streak` (reads' or writes'): one more if a refusal, else back to 0.
+  static void count_refusal(unsigned& streak, const boost::system::error_code& ec) noexcept;
   void log(log_level level, const std::string& line) const;
 
   elector_config config_;
@@ -445,6 +465,10 @@ class election_core {
   std::optional<wall_time> leader_last_seen_;
   std::optional<wall_time> last_election_time_;
   unsigned consecutive_failures_ = 0;
+  // Refused reads and refused writes in a row (count_refusal): kept apart, so that a node whose
+  // reads succeed but whose writes are refused (read-only credentials) is found out too.
+  unsigned refused_reads_ = 0;
+  unsigned refused_writes_ = 0;
   boost::system::error_code last_error_code_;
   std::string last_error_;
 };

@@ -13,6 +13,18 @@ inline std::string in_ms(steady_time::duration d) {
   return std::to_string(std::chrono::duration_cast<std::chrono::milliseconds>(d).count()) + "ms";
 }
 
+/// What the store said, for last_error: "SignatureDoesNotMatch: its message (HTTP 403, request
+/// ID)", each part only when the store sent it (Ceph's radosgw sends no message). Empty when
+/// no answer came (a timeout, a refused connection): the error's own message says it all.
+inline std::string store_words(const response_info& info) {
+  std::string words = info.error_code;
+  if (!info.message.empty()) words += (words.empty() ? "" : ": ") + info.message;
+  if (info.http_status == 0) return words;
+  std::string details = "HTTP " + std::to_string(info.http_status);
+  if (!info.request_id.empty()) details += ", request " + info.request_id;
+  return words.empty() ? details : words + " (" + details + ")";
+}
+
 /// The reason's name in log lines.
 inline const char* to_string(loss_reason reason) {
   switch (reason) {

@@ -63,7 +63,8 @@ step election_core::on_read_done(const instant& now, const boost::system::error_
   last_read_at_ = now.steady;
   read_now_ = false;
   if (ec) {
-    note_failure(ec, result.info.message);
+    note_failure(ec, result.info);
+    count_refusal(refused_reads_, ec);
     log(log_level::warning, "read failed error=" + log_text::value(last_error_));
     step_down_if_clock_refused(ec, out);
     if (mode_ == poll_mode::stable)
@@ -79,6 +80,7 @@ step election_core::on_read_done(const instant& now, const boost::system::error_
     return finish(now, std::move(out));
   }
   consecutive_failures_ = 0;
+  refused_reads_ = 0;
   peer_.view_stale = false;
   observe(now, result, out);
   continue_reread_burst();

@@ -34,7 +34,10 @@ step election_core::on_write_done(const instant& now, const boost::system::error
   if (!ec) {
     write_landed(now, what, own, result.etag, out);
   } else {
-    if (!cancelled) note_failure(ec, result.info.message);
+    if (!cancelled) {
+      note_failure(ec, result.info);
+      count_refusal(refused_writes_, ec);
+    }
     write_failed(now, what, own, ec, cancelled, out);
   }
   return finish(now, std::move(out));
@@ -43,6 +46,7 @@ step election_core::on_write_done(const instant& now, const boost::system::error
 void election_core::write_landed(const instant& now, purpose what, const own_write& own,
                                  const std::string& etag, step& out) {
   consecutive_failures_ = 0;
+  refused_writes_ = 0;
   max_term_seen_ = std::max(max_term_seen_, own.record.term);
   last_term_ = own.record.term;
   last_etag_ = etag;

@@ -78,6 +78,19 @@ void elector::impl::apply(detail::step step) {
   if (step.operation) start_operation(std::move(*step.operation));
   loop.core_wake_at = step.wake_at;
   publisher.refresh(core);
+  give_up_if_refused();
+}
+
+void elector::impl::give_up_if_refused() {
+  if (loop.giving_up || !loop.running || !core.refused_for_good() || !publisher.run_pending()) {
+    return;
+  }
+  const detail::core_status status = core.status();
+  log(log_level::error,
+      "the store refuses this elector, stopping error=" + log_text::value(status.last_error));
+  loop.giving_up = true;
+  publisher.give_up(status.last_error_code);
+  push(detail::stop_request{});
 }
 
 void elector::impl::publish(const detail::core_notice& notice) {
@@ -97,6 +110,7 @@ void elector::impl::publish(const detail::core_notice& notice) {
     advice.advise(advised->term, advised->successor);
   } else if (std::holds_alternative<detail::core_stopped>(notice)) {
     loop.running = false;
+    loop.giving_up = false;
     reset_candidates(false);
     publisher.stopped();
   }

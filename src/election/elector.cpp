@@ -80,6 +80,11 @@ void elector::start() {
   });
 }
 
+void elector::run_impl(stop_handler handler) {
+  impl_->publisher.add_run_waiter(std::move(handler));
+  start();
+}
+
 void elector::stop_impl(stop_handler handler) {
   auto self = impl_;
   self->publisher.add_stop_waiter(std::move(handler));

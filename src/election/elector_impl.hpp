@@ -56,6 +56,8 @@ struct loop_state {
   std::deque<loop_event> events;
   bool running = false;
   bool shutting_down = false;
+  // The store refused this elector for good while an async_run waited: the loop is stopping it.
+  bool giving_up = false;
   boost::asio::cancellation_signal operation_cancel;
 };
 
@@ -152,6 +154,9 @@ struct elector::impl : std::enable_shared_from_this<impl> {
   /// Performs one step of the core, in the order the core prescribes.
   void apply(detail::step step);
   void publish(const detail::core_notice& notice);
+  /// After a step: an async_run is pending and the store refuses this elector for good, so the
+  /// elector stops and the run completes with the refusal (elector::async_run).
+  void give_up_if_refused();
 
   // storage_operations.cpp
   void start_operation(detail::storage_request request);

@@ -28,6 +28,7 @@ leadership_publisher::leadership_publisher(const boost::asio::any_io_executor& f
       election_waiters_(fallback),
       change_waiters_(fallback),
       stop_waiters_(fallback),
+      run_waiters_(fallback),
       resign_waiters_(fallback),
       health_waiters_(fallback) {
   status_.server_id = std::move(server_id);
@@ -124,9 +125,15 @@ void leadership_publisher::stopped() {
   release_pending_ = false;
   bump_health_locked();
   stop_waiters_.complete_all({error_code{}});
+  run_waiters_.complete_all({std::exchange(run_error_, error_code{})});
   leadership_waiters_.complete_all({errc::stopped, leadership_lease{}});
   // A resignation that reached the core after the stop's own release was ignored by it.
   resign_waiters_.complete_all({errc::stopped});
+}
+
+void leadership_publisher::give_up(error_code refusal) {
+  std::lock_guard lock(mutex_);
+  run_error_ = refusal;
 }
 
 void leadership_publisher::refresh(const election_core& core) {
@@ -137,6 +144,7 @@ void leadership_publisher::refresh(const election_core& core) {
   status_.mode = core_status.mode;
   status_.leader_last_seen = core_status.leader_last_seen;
   status_.consecutive_failures = core_status.consecutive_failures;
+  status_.last_error_code = core_status.last_error_code;
   status_.last_error = core_status.last_error;
   if (published_lease_) leadership_deadline_ = core.leadership_deadline();
   if (core_status.last_election_time != status_.last_election_time) {

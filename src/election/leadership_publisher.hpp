@@ -55,8 +55,11 @@ class leadership_publisher {
   void leader_changed(const detail::leader_changed& changed);
   /// The release asked for by stop() or resign() is over.
   void release_finished(const detail::release_finished& finished);
-  /// The core stopped.
+  /// The core stopped: async_run completes with the error give_up() noted, else success.
   void stopped();
+  /// The store refuses this elector for good (election_core::refused_for_good): the stop the
+  /// loop starts now completes async_run with `refusal`.
+  void give_up(boost::system::error_code refusal);
   /// After every step: copies the core's status, counts renewals and wakes who waits for them.
   void refresh(const election_core& core);
   /// A release is under way: the health endpoint's change waits for the released record.
@@ -73,6 +76,11 @@ class leadership_publisher {
   /// Waits for the loop to stop: `handler` completes at the next stopped() or
   /// complete_stop_waiters().
   void add_stop_waiter(done_handler handler);
+  /// async_run: `handler` completes at the next stopped(), or with errc::stopped from
+  /// fail_all_waiters().
+  void add_run_waiter(done_handler handler);
+  /// True while an async_run waits: only then does a refusal stop the elector.
+  bool run_pending() const;
   /// The loop was not running: completes the stop waiters at once.
   void complete_stop_waiters();
   /// Waits for the release of the published leadership and returns true; with none published,
@@ -131,6 +139,8 @@ class leadership_publisher {
   waiter_list<std::chrono::system_clock::time_point, leadership_status> election_waiters_;
   waiter_list<std::uint64_t, leadership_status> change_waiters_;
   waiter_list<std::monostate> stop_waiters_;
+  waiter_list<std::monostate> run_waiters_;
+  boost::system::error_code run_error_;  // give_up()'s refusal, for the run waiters
   waiter_list<std::monostate> resign_waiters_;
   waiter_list<std::uint64_t> health_waiters_;
 };

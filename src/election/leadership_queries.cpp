@@ -18,6 +18,7 @@ void leadership_publisher::fail_all_waiters() {
   election_waiters_.complete_all({errc::stopped, leadership_status{}});
   change_waiters_.complete_all({errc::stopped, leadership_status{}});
   stop_waiters_.complete_all({errc::stopped});
+  run_waiters_.complete_all({errc::stopped});
   resign_waiters_.complete_all({errc::stopped});
   health_waiters_.complete_all({errc::stopped});
 }
@@ -25,6 +26,15 @@ void leadership_publisher::fail_all_waiters() {
 void leadership_publisher::add_stop_waiter(done_handler handler) {
   std::lock_guard lock(mutex_);
   stop_waiters_.add({}, std::move(handler));
+}
+
+void leadership_publisher::add_run_waiter(done_handler handler) {
+  std::lock_guard lock(mutex_);
+  run_waiters_.add({}, std::move(handler));
+}
+
+bool leadership_publisher::run_pending() const {
+  return run_waiters_.size() > 0;
 }
 
 void leadership_publisher::complete_stop_waiters() {

@@ -33,6 +33,9 @@ asio::awaitable<void> do_leader_work(std::uint64_t term);
 /// getting-started's coroutine (an excerpt of examples/leader_worker.cpp).
 asio::awaitable<void> lead_when_elected(s3lect::elector& elector, std::string id, int beats);
 
+/// What the application does when the store refuses its elector for good (async_run's error).
+void report_refusal(boost::system::error_code ec);
+
 /// The application's own logger.
 struct logger {
   void write(std::string_view level, std::string_view line);
