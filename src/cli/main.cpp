@@ -3,11 +3,11 @@
 #include "cli/console.hpp"
 #include "cli/exit_codes.hpp"
 #include "cli/get.hpp"
-#include "supervision/guardian_release.hpp"
 #include "cli/put.hpp"
 #include "cli/release.hpp"
 #include "cli/run.hpp"
 #include "cli/status.hpp"
+#include "supervision/guardian_release.hpp"
 
 #include <s3lect/core_dumps.hpp>
 #include <s3lect/error.hpp>
