@@ -358,7 +358,6 @@ core_status election_core::status() const {
   status.consecutive_failures = consecutive_failures_;
   status.last_error_code = last_error_code_;
   status.last_error = last_error_;
-  status.refused_for_good = refused_for_good();
   return status;
 }
 

@@ -184,10 +184,6 @@ struct core_status {
   unsigned consecutive_failures = 0;  ///< Failed storage operations since the last success.
   boost::system::error_code last_error_code;
   std::string last_error;  ///< The last storage or record error; kept after recovery.
-  /// The store refused refusals_before_giving_up reads in a row, or as many writes, with an
-  /// answer no retry changes (is_refusal): credentials, permissions, bucket, region, an
-  /// endpoint that is not S3. What ends elector::async_run (include/s3lect/elector.hpp).
-  bool refused_for_good = false;
 };
 
 /// A store answer that no retry changes without an operator: refused credentials or signature,
@@ -262,7 +258,9 @@ class election_core {
   std::optional<steady_time> held_record_sent() const noexcept;
   /// A snapshot of the state.
   core_status status() const;
-  /// core_status::refused_for_good, without the rest of the snapshot. Cleared by start().
+  /// The store refused refusals_before_giving_up reads in a row, or as many writes, with an
+  /// answer no retry changes (is_refusal): credentials, permissions, bucket, region, an
+  /// endpoint that is not S3. What ends elector::async_run. Cleared by start().
   bool refused_for_good() const noexcept;
 
  private:
