@@ -228,7 +228,9 @@ struct elector_config {
   coordination_config coordination;
 
   /// Runs after the lock is taken, before leadership is reported, with the new term. It runs
-  /// beside the renewals (never blocking them) and is cancelled if leadership is lost meanwhile.
+  /// beside the renewals, on the elector's executor through a strand of its own (so even a hook
+  /// that blocks its thread holds up no renewal while the io_context has another thread), and
+  /// is cancelled if leadership is lost meanwhile.
   /// If it throws, the elector resigns and backs off (F, doubling up to I) before competing
   /// again. Empty: leadership is reported at once.
   std::function<boost::asio::awaitable<void>(std::uint64_t term)> on_acquire;

@@ -43,6 +43,12 @@ class unchecked_successor {
 /// Leader election on one lock key. Runs on the executor given at construction (wrapped in a
 /// strand, so the io_context may run on several threads); starts no threads of its own.
 /// status(), is_leader() and leader_id() may be called from any thread.
+///
+/// Every asynchronous operation follows Asio's rules: while pending it is outstanding work on
+/// the executor associated with its handler (so that executor's io_context::run() does not
+/// return meanwhile), and it completes there, never inline; a handler with no associated
+/// executor completes on get_executor(). The hooks of elector_config run on get_executor()
+/// too, through a strand of their own, never on the strand that renews.
 class elector {
  public:
   /// The executor this object runs its operations on.
@@ -95,7 +101,9 @@ class elector {
   /// async_wait_for_loss with success (its lease ended), and async_wait_for_change with the
   /// stopped status (status().running false); the other waits stay pending (they end with their
   /// own event, or with errc::stopped when the elector is destroyed).
-  /// Cancellation: terminal; the elector still stops, without waiting for the release.
+  /// Cancellation: terminal only (partial and total are ignored: the stop cannot be undone);
+  /// async_stop completes with operation_aborted and the elector still stops, without waiting
+  /// for the release.
   /// A leader's loss is reported before the release: async_wait_for_loss completions reach
   /// their executors before the released record is written (so does async_resign).
   template <class CompletionToken = default_token>
@@ -106,7 +114,8 @@ class elector {
 
   /// Gives up leadership (writes a released record) and keeps campaigning after the acquire
   /// backoff. Completes with `void(error_code)`: errc::not_leader if not leader.
-  /// Cancellation: terminal; the resignation may still happen.
+  /// Cancellation: terminal only (partial and total are ignored); operation_aborted, and the
+  /// resignation may still happen.
   template <class CompletionToken = default_token>
   auto async_resign(CompletionToken&& token = {}) {
     return boost::asio::async_initiate<CompletionToken, void(boost::system::error_code)>(

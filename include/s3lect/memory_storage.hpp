@@ -106,7 +106,9 @@ struct memory_faults {
   bool partitioned = false;
   /// The next N requests fail with `fail_with` without reaching the store. Reported as
   /// s3_client would: errc::server_error (a 500) and errc::throttled (a 503 SlowDown) on a PUT
-  /// become errc::outcome_unknown.
+  /// become errc::outcome_unknown; the store's refusals (errc::no_such_bucket, access_denied,
+  /// signature_mismatch, invalid_access_key, bad_request) carry S3's status and error code in
+  /// the response_info (e.g. 404 "NoSuchBucket"); other codes are local failures (status 0).
   int fail_next = 0;
   /// The error those requests fail with.
   boost::system::error_code fail_with = errc::server_error;

@@ -21,11 +21,13 @@
 #include <s3lect/metrics.hpp>
 #include <s3lect/metrics_server.hpp>
 #include <s3lect/record.hpp>
+#include <s3lect/response_info.hpp>
 #include <s3lect/retry.hpp>
 #include <s3lect/s3_client.hpp>
 #include <s3lect/server_stats.hpp>
 #include <s3lect/storage.hpp>
 #include <s3lect/store_clock_offset.hpp>
+#include <s3lect/store_error.hpp>
 #include <s3lect/term_guard.hpp>
 #include <s3lect/tls.hpp>
 #include <s3lect/version.hpp>

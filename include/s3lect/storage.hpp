@@ -6,6 +6,7 @@
 #include <s3lect/detail/abi.hpp>
 
 #include <s3lect/completion_token.hpp>
+#include <s3lect/response_info.hpp>
 #include <s3lect/store_clock_offset.hpp>
 
 #include <boost/asio/any_completion_handler.hpp>
@@ -68,17 +69,6 @@ struct put_condition {
   static put_condition absent() { return {kind::if_absent, {}}; }
   /// Replace-if-ETag-matches.
   static put_condition matches(std::string etag) { return {kind::if_match, std::move(etag)}; }
-};
-
-/// What the store said about one request, useful in logs and diagnostics even on failure.
-struct response_info {
-  unsigned http_status = 0;  ///< 0 when no HTTP answer was received.
-  std::string error_code;    ///< S3 error code from the XML error body, e.g. "PreconditionFailed".
-  std::string message;       ///< S3 error message, or a description of a local failure.
-  std::string request_id;    ///< S3 request id, when the store sent one.
-  /// The `Date` header: when the store answered, on the store's clock, to the second.
-  std::optional<std::chrono::system_clock::time_point> server_date;
-  std::chrono::microseconds round_trip{0};  ///< Time from sending to the complete answer.
 };
 
 /// Result of a GET: the object, or nullopt when no object exists at the key (not an error).

@@ -31,13 +31,15 @@ elector_config validated(elector_config config, const storage& store) {
 
 elector::impl::impl(executor_type executor, storage& store_ref, elector_config config)
     : strand(asio::make_strand(executor)),
+      hook_strand(asio::make_strand(executor)),
       clock(detail::clock_source::of(strand)),
       claim_token(make_nonce() + make_nonce()),
       store_authenticated(store_ref.answers_authenticated()),
       store(store_ref, strand),
       store_clock(clock),
-      publisher(strand, clock, config.server_id, config.lock_key),
-      advice(strand),
+      publisher(detail::completion_executors{strand, executor}, clock, config.server_id,
+                config.lock_key),
+      advice(detail::completion_executors{strand, executor}),
       candidates(detail::candidate_limits_for(config)),
       config_snapshot(config),
       peer(detail::make_peer_client(strand, config, claim_token)),

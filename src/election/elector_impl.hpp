@@ -117,6 +117,10 @@ struct elector::impl : std::enable_shared_from_this<impl> {
   impl(executor_type executor, storage& store, elector_config config);
 
   boost::asio::strand<executor_type> strand;
+  // Where the hooks run: the application's executor, serialised on a strand of its own, so a
+  // hook that blocks or computes delays no renewal (config.hpp's promise); the loop's
+  // strand stays the elector's alone.
+  boost::asio::strand<executor_type> hook_strand;
   // The real clocks, or the manual clock a unit test installed on the executor's context.
   detail::clock_source clock;
 

@@ -9,8 +9,7 @@ namespace s3lect::inline v1::detail {
 using boost::system::error_code;
 using result = std::optional<std::tuple<error_code, std::string>>;
 
-handover_advice::handover_advice(const boost::asio::any_io_executor& fallback)
-    : waiters_(fallback) {}
+handover_advice::handover_advice(const completion_executors& executors) : waiters_(executors) {}
 
 void handover_advice::advise(std::uint64_t term, std::string successor) {
   std::lock_guard lock(mutex_);

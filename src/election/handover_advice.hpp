@@ -20,7 +20,7 @@ class handover_advice {
  public:
   using handler = boost::asio::any_completion_handler<void(boost::system::error_code, std::string)>;
 
-  explicit handover_advice(const boost::asio::any_io_executor& fallback);
+  explicit handover_advice(const completion_executors& executors);
 
   // ---- From the loop.
 

@@ -1,5 +1,7 @@
 // The elector's hooks: on_acquire runs beside the loop between the gain of the lock and its
-// report (renewals go on meanwhile), on_lose after a reported leadership ended. The back-off
+// report (renewals go on meanwhile), on_lose after a reported leadership ended. Both run on
+// hook_strand, over the application's executor: never on the loop's strand, which a hook that
+// blocks would hold up. What they tell the loop goes back to the loop's strand. The back-off
 // after a failed on_acquire is decided by acquire_hook_backoff (hold_offs.hpp).
 #include "elector_impl.hpp"
 #include "log_text.hpp"
@@ -7,6 +9,8 @@
 #include <boost/asio/bind_cancellation_slot.hpp>
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
+#include <boost/asio/dispatch.hpp>
+#include <boost/asio/post.hpp>
 
 #include <exception>
 
@@ -23,6 +27,22 @@ namespace {
 struct hook_finished {
   std::shared_ptr<asio::cancellation_signal> signal;
   void operator()(std::exception_ptr) const {}
+};
+
+// Hands an acquire hook's outcome to the loop, on the loop's strand. (A template because
+// elector::impl is private to the elector.)
+template <class Impl>
+struct hook_reported {
+  std::shared_ptr<Impl> self;
+  detail::hook_done done;
+  void operator()() { self->push(std::move(done)); }
+};
+
+// Cancels a running acquire hook from its own strand: a cancellation signal must be emitted
+// where the operation it cancels runs.
+struct cancel_hook {
+  std::shared_ptr<asio::cancellation_signal> signal;
+  void operator()() const { signal->emit(asio::cancellation_type::terminal); }
 };
 
 }  // namespace
@@ -42,8 +62,12 @@ void elector::impl::on_gained(std::uint64_t term) {
   hooks.pending_lease = lease;
   hooks.period = lease.period;
   hooks.cancel = std::make_shared<asio::cancellation_signal>();
-  asio::co_spawn(strand, run_acquire_hook(shared_from_this(), hook, lease),
-                 asio::bind_cancellation_slot(hooks.cancel->slot(), hook_finished{hooks.cancel}));
+  // Posted, then spawned: co_spawn dispatches, and a dispatch to a strand that is idle runs it
+  // inline on this thread, inside the loop's strand, which the hook would then hold.
+  asio::post(hook_strand, [self = shared_from_this(), hook, lease, cancel = hooks.cancel] {
+    asio::co_spawn(self->hook_strand, run_acquire_hook(self, hook, lease),
+                   asio::bind_cancellation_slot(cancel->slot(), hook_finished{cancel}));
+  });
 }
 
 asio::awaitable<void> elector::impl::run_acquire_hook(std::shared_ptr<impl> self,
@@ -59,7 +83,7 @@ asio::awaitable<void> elector::impl::run_acquire_hook(std::shared_ptr<impl> self
     done.succeeded = false;
     done.error = "non-standard exception";
   }
-  self->push(std::move(done));
+  asio::dispatch(self->strand, hook_reported<impl>{self, std::move(done)});
 }
 
 void elector::impl::on_hook_done(const detail::hook_done& done) {
@@ -86,7 +110,7 @@ void elector::impl::on_hook_done(const detail::hook_done& done) {
 
 void elector::impl::on_lost(std::uint64_t term, detail::loss_reason reason) {
   if (hooks.period != 0) {
-    hooks.cancel->emit(asio::cancellation_type::terminal);
+    asio::post(hook_strand, cancel_hook{hooks.cancel});
     hooks.period = 0;
     hooks.pending_lease.reset();
   }
@@ -95,7 +119,9 @@ void elector::impl::on_lost(std::uint64_t term, detail::loss_reason reason) {
   log(log_level::info, "leadership lost term=" + std::to_string(term));
   const auto& hook = core.config().on_lose;
   if (lost && hook) {
-    asio::co_spawn(strand, run_lose_hook(shared_from_this(), hook, lost->term), asio::detached);
+    asio::post(hook_strand, [self = shared_from_this(), hook, term = lost->term] {
+      asio::co_spawn(self->hook_strand, run_lose_hook(self, hook, term), asio::detached);
+    });
   }
 }
 

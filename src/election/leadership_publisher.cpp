@@ -18,19 +18,21 @@ using done_result = std::optional<std::tuple<error_code>>;
 
 }  // namespace
 
-leadership_publisher::leadership_publisher(const boost::asio::any_io_executor& fallback,
+leadership_publisher::leadership_publisher(const completion_executors& executors,
                                            clock_source clock, std::string server_id,
                                            std::string lock_key)
-    : fallback_(fallback),
+    : executors_(executors),
       clock_(clock),
-      leadership_waiters_(fallback),
-      loss_waiters_(fallback),
-      election_waiters_(fallback),
-      change_waiters_(fallback),
-      stop_waiters_(fallback),
-      run_waiters_(fallback),
-      resign_waiters_(fallback),
-      health_waiters_(fallback) {
+      leadership_waiters_(executors),
+      loss_waiters_(executors),
+      election_waiters_(executors),
+      change_waiters_(executors),
+      // async_stop and async_resign are terminal (elector.hpp): the stop or resignation goes on
+      // after a cancellation, which partial and total cancellation would forbid.
+      stop_waiters_(executors, boost::asio::cancellation_type::terminal),
+      run_waiters_(executors),
+      resign_waiters_(executors, boost::asio::cancellation_type::terminal),
+      health_waiters_(executors) {
   status_.server_id = std::move(server_id);
   status_.lock_key = std::move(lock_key);
 }

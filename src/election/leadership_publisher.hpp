@@ -35,9 +35,8 @@ class leadership_publisher {
       boost::asio::any_completion_handler<void(boost::system::error_code, leadership_status)>;
   using status_result = std::optional<std::tuple<boost::system::error_code, leadership_status>>;
 
-  /// Completions of handlers without an executor of their own run on `fallback`; deadlines
-  /// are read on `clock`.
-  leadership_publisher(const boost::asio::any_io_executor& fallback, clock_source clock,
+  /// Waiters complete through `executors` (waiter_list.hpp); deadlines are read on `clock`.
+  leadership_publisher(const completion_executors& executors, clock_source clock,
                        std::string server_id, std::string lock_key);
 
   // ---- From the loop, on the strand.
@@ -116,7 +115,7 @@ class leadership_publisher {
   /// leader even before its loop runs again to demote it.
   bool leading_locked() const;
 
-  boost::asio::any_io_executor fallback_;
+  completion_executors executors_;
   const clock_source clock_;
   mutable std::mutex mutex_;
   leadership_status status_;

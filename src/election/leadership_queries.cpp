@@ -44,7 +44,7 @@ void leadership_publisher::complete_stop_waiters() {
 
 void leadership_publisher::refuse_resign(done_handler handler, error_code refusal) {
   std::lock_guard lock(mutex_);
-  waiter_list<std::monostate> once(fallback_);
+  waiter_list<std::monostate> once(executors_);
   once.add({}, std::move(handler));
   once.complete_all({published_lease_ ? refusal : error_code{errc::not_leader}});
 }
@@ -52,7 +52,7 @@ void leadership_publisher::refuse_resign(done_handler handler, error_code refusa
 bool leadership_publisher::add_resign_waiter(done_handler handler) {
   std::lock_guard lock(mutex_);
   if (!published_lease_) {
-    waiter_list<std::monostate> once(fallback_);
+    waiter_list<std::monostate> once(executors_);
     once.add({}, std::move(handler));
     once.complete_all({errc::not_leader});
     return false;

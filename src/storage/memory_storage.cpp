@@ -18,6 +18,7 @@
 #include <openssl/evp.h>
 
 #include <map>
+#include <optional>
 #include <stdexcept>
 #include <utility>
 #include <vector>
@@ -26,6 +27,35 @@ namespace s3lect::inline v1 {
 
 namespace asio = boost::asio;
 using boost::system::error_code;
+
+namespace {
+
+/// How S3 answers a refusal (status, error code and message as in AWS's S3 error reference).
+struct refusal_answer {
+  unsigned status;
+  const char* code;
+  const char* message;
+};
+
+std::optional<refusal_answer> store_refusal(const error_code& ec) {
+  if (ec == errc::no_such_bucket) {
+    return refusal_answer{404, "NoSuchBucket", "The specified bucket does not exist"};
+  }
+  if (ec == errc::access_denied) return refusal_answer{403, "AccessDenied", "Access Denied"};
+  if (ec == errc::signature_mismatch) {
+    return refusal_answer{403, "SignatureDoesNotMatch",
+                          "The request signature we calculated does not match the signature "
+                          "you provided. Check your key and signing method."};
+  }
+  if (ec == errc::invalid_access_key) {
+    return refusal_answer{403, "InvalidAccessKeyId",
+                          "The AWS access key Id you provided does not exist in our records."};
+  }
+  if (ec == errc::bad_request) return refusal_answer{400, "InvalidRequest", "Bad Request"};
+  return std::nullopt;
+}
+
+}  // namespace
 
 // ---------------------------------------------------------------------------------------------
 // memory_store
@@ -373,6 +403,10 @@ class memory_request : public std::enable_shared_from_this<memory_request> {
       // As s3_client reads a 503 SlowDown: a PUT's outcome is unknown (see classify_reply).
       const error_code reported = is_put() ? make_error_code(errc::outcome_unknown) : ec;
       set_error(reported, 503, "SlowDown", "Please reduce your request rate.");
+    } else if (const auto refusal = store_refusal(ec)) {
+      // The store's own refusals, answered as S3 answers them (with its code and status), so
+      // that a test sees what a program meets: store_error::info() names the S3 error code.
+      set_error(ec, refusal->status, refusal->code, refusal->message);
     } else {
       info_ = response_info{};  // A local failure (connection, TLS, …): no HTTP answer at all.
       set_error(ec, 0, {}, ec.message());

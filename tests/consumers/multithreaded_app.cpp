@@ -1,7 +1,8 @@
 // An application whose io_context runs on four threads, as an Asio server's often does, using
 // s3lect through its public headers only and every kind of completion token: the elector on a
 // strand of the application's, waiters on other strands, asio::use_future from a plain thread,
-// asio::deferred, and per-operation cancellation through a cancellation slot. Built with
+// asio::deferred, per-operation cancellation through a cancellation slot, a wait bound to a
+// second io_context, and the default token's s3lect::store_error. Built with
 // BOOST_ASIO_NO_DEPRECATED (legacy_asio_app.cpp covers the other setting); CI runs it
 // under TSan. Exits 0 after two electors hand leadership over once.
 #include <s3lect/s3lect.hpp>
@@ -21,6 +22,7 @@
 #include <future>
 #include <iostream>
 #include <memory>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -60,6 +62,18 @@ asio::awaitable<void> watch_loss(s3lect::elector& first, s3lect::leadership_leas
                                  strand_type strand, observations& seen) {
   co_await first.async_wait_for_loss(lease);
   seen.loss_seen_on_its_strand = strand.running_in_this_thread();
+}
+
+// A GET with the default token from a store that refuses it: what the thrown store_error says.
+asio::awaitable<std::string> refused_get(s3lect::storage& store) {
+  try {
+    co_await store.async_get("consumer/missing-bucket");
+  } catch (const s3lect::store_error& e) {
+    co_return e.code() == s3lect::errc::no_such_bucket ? e.info().error_code : "wrong code";
+  } catch (const std::exception& e) {
+    co_return std::string("not a store_error: ") + e.what();
+  }
+  co_return "no exception";
 }
 
 }  // namespace
@@ -118,14 +132,39 @@ int main() {
         deferred_done.set_value();
       }));
 
+  // A wait bound to an io_context of its own, run by a thread that does nothing else: the
+  // pending wait is work there (Asio's rule), so that run() returns only after its handler ran.
+  asio::io_context other;
+  std::atomic<bool> other_handler_ran{false};
+  std::atomic<bool> other_returned_after_handler{false};
+  first->async_wait_for_loss(
+      first_lease,
+      asio::bind_executor(other, [&](boost::system::error_code) { other_handler_ran = true; }));
+  std::thread other_thread([&] {
+    other.run();
+    other_returned_after_handler = other_handler_ran.load();
+  });
+
   // The handover: the first elector stops (releasing the lock); the second takes over.
   first->async_stop(asio::use_future).get();
   loss_watch.get();
+  other_thread.join();
+  expect(other_returned_after_handler,
+         "a wait bound to a second io_context kept its run() going until its handler ran");
   deferred_done.get_future().get();
   expect(seen.loss_seen_on_its_strand, "the loss waiter resumed on its own strand");
   expect(seen.deferred_ran_on_its_strand, "the deferred wait completed on its bound strand");
   expect(seen.deferred_term == 2, "the second elector leads with term 2");
   expect(!first->is_leader() && second->is_leader(), "exactly one leader after the handover");
+
+  // The default token's exception keeps what the store said: its S3 error code.
+  s3lect::memory_storage refusing(io.get_executor(), store);
+  s3lect::memory_faults faults;
+  faults.fail_next = 1;
+  faults.fail_with = s3lect::errc::no_such_bucket;
+  refusing.set_faults(faults);
+  const std::string refused = asio::co_spawn(io, refused_get(refusing), asio::use_future).get();
+  expect(refused == "NoSuchBucket", "a refused GET throws s3lect::store_error naming NoSuchBucket");
 
   second->async_stop(asio::use_future).get();
   first.reset();

@@ -4,6 +4,7 @@
 // failures on the RGW only.
 #include <s3lect/error.hpp>
 #include <s3lect/s3_client.hpp>
+#include <s3lect/store_error.hpp>
 
 #include "s3_endpoint.hpp"
 #include "support/local_s3_test.hpp"
@@ -11,10 +12,13 @@
 #include "support/tcp_forwarder.hpp"
 
 #include <gtest/gtest.h>
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
 #include <boost/asio/io_context.hpp>
 
 #include <chrono>
 #include <cstdio>
+#include <exception>
 #include <memory>
 #include <optional>
 #include <string>
@@ -269,6 +273,42 @@ TEST_P(S3ClientIntegration, MissingBucketIsNoSuchBucket) {
   auto [ec, result] = get(client, "it/any");
 
   EXPECT_EQ(ec, errc::no_such_bucket) << ec.message() << " " << result.info.error_code;
+}
+
+asio::awaitable<void> get_with_default_token(s3_client& client, std::string key,
+                                             std::exception_ptr& failure, bool& done) {
+  try {
+    (void)co_await client.async_get(std::move(key));
+  } catch (...) {
+    failure = std::current_exception();
+  }
+  done = true;
+}
+
+// What a program meets: `co_await client.async_get(key)` with the default token throws an
+// s3lect::store_error that names the store's own error code, not only the library's.
+TEST_P(S3ClientIntegration, MissingBucketWithTheDefaultTokenThrowsAStoreErrorWithTheS3Code) {
+  auto wrong = config();
+  wrong.bucket = "s3lect-no-such-bucket-" + test::unique_suffix().substr(0, 12);
+  s3_client client(io.get_executor(), wrong);
+  std::exception_ptr failure;
+  bool done = false;
+  asio::co_spawn(io, get_with_default_token(client, "it/any", failure, done), asio::detached);
+  io.restart();
+  while (!done && io.run_one_for(60s) != 0) {
+  }
+  ASSERT_TRUE(done) << "the GET never completed";
+  ASSERT_TRUE(failure) << "a GET from a missing bucket must throw";
+  try {
+    std::rethrow_exception(failure);
+  } catch (const store_error& e) {
+    EXPECT_EQ(e.code(), errc::no_such_bucket) << e.what();
+    EXPECT_EQ(e.info().error_code, "NoSuchBucket") << e.what();
+    EXPECT_EQ(e.info().http_status, 404u) << e.what();
+    EXPECT_NE(std::string(e.what()).find("NoSuchBucket"), std::string::npos) << e.what();
+  } catch (const std::exception& e) {
+    FAIL() << "not a store_error: " << e.what();
+  }
 }
 
 TEST_P(S3ClientIntegration, VanishedServerFailsFastWithoutHanging) {

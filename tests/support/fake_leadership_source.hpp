@@ -17,8 +17,8 @@ namespace s3lect::test {
 
 class fake_leadership_source final : public leadership_source {
  public:
-  explicit fake_leadership_source(boost::asio::any_io_executor executor)
-      : waiters_(std::move(executor)) {}
+  explicit fake_leadership_source(const boost::asio::any_io_executor& executor)
+      : waiters_({executor, executor}) {}
 
   /// Becomes leader with `term`, serving `record_json` as its last successful write.
   void set_leader(std::uint64_t term, std::string record_json,

@@ -14,6 +14,7 @@
 
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/bind_cancellation_slot.hpp>
+#include <boost/asio/bind_executor.hpp>
 #include <boost/asio/cancellation_signal.hpp>
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
@@ -319,6 +320,97 @@ TEST(Elector, SlowAcquireHookDoesNotBlockRenewals) {
   hook_may_finish = true;
   ASSERT_TRUE(g.run_until([&] { return g.electors[0]->is_leader(); }));
   EXPECT_EQ(g.record()->term, 1u);
+}
+
+// Hooks run on the application's executor, not on the elector's strand: with the io_context on
+// two threads, an acquire hook that holds one thread (blocking work, a synchronous call) leaves
+// the other to renew. On the elector's strand it would hold up every renewal.
+TEST(Elector, AnAcquireHookThatBlocksItsThreadDelaysNoRenewal) {
+  s3lect::test::elector_io on(s3lect::test::elector_io::time::real);
+  auto store = std::make_shared<memory_store>();
+  memory_storage view(on.io.get_executor(), store);
+  std::atomic<bool> renewed_while_blocked{false};
+  auto config = fast_config("node-0");
+  // The lock's ETag changes when a renewal lands (the record's timestamps change); the
+  // store is thread-safe. Leadership is not reported yet, so the elector's counters say nothing.
+  config.on_acquire = [&](std::uint64_t) -> asio::awaitable<void> {
+    const auto acquired = store->peek("group/leader.json")->etag;
+    const auto give_up = steady::now() + 3s;
+    while (store->peek("group/leader.json")->etag == acquired && steady::now() < give_up) {
+      std::this_thread::sleep_for(1ms);  // Blocks this thread; sampling, not synchronisation.
+    }
+    renewed_while_blocked = store->peek("group/leader.json")->etag != acquired;
+    co_return;
+  };
+  elector e(on.io.get_executor(), view, config);
+  e.start();
+  std::atomic<bool> stop{false};
+  std::vector<std::thread> threads;
+  for (int i = 0; i < 2; ++i) {
+    threads.emplace_back([&] {
+      while (!stop) on.io.run_one_for(5ms);
+    });
+  }
+  const auto deadline = steady::now() + 10s;
+  while (!e.is_leader() && steady::now() < deadline) std::this_thread::sleep_for(1ms);
+  stop = true;
+  for (auto& t : threads) t.join();
+  EXPECT_TRUE(renewed_while_blocked) << "no renewal while the acquire hook held its thread";
+  EXPECT_TRUE(e.is_leader());
+}
+
+// Asio's rule for a pending operation: outstanding work on the executor its handler completes
+// on. A wait bound to the application's own io_context keeps that io_context's run() from
+// returning until the handler has run there.
+TEST(Elector, AWaitBoundToAnotherIoContextIsWorkThereUntilItsHandlerRan) {
+  s3lect::test::elector_io on;
+  asio::io_context app;
+  auto store = std::make_shared<memory_store>();
+  memory_storage view(on.io.get_executor(), store);
+  elector e(on.io.get_executor(), view, fast_config("node-0"));
+  std::optional<error_code> result;
+  bool ran_on_app = false;
+  e.async_wait_for_leadership(asio::bind_executor(app, [&](error_code ec, leadership_lease) {
+    result = ec;
+    ran_on_app = app.get_executor().running_in_this_thread();
+  }));
+  app.poll();  // An io_context without outstanding work stops when polled.
+  EXPECT_FALSE(app.stopped()) << "the pending wait is no work on its handler's io_context";
+  e.start();
+  ASSERT_TRUE(on.run_until([&] { return e.is_leader(); }));
+  on.run_for(10ms);
+  EXPECT_FALSE(result) << "the handler ran on the elector's io_context";
+  app.run();  // Returns once the handler ran: it held the only work.
+  ASSERT_TRUE(result);
+  EXPECT_FALSE(*result) << result->message();
+  EXPECT_TRUE(ran_on_app);
+}
+
+// async_stop is terminal: it cannot be undone, so a partial or total cancellation (which
+// promise a well-defined state or no effect) is ignored, and a terminal one completes the stop
+// with operation_aborted while the elector still stops.
+TEST(Elector, AsyncStopHonoursOnlyTerminalCancellation) {
+  for (const auto type : {asio::cancellation_type::partial, asio::cancellation_type::total,
+                          asio::cancellation_type::terminal}) {
+    SCOPED_TRACE(static_cast<int>(type));
+    group g(1);
+    g.start_all();
+    ASSERT_TRUE(g.run_until([&] { return g.electors[0]->is_leader(); }));
+    asio::cancellation_signal signal;
+    std::optional<error_code> stopped;
+    g.electors[0]->async_stop(
+        asio::bind_cancellation_slot(signal.slot(), [&](error_code ec) { stopped = ec; }));
+    signal.emit(type);
+    ASSERT_TRUE(g.run_until([&] { return stopped.has_value(); }));
+    if (type == asio::cancellation_type::terminal) {
+      EXPECT_EQ(*stopped, asio::error::operation_aborted);
+    } else {
+      EXPECT_FALSE(*stopped) << "cancelled by a type it does not support: " << stopped->message();
+    }
+    ASSERT_TRUE(g.run_until([&] { return !g.electors[0]->status().running; }))
+        << "the elector must stop whatever the cancellation";
+    EXPECT_FALSE(g.electors[0]->is_leader());
+  }
 }
 
 TEST(Elector, TakesOverAStaleGoRecordByTheStoresClock) {

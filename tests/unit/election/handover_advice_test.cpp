@@ -34,12 +34,12 @@ struct record_into {
 
 TEST(HandoverAdvice, AWaitCompletesWithTheAdviceOfItsTermOnly) {
   asio::io_context io;
-  handover_advice advice(io.get_executor());
+  handover_advice advice({io.get_executor(), io.get_executor()});
   outcome term3, term4;
   advice.wait(3, record_into{&term3});
   advice.wait(4, record_into{&term4});
   advice.advise(3, "node-b");
-  io.run();
+  io.poll();  // term4's wait is pending: outstanding work, so run() would not return
   EXPECT_EQ(term3.calls, 1);
   EXPECT_FALSE(term3.ec);
   EXPECT_EQ(term3.successor, "node-b");
@@ -48,7 +48,7 @@ TEST(HandoverAdvice, AWaitCompletesWithTheAdviceOfItsTermOnly) {
 
 TEST(HandoverAdvice, AWaitAfterTheAdviceCompletesAtOnce) {
   asio::io_context io;
-  handover_advice advice(io.get_executor());
+  handover_advice advice({io.get_executor(), io.get_executor()});
   advice.advise(7, "node-c");
   outcome late;
   advice.wait(7, record_into{&late});
@@ -59,14 +59,14 @@ TEST(HandoverAdvice, AWaitAfterTheAdviceCompletesAtOnce) {
 
 TEST(HandoverAdvice, TheEndOfTheLeadershipCompletesWithNotLeader) {
   asio::io_context io;
-  handover_advice advice(io.get_executor());
+  handover_advice advice({io.get_executor(), io.get_executor()});
   outcome pending, after_end, next_term;
   advice.wait(2, record_into{&pending});
   advice.wait(3, record_into{&next_term});
   advice.advise(2, "node-b");
   advice.ended(2);
   advice.wait(2, record_into{&after_end});  // the advice went with the leadership
-  io.run();
+  io.poll();                                // next_term's wait is pending
   EXPECT_EQ(pending.successor, "node-b");
   EXPECT_EQ(after_end.calls, 1);
   EXPECT_EQ(after_end.ec, errc::not_leader);
@@ -75,7 +75,7 @@ TEST(HandoverAdvice, TheEndOfTheLeadershipCompletesWithNotLeader) {
 
 TEST(HandoverAdvice, FailAllCompletesWithStopped) {
   asio::io_context io;
-  handover_advice advice(io.get_executor());
+  handover_advice advice({io.get_executor(), io.get_executor()});
   outcome waiting;
   advice.wait(1, record_into{&waiting});
   advice.fail_all();
