@@ -46,8 +46,8 @@ class waiter_list {
 
   /// Waiters are cancelled by the cancellation types in `accepted` (every type, by default);
   /// an emission of no accepted type leaves the waiter pending.
-  explicit waiter_list(completion_executors executors,
-                       boost::asio::cancellation_type accepted = boost::asio::cancellation_type::all)
+  explicit waiter_list(completion_executors executors, boost::asio::cancellation_type accepted =
+                                                           boost::asio::cancellation_type::all)
       : state_(std::make_shared<state>(std::move(executors))), accepted_(accepted) {}
 
   /// Pending waiters complete with errc::stopped.

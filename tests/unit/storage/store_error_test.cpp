@@ -51,6 +51,14 @@ asio::awaitable<void> get_with_default_token(memory_storage& view, awaited& out)
   out.done = true;
 }
 
+/// An elector that is never started: its operations fail or wait without a store request.
+s3lect::elector_config lone_config() {
+  s3lect::elector_config config;
+  config.lock_key = "group/leader.json";
+  config.server_id = "node-a";
+  return config;
+}
+
 memory_faults failing_with(error_code ec) {
   memory_faults faults;
   faults.fail_next = 1;
@@ -136,10 +144,7 @@ TEST(StoreError, ACallbackThroughWithDiagnosticsGetsTheExceptionAndTheResult) {
 TEST(StoreError, OperationsWhoseResultSaysNothingOfTheStoreThrowASystemError) {
   asio::io_context io;
   memory_storage view(io.get_executor(), std::make_shared<memory_store>());
-  s3lect::elector_config config;
-  config.lock_key = "group/leader.json";
-  config.server_id = "node-a";
-  s3lect::elector e(io.get_executor(), view, config);
+  s3lect::elector e(io.get_executor(), view, lone_config());
   std::exception_ptr failure;
   e.async_resign(s3lect::with_diagnostics([&](std::exception_ptr ex) { failure = ex; }));
   io.run();
@@ -157,10 +162,7 @@ TEST(StoreError, TheAdaptedHandlerKeepsItsExecutorAndCancellationSlot) {
   asio::io_context io;
   asio::io_context app;
   memory_storage view(io.get_executor(), std::make_shared<memory_store>());
-  s3lect::elector_config config;
-  config.lock_key = "group/leader.json";
-  config.server_id = "node-a";
-  s3lect::elector e(io.get_executor(), view, config);
+  s3lect::elector e(io.get_executor(), view, lone_config());
   asio::cancellation_signal signal;
   std::exception_ptr failure;
   bool ran_on_app = false;
