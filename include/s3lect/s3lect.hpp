@@ -4,6 +4,7 @@
 
 #include <s3lect/detail/abi.hpp>
 
+#include <s3lect/azure_blob_client.hpp>
 #include <s3lect/completion_token.hpp>
 #include <s3lect/config.hpp>
 #include <s3lect/core_dumps.hpp>

@@ -1,0 +1,495 @@
+// azure_blob_client: builds and authorises Blob service requests, runs each operation as a
+// coroutine on its own strand under a deadline and the caller's cancellation slot (the same
+// request_operation and transport as s3_client), and turns replies into s3lect::errc.
+#include <s3lect/azure_blob_client.hpp>
+#include <s3lect/error.hpp>
+
+#include "azure_endpoint.hpp"
+#include "azure_reply.hpp"
+#include "azure_request.hpp"
+#include "etag.hpp"
+#include "http_client.hpp"
+#include "log_text.hpp"
+#include "request_operation.hpp"
+#include "shared_key.hpp"
+
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/strand.hpp>
+#include <boost/system/system_error.hpp>
+
+#include <algorithm>
+#include <atomic>
+#include <charconv>
+#include <exception>
+#include <filesystem>
+#include <type_traits>
+
+namespace s3lect::inline v1 {
+
+namespace asio = boost::asio;
+using boost::system::error_code;
+
+namespace {
+
+/// The connection string applied and the result validated: the constructor's contract.
+azure_blob_config resolved_config(const azure_blob_config& config) {
+  if (auto problem = config.validate()) {
+    throw boost::system::system_error(make_error_code(errc::invalid_config), *problem);
+  }
+  std::string problem;
+  return *config.resolved(problem);
+}
+
+detail::blob_endpoint parsed_endpoint(const azure_blob_config& config) {
+  std::string problem;
+  return *detail::parse_blob_endpoint(config.endpoint, problem);  // validate() checked it
+}
+
+detail::blob_authorization make_authorization(const azure_blob_config& config) {
+  detail::blob_authorization out;
+  out.account = config.account;
+  if (!config.account_key.empty()) {
+    out.decoded_key = *detail::base64_decode(config.account_key);  // validate() checked it
+  } else {
+    out.sas_query = config.sas_token;
+  }
+  return out;
+}
+
+detail::http_client_settings make_http_client_settings(const azure_blob_config& config,
+                                                       const detail::blob_endpoint& endpoint) {
+  detail::http_client_settings settings;
+  settings.host = endpoint.url.host;
+  settings.port = endpoint.url.port;
+  settings.tls = endpoint.url.tls;
+  settings.tls_settings = config.tls;
+  settings.max_body_bytes = config.max_body_bytes;
+  settings.max_idle_connections = config.max_idle_connections;
+  settings.name = "azure";
+  settings.log = config.log;
+  return settings;
+}
+
+/// The client's shared state; operations keep it alive while they run.
+struct blob_client_core {
+  blob_client_core(asio::any_io_executor ex, const azure_blob_config& cfg)
+      : executor(std::move(ex)),
+        config(resolved_config(cfg)),
+        endpoint(parsed_endpoint(config)),
+        authorization(make_authorization(config)),
+        pool(executor, make_http_client_settings(config, endpoint)) {}
+
+  asio::any_io_executor executor;
+  azure_blob_config config;
+  detail::blob_endpoint endpoint;
+  detail::blob_authorization authorization;
+  detail::http_client pool;
+  std::atomic<std::uint64_t> gets{0};
+  std::atomic<std::uint64_t> puts{0};
+  std::atomic<std::uint64_t> deletes{0};
+  std::atomic<std::uint64_t> failures{0};
+
+  detail::http_request request(detail::s3_operation kind, std::string_view key,
+                               detail::blob_request_parts parts) const {
+    return detail::build_blob_request(endpoint, config.container, authorization, kind, key,
+                                      std::move(parts));
+  }
+};
+
+template <class Result>
+auto& info_of(Result& result) {
+  if constexpr (std::is_same_v<std::remove_const_t<Result>, response_info>) {
+    return result;
+  } else {
+    return result.info;
+  }
+}
+
+bool is_put(detail::s3_operation kind) {
+  return kind == detail::s3_operation::put_if_absent || kind == detail::s3_operation::put_if_match;
+}
+
+std::string_view method_name(detail::s3_operation kind) {
+  if (kind == detail::s3_operation::get) return "GET";
+  return kind == detail::s3_operation::remove ? "DELETE" : "PUT";
+}
+
+/// One running Blob service operation (request_operation ends it at the deadline or on the
+/// caller's terminal cancellation without waiting for the I/O).
+template <class Result>
+class blob_operation final : public detail::request_operation<Result> {
+ public:
+  using base = detail::request_operation<Result>;
+
+  blob_operation(std::shared_ptr<blob_client_core> client, detail::s3_operation kind,
+                 std::string key, typename base::handler_type handler)
+      : base(asio::make_strand(client->executor), client->executor, std::move(handler)),
+        client_(std::move(client)),
+        kind_(kind),
+        key_(std::move(key)) {}
+
+  blob_client_core& client() const noexcept { return *client_; }
+  const std::string& key() const noexcept { return key_; }
+
+  void arm_timer() {
+    const auto timeout = client_->config.request_timeout;
+    if (timeout.count() > 0) this->arm_deadline(timeout);
+    last_armed_ = std::chrono::steady_clock::now();
+  }
+
+  /// A streamed body moved: the deadline bounds a stall, not the whole transfer.
+  void note_progress() {
+    const auto timeout = client_->config.request_timeout;
+    if (timeout.count() > 0 && std::chrono::steady_clock::now() - last_armed_ > timeout / 8) {
+      arm_timer();
+    }
+  }
+
+  /// Completes at once with `problem` as asio::error::invalid_argument.
+  void refuse(std::string problem) {
+    Result invalid{};
+    info_of(invalid).message = std::move(problem);
+    this->finish(asio::error::invalid_argument, std::move(invalid));
+  }
+
+ private:
+  void on_cancelled() override {
+    this->control()->abort();
+    Result result{};
+    info_of(result).message = "cancelled";
+    this->finish(asio::error::operation_aborted, std::move(result));
+  }
+
+  void on_deadline() override {
+    this->control()->abort();
+    Result result{};
+    response_info& info = info_of(result);
+    const std::string waited =
+        "no reply within " + std::to_string(client_->config.request_timeout.count()) + " ms";
+    const bool maybe_written = is_put(kind_) && this->control()->may_be_delivered;
+    info.message = maybe_written ? waited + "; the write may have been applied" : waited;
+    this->finish(maybe_written ? errc::outcome_unknown : errc::timeout, std::move(result));
+  }
+
+  void on_internal_error(std::string what) override {
+    Result result{};
+    info_of(result).message = std::move(what);
+    const error_code ec = is_put(kind_) && this->control()->may_be_delivered
+                              ? make_error_code(errc::outcome_unknown)
+                              : make_error_code(errc::protocol_error);
+    this->finish(ec, std::move(result));
+  }
+
+  void on_finish(const error_code& ec, const Result& result) override {
+    const response_info& info = info_of(result);
+    if (ec && ec != errc::precondition_failed) ++client_->failures;
+    const logger& log = client_->config.log;
+    if (!log.enabled(log_level::debug)) return;
+    std::string line = "azure request method=" + std::string(method_name(kind_)) +
+                       " key=" + log_text::value(key_) +
+                       " status=" + std::to_string(info.http_status) + " ms=" + this->elapsed_ms();
+    line += ec ? " result=" + log_text::value(ec.message()) : std::string(" result=ok");
+    if (!info.error_code.empty()) line += " azure_code=" + log_text::value(info.error_code);
+    if (ec && !info.message.empty()) line += " detail=" + log_text::value(info.message);
+    if (!info.request_id.empty()) line += " request_id=" + log_text::value(info.request_id);
+    log.log(log_level::debug, line);
+  }
+
+  std::shared_ptr<blob_client_core> client_;
+  detail::s3_operation kind_;
+  std::string key_;
+  std::chrono::steady_clock::time_point last_armed_{};
+};
+
+template <class Result>
+struct coroutine_end {
+  std::shared_ptr<blob_operation<Result>> op;
+  void operator()(std::exception_ptr error) const { op->on_coroutine_end(error); }
+};
+
+/// Why a request for `key` cannot be sent, or an empty string.
+std::string key_problem(std::string_view key) {
+  if (key.empty()) return "key: must not be empty";
+  if (key.size() > 1024) return "key: Azure blob names are at most 1,024 characters";
+  return {};
+}
+
+std::string condition_problem(const put_condition& condition) {
+  if (condition.type != put_condition::kind::if_match) return {};
+  if (condition.etag.empty()) return "condition: If-Match needs an ETag";
+  for (const unsigned char c : condition.etag) {
+    if (c < ' ' || c == 0x7f || c == '"') return "condition: ETag has control characters or '\"'";
+  }
+  return {};
+}
+
+/// How a GET takes the body.
+struct get_shape {
+  body_sink sink;              ///< set: streamed into it
+  std::string if_etag;         ///< set: only this version
+  std::size_t head_bytes = 0;  ///< above 0: the first bytes only, by a ranged GET
+};
+
+detail::http_request get_request(const std::shared_ptr<blob_operation<get_result>>& op,
+                                 const get_shape& shape, bool ranged) {
+  detail::blob_request_parts parts;
+  parts.read_if_match = shape.if_etag;
+  if (ranged) parts.range = "bytes=0-" + std::to_string(shape.head_bytes - 1);
+  detail::http_request request =
+      op->client().request(detail::s3_operation::get, op->key(), std::move(parts));
+  request.reply_sink = shape.sink;
+  request.truncate_long_reply = !shape.sink;
+  if (shape.sink) request.on_progress = [raw = op.get()] { raw->note_progress(); };
+  return request;
+}
+
+/// Whether a 206 reply's `Content-Range: bytes 0-N/TOTAL` leaves bytes after `received`.
+bool range_leaves_more(std::string_view content_range, std::size_t received) {
+  const std::size_t slash = content_range.rfind('/');
+  if (slash == std::string_view::npos) return true;
+  const std::string_view total = content_range.substr(slash + 1);
+  std::uint64_t size = 0;
+  const auto [end, ec] = std::from_chars(total.data(), total.data() + total.size(), size);
+  return ec != std::errc{} || end != total.data() + total.size() || size > received;
+}
+
+error_code take_found(detail::http_response& response, std::size_t head_bytes, get_result& result) {
+  const std::string_view etag = response.header("ETag");
+  if (etag.empty()) {
+    result.info.message = "Get Blob reply has no ETag header";
+    return errc::protocol_error;
+  }
+  object found;
+  found.etag = detail::normalize_etag(etag);
+  found.last_modified = detail::parse_http_date(response.header("Last-Modified"));
+  found.metadata = detail::blob_metadata_from_headers(response.headers);
+  found.truncated = response.truncated;
+  if (response.status == 206) {
+    found.truncated = range_leaves_more(response.header("Content-Range"), response.body.size());
+  }
+  if (head_bytes > 0 && response.body.size() > head_bytes) {
+    response.body.resize(head_bytes);
+    found.truncated = true;
+  }
+  found.body = std::move(response.body);
+  result.found.emplace(std::move(found));
+  return {};
+}
+
+asio::awaitable<void> run_get(std::shared_ptr<blob_operation<get_result>> op, get_shape shape) {
+  op->arm_timer();
+  if (std::string problem = key_problem(op->key()); !problem.empty()) {
+    op->refuse(std::move(problem));
+    co_return;
+  }
+  std::shared_ptr<detail::request_control> control = op->control();
+  const bool ranged = shape.head_bytes > 0;
+  // Requests are named before the co_await (GCC 12, docs/architecture.md).
+  detail::http_request request = get_request(op, shape, ranged);
+  detail::exchange_result exchanged = co_await op->client().pool.exchange(
+      control, std::move(request), detail::replay_policy::idempotent);
+  if (control->aborted()) co_return;
+  if (ranged && !exchanged.error && exchanged.response.status == 416) {
+    // An empty blob has no first byte, so the range is refused: read it whole instead.
+    detail::http_request whole = get_request(op, shape, false);
+    exchanged = co_await op->client().pool.exchange(control, std::move(whole),
+                                                    detail::replay_policy::idempotent);
+    if (control->aborted()) co_return;
+  }
+  get_result result;
+  bool missing = false;
+  error_code ec = detail::interpret_blob_reply(detail::s3_operation::get, exchanged, *control,
+                                               result.info, missing);
+  if (!ec && !missing) ec = take_found(exchanged.response, shape.head_bytes, result);
+  op->finish(ec, std::move(result));
+}
+
+std::optional<std::uint64_t> regular_file_size(const std::string& path, std::string& problem) {
+  std::error_code ec;
+  const bool regular = std::filesystem::is_regular_file(path, ec);
+  const std::uintmax_t size = regular ? std::filesystem::file_size(path, ec) : 0;
+  if (ec || !regular) {
+    problem = "body file '" + path + "': " + (ec ? ec.message() : "not a regular file");
+    return std::nullopt;
+  }
+  return size;
+}
+
+/// Put Blob takes up to 5,000 MiB in one request (API versions since 2019-12-12).
+constexpr std::uint64_t max_put_blob_bytes = 5000ull * 1024 * 1024;
+
+asio::awaitable<void> run_put(std::shared_ptr<blob_operation<put_result>> op,
+                              detail::blob_request_parts parts, put_condition condition,
+                              object_metadata metadata) {
+  op->arm_timer();
+  std::string problem = key_problem(op->key());
+  if (problem.empty()) problem = condition_problem(condition);
+  if (problem.empty()) problem = detail::blob_metadata_problem(metadata);
+  std::optional<std::uint64_t> file_size{0};
+  if (problem.empty() && !parts.body_file.empty()) {
+    file_size = regular_file_size(parts.body_file, problem);
+  }
+  if (problem.empty() && parts.body.size() + *file_size > max_put_blob_bytes) {
+    problem = "body: over the 5,000 MiB one Put Blob takes";
+  }
+  if (!problem.empty()) {
+    op->refuse(std::move(problem));
+    co_return;
+  }
+  const detail::s3_operation kind = condition.type == put_condition::kind::if_absent
+                                        ? detail::s3_operation::put_if_absent
+                                        : detail::s3_operation::put_if_match;
+  parts.body_file_size = *file_size;
+  parts.condition = &condition;
+  parts.metadata = &metadata;
+  const bool streamed = !parts.body_file.empty();
+  detail::http_request request = op->client().request(kind, op->key(), std::move(parts));
+  if (streamed) request.on_progress = [raw = op.get()] { raw->note_progress(); };
+  std::shared_ptr<detail::request_control> control = op->control();
+  detail::exchange_result exchanged = co_await op->client().pool.exchange(
+      control, std::move(request), detail::replay_policy::unless_written);
+  if (control->aborted()) co_return;
+
+  put_result result;
+  bool missing = false;
+  const error_code ec =
+      detail::interpret_blob_reply(kind, exchanged, *control, result.info, missing);
+  if (!ec) result.etag = detail::normalize_etag(exchanged.response.header("ETag"));
+  op->finish(ec, std::move(result));
+}
+
+asio::awaitable<void> run_delete(std::shared_ptr<blob_operation<response_info>> op) {
+  op->arm_timer();
+  if (std::string problem = key_problem(op->key()); !problem.empty()) {
+    op->refuse(std::move(problem));
+    co_return;
+  }
+  detail::http_request request = op->client().request(detail::s3_operation::remove, op->key(), {});
+  std::shared_ptr<detail::request_control> control = op->control();
+  detail::exchange_result exchanged = co_await op->client().pool.exchange(
+      control, std::move(request), detail::replay_policy::idempotent);
+  if (control->aborted()) co_return;
+  response_info info;
+  bool missing = false;
+  const error_code ec = detail::interpret_blob_reply(detail::s3_operation::remove, exchanged,
+                                                     *control, info, missing);
+  op->finish(ec, std::move(info));
+}
+
+void start_get(const std::shared_ptr<blob_client_core>& client, std::string key, get_shape shape,
+               asio::any_completion_handler<get_signature> handler) {
+  ++client->gets;
+  auto op = std::make_shared<blob_operation<get_result>>(client, detail::s3_operation::get,
+                                                         std::move(key), std::move(handler));
+  op->watch_cancellation(asio::cancellation_type::terminal);
+  asio::co_spawn(op->strand(), run_get(op, std::move(shape)), coroutine_end<get_result>{op});
+}
+
+void start_put(const std::shared_ptr<blob_client_core>& client, std::string key,
+               detail::blob_request_parts parts, put_condition condition,
+               object_metadata metadata, asio::any_completion_handler<put_signature> handler) {
+  ++client->puts;
+  const auto kind = condition.type == put_condition::kind::if_absent
+                        ? detail::s3_operation::put_if_absent
+                        : detail::s3_operation::put_if_match;
+  auto op = std::make_shared<blob_operation<put_result>>(client, kind, std::move(key),
+                                                         std::move(handler));
+  op->watch_cancellation(asio::cancellation_type::terminal);
+  asio::co_spawn(op->strand(),
+                 run_put(op, std::move(parts), std::move(condition), std::move(metadata)),
+                 coroutine_end<put_result>{op});
+}
+
+}  // namespace
+
+struct azure_blob_client::impl : blob_client_core {
+  using blob_client_core::blob_client_core;
+};
+
+azure_blob_client::azure_blob_client(executor_type executor, azure_blob_config config)
+    : impl_(std::make_shared<impl>(std::move(executor), config)) {}
+
+azure_blob_client::~azure_blob_client() {
+  impl_->pool.close_idle();
+}
+
+azure_blob_client::executor_type azure_blob_client::get_executor() const {
+  return impl_->executor;
+}
+
+bool azure_blob_client::answers_authenticated() const noexcept {
+  return impl_->config.answers_authenticated();
+}
+
+const azure_blob_config& azure_blob_client::config() const noexcept {
+  return impl_->config;
+}
+
+azure_blob_client_stats azure_blob_client::stats() const {
+  azure_blob_client_stats stats;
+  stats.gets = impl_->gets;
+  stats.puts = impl_->puts;
+  stats.deletes = impl_->deletes;
+  stats.failures = impl_->failures;
+  stats.connections = impl_->pool.connections_opened();
+  return stats;
+}
+
+void azure_blob_client::close_idle_connections() {
+  impl_->pool.close_idle();
+}
+
+void azure_blob_client::get_impl(std::string key,
+                                 asio::any_completion_handler<get_signature> handler) {
+  start_get(impl_, std::move(key), {}, std::move(handler));
+}
+
+void azure_blob_client::get_to_impl(std::string key, body_sink sink, std::string if_etag,
+                                    asio::any_completion_handler<get_signature> handler) {
+  get_shape shape;
+  shape.sink = std::move(sink);
+  shape.if_etag = std::move(if_etag);
+  start_get(impl_, std::move(key), std::move(shape), std::move(handler));
+}
+
+void azure_blob_client::get_head_impl(std::string key, std::size_t max_bytes,
+                                      asio::any_completion_handler<get_signature> handler) {
+  get_shape shape;
+  shape.head_bytes = std::max<std::size_t>(max_bytes, 1);
+  start_get(impl_, std::move(key), std::move(shape), std::move(handler));
+}
+
+void azure_blob_client::put_file_impl(std::string key, file_body body, put_condition condition,
+                                      object_metadata metadata,
+                                      asio::any_completion_handler<put_signature> handler) {
+  detail::blob_request_parts parts;
+  parts.body = std::move(body.head);
+  parts.body_file = std::move(body.path);
+  start_put(impl_, std::move(key), std::move(parts), std::move(condition), std::move(metadata),
+            std::move(handler));
+}
+
+void azure_blob_client::put_impl(std::string key, std::string body, put_condition condition,
+                                 asio::any_completion_handler<put_signature> handler) {
+  put_with_metadata_impl(std::move(key), std::move(body), std::move(condition), {},
+                         std::move(handler));
+}
+
+void azure_blob_client::put_with_metadata_impl(
+    std::string key, std::string body, put_condition condition, object_metadata metadata,
+    asio::any_completion_handler<put_signature> handler) {
+  detail::blob_request_parts parts;
+  parts.body = std::move(body);
+  start_put(impl_, std::move(key), std::move(parts), std::move(condition), std::move(metadata),
+            std::move(handler));
+}
+
+void azure_blob_client::delete_impl(std::string key, delete_handler handler) {
+  ++impl_->deletes;
+  auto op = std::make_shared<blob_operation<response_info>>(impl_, detail::s3_operation::remove,
+                                                            std::move(key), std::move(handler));
+  op->watch_cancellation(asio::cancellation_type::terminal);
+  asio::co_spawn(op->strand(), run_delete(op), coroutine_end<response_info>{op});
+}
+
+}  // namespace s3lect::inline v1
