@@ -1,13 +1,16 @@
-// Three electors against the local stores (the Ceph radosgw over HTTP and HTTPS, moto over HTTP),
+// Three electors against the local stores (the Ceph radosgw over HTTP and HTTPS, moto over HTTP,
+// and Azurite through azure_blob_client),
 // with short durations (lease 2 s) so the suite stays fast: one leader at a time, graceful
 // handover, failover after a leader vanishes without releasing, and records written by the Go
 // s3lect taken over correctly.
+#include "support/local_azurite.hpp"
 #include "support/local_s3.hpp"
 
 #include "support/elector_group.hpp"
 #include "support/go_timestamp.hpp"
 #include "support/leadership_timeline.hpp"
 
+#include <s3lect/azure_blob_client.hpp>
 #include <s3lect/elector.hpp>
 #include <s3lect/record.hpp>
 #include <s3lect/s3_client.hpp>
@@ -49,11 +52,19 @@ class ElectorOnLocalStore : public ::testing::TestWithParam<s3lect::test::store_
  protected:
   void SetUp() override {
     std::string problem;
-    auto s3 = s3lect::test::local_s3::from_environment(GetParam().store, problem);
-    ASSERT_TRUE(s3) << problem;
-    auto config = s3->config(GetParam().https);
-    config.request_timeout = 1s;
-    client = std::make_unique<s3_client>(io.get_executor(), config);
+    if (GetParam().store == s3lect::test::local_store::azurite) {
+      auto azurite = s3lect::test::local_azurite::from_environment(problem);
+      ASSERT_TRUE(azurite) << problem;
+      auto config = azurite->config();
+      config.request_timeout = 1s;
+      client = std::make_unique<s3lect::azure_blob_client>(io.get_executor(), config);
+    } else {
+      auto s3 = s3lect::test::local_s3::from_environment(GetParam().store, problem);
+      ASSERT_TRUE(s3) << problem;
+      auto config = s3->config(GetParam().https);
+      config.request_timeout = 1s;
+      client = std::make_unique<s3_client>(io.get_executor(), config);
+    }
     key = "integration/elector-" + s3lect::test::unique_suffix() + "/leader.json";
     // The first write to a fresh bucket pool takes seconds on radosgw: warm it up here, outside
     // the timed part of the tests.
@@ -116,7 +127,7 @@ class ElectorOnLocalStore : public ::testing::TestWithParam<s3lect::test::store_
   }
 
   asio::io_context io;
-  std::unique_ptr<s3_client> client;
+  std::unique_ptr<s3lect::storage> client;
   std::string key;
   std::vector<std::unique_ptr<elector>> electors;
   std::vector<s3lect::test::leadership_period> periods;
@@ -226,7 +237,7 @@ TEST_P(ElectorOnLocalStore, GoZeroTimeReleaseIsTakenOverAtOnce) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Stores, ElectorOnLocalStore,
-                         ::testing::ValuesIn(s3lect::test::every_store_transport),
+                         ::testing::ValuesIn(s3lect::test::every_storage_transport),
                          [](const auto& info) {
                            return s3lect::test::store_transport_name(info.param);
                          });

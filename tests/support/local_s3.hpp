@@ -19,11 +19,20 @@ namespace s3lect::test {
 
 /// The local stores. RGW is the store of record; moto answers as AWS does where RGW does not
 /// (quoted ETags, 404 NoSuchKey for If-Match on a missing key) and checks no signature.
-enum class local_store { rgw, moto };
+/// Azurite is no S3 store: the tests that run on every storage take it through
+/// support/local_azurite.hpp.
+enum class local_store { rgw, moto, azurite };
 
 /// The store's name in test names and messages.
 inline const char* store_name(local_store store) {
-  return store == local_store::rgw ? "rgw" : "moto";
+  switch (store) {
+    case local_store::rgw:
+      return "rgw";
+    case local_store::moto:
+      return "moto";
+    default:
+      return "azurite";
+  }
 }
 
 /// How to reach the local store.
@@ -45,6 +54,10 @@ struct local_s3 {
 
   /// Reads the variables of `store`, as above. moto has no HTTPS endpoint and no CA.
   static std::optional<local_s3> from_environment(local_store store, std::string& problem) {
+    if (store == local_store::azurite) {
+      problem = "Azurite is not an S3 store: use support/local_azurite.hpp";
+      return std::nullopt;
+    }
     return store == local_store::rgw ? read_rgw(problem) : read_moto(problem);
   }
 
@@ -134,6 +147,12 @@ inline std::string store_transport_name(const store_transport& param) {
 /// Every store and transport the store-generic tests run on (moto has no HTTPS endpoint).
 inline constexpr store_transport every_store_transport[] = {
     {local_store::rgw, false}, {local_store::rgw, true}, {local_store::moto, false}};
+
+/// Every store the storage-generic tests (the elector's) run on: the S3 stores and Azurite.
+inline constexpr store_transport every_storage_transport[] = {{local_store::rgw, false},
+                                                              {local_store::rgw, true},
+                                                              {local_store::moto, false},
+                                                              {local_store::azurite, false}};
 
 /// A random suffix so that keys of one test run never collide with an earlier run's.
 inline std::string unique_suffix() {
