@@ -6,12 +6,15 @@
 //     co_await (work(lease.term) || elector.async_wait_for_loss(lease));
 //   }
 //
-// The store comes from the environment (AWS_ENDPOINT_URL, AWS_ACCESS_KEY_ID, ...).
-// usage: leader_worker BUCKET KEY ID [CA_FILE] [--lease-ms N] [--beats N]
+// The store comes from the environment (AWS_ENDPOINT_URL, AWS_ACCESS_KEY_ID, ...); with
+// az://CONTAINER in place of the bucket it is Azure Blob Storage, through azure_blob_client,
+// from AZURE_STORAGE_CONNECTION_STRING (or AZURE_STORAGE_ACCOUNT and AZURE_STORAGE_KEY).
+// usage: leader_worker BUCKET|az://CONTAINER KEY ID [CA_FILE] [--lease-ms N] [--beats N]
 // --beats N: finish after N beats of leader work, stepping down gracefully (used by CTest).
 // It prints one line per event, `<unix ms> <id> <event> ...`, which scripts/demo.sh reads.
 // SIGTERM or SIGINT stops it gracefully: a leader releases the lock so a follower takes over
 // at once.
+#include <s3lect/azure_blob_client.hpp>
 #include <s3lect/elector.hpp>
 #include <s3lect/s3_client.hpp>
 
@@ -28,7 +31,9 @@
 #include <cstdio>
 #include <cstring>
 #include <iostream>
+#include <memory>
 #include <string>
+#include <string_view>
 #include <utility>
 
 namespace asio = boost::asio;
@@ -94,7 +99,7 @@ asio::awaitable<void> stop_on_signal(s3lect::elector& elector, std::string id) {
 
 int main(int argc, char** argv) {
   if (argc < 4) {
-    std::cerr << "usage: leader_worker BUCKET KEY ID [CA_FILE] [--lease-ms N]\n";
+    std::cerr << "usage: leader_worker BUCKET|az://CONTAINER KEY ID [CA_FILE] [--lease-ms N]\n";
     return 2;
   }
   s3lect::s3_config store_config;
@@ -121,8 +126,16 @@ int main(int argc, char** argv) {
   }
 
   asio::io_context io;
-  s3lect::s3_client store(io.get_executor(), store_config);
-  s3lect::elector elector(io.get_executor(), store, config);
+  // The elector runs on any s3lect::storage: S3, or Azure Blob Storage.
+  std::unique_ptr<s3lect::storage> store;
+  if (const std::string_view target = argv[1]; target.starts_with("az://")) {
+    auto azure = s3lect::azure_blob_config::from_environment(std::string(target.substr(5)));
+    azure.tls = store_config.tls;
+    store = std::make_unique<s3lect::azure_blob_client>(io.get_executor(), std::move(azure));
+  } else {
+    store = std::make_unique<s3lect::s3_client>(io.get_executor(), store_config);
+  }
+  s3lect::elector elector(io.get_executor(), *store, config);
   int exit_status = 0;
   asio::co_spawn(io, run_election(elector, config.server_id, io, exit_status), asio::detached);
   print_event(config.server_id, "started");

@@ -12,7 +12,8 @@
 #      clang 19 and libc++, taking the code paths of other POSIX systems (macOS, FreeBSD)
 #      instead of Linux's; its unit tests run after the chaos stages;
 #   4. runs an election of three `s3lect run` nodes (chaos.sh) on moto, the second store, whose
-#      S3 client and elector integration tests run in step 1 beside the radosgw's;
+#      S3 client and elector integration tests run in step 1 beside the radosgw's (and the Azure
+#      Blob client's and the elector's on Azurite, the Azure Blob server, started beside them);
 #   5. the newest toolchain (scripts/newest-toolchain.sh): in a Debian sid chroot with GCC 15 and
 #      the newest Boost, the release preset's build of the library, the tool and the unit tests,
 #      the unit tests and the consumer matrix. The chroot and the build run in the background
@@ -226,6 +227,7 @@ check_background_stages() {
 
 started_server=0
 started_moto=0
+started_azurite=0
 tsan_pid=""
 failed_build=""  # The build tree whose ctest run failed, for the report at the end.
 cleanup() {
@@ -250,6 +252,7 @@ cleanup() {
   if [ -n "$failed_build" ]; then report_failed_tests "$failed_build"; fi
   if [ "$started_server" -eq 1 ]; then bash scripts/local-s3/stop.sh || true; fi
   if [ "$started_moto" -eq 1 ]; then bash scripts/local-s3/moto-stop.sh || true; fi
+  if [ "$started_azurite" -eq 1 ]; then bash scripts/local-s3/azurite-stop.sh || true; fi
   rm -f "$times_file"
   exit "$status"
 }
@@ -259,6 +262,8 @@ trap cleanup EXIT
 stage "dependencies"
 bash scripts/install-deps.sh
 bash scripts/local-s3/install.sh
+# Azurite, the Azure Blob server, from npm (pinned; seconds when already installed).
+bash scripts/local-s3/azurite-install.sh >/dev/null
 
 start_newest_toolchain
 
@@ -295,6 +300,18 @@ grep -q "already running" "$moto_log" || started_moto=1
 rm -f "$moto_log"
 # shellcheck disable=SC1090
 source "$moto_env"
+# The Azure Blob store (Azurite, in memory, about a second to start): the Azure client's and the
+# elector's store-generic integration tests run on it.
+azurite_log=$(mktemp)
+azurite_env=$(bash scripts/local-s3/azurite-start.sh 2>"$azurite_log") || {
+  cat "$azurite_log"
+  exit 1
+}
+cat "$azurite_log"
+grep -q "already running" "$azurite_log" || started_azurite=1
+rm -f "$azurite_log"
+# shellcheck disable=SC1090
+source "$azurite_env"
 
 # The TSan build runs in the background at the lowest CPU priority while the ASan+UBSan tests run:
 # those mostly wait on timers and the server, and a waking test preempts a nice-19 compiler.
