@@ -4,11 +4,11 @@
 #include "cli/exit_codes.hpp"
 #include "cli/race_probe.hpp"
 #include "cli/run_to_completion.hpp"
+#include "cli/store_client.hpp"
 #include "cli/store_options.hpp"
 
-#include <s3lect/credentials.hpp>
 #include <s3lect/error.hpp>
-#include <s3lect/s3_client.hpp>
+#include <s3lect/storage.hpp>
 
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/io_context.hpp>
@@ -91,7 +91,7 @@ struct put_outcome {
   put_result result;
 };
 
-asio::awaitable<put_outcome> put(s3_client& client, std::string key, std::string body,
+asio::awaitable<put_outcome> put(storage& client, std::string key, std::string body,
                                  put_condition condition, check_report& report) {
   auto [ec, result] = co_await client.async_put(
       std::move(key), std::move(body), std::move(condition), asio::as_tuple(asio::use_awaitable));
@@ -104,7 +104,7 @@ struct get_outcome {
   get_result result;
 };
 
-asio::awaitable<get_outcome> get(s3_client& client, std::string key, check_report& report) {
+asio::awaitable<get_outcome> get(storage& client, std::string key, check_report& report) {
   auto [ec, result] =
       co_await client.async_get(std::move(key), asio::as_tuple(asio::use_awaitable));
   report.sample(result.info, system_clock::now());
@@ -112,7 +112,7 @@ asio::awaitable<get_outcome> get(s3_client& client, std::string key, check_repor
 }
 
 /// After an ambiguous answer to a refused write: did the object keep `expected_body`?
-asio::awaitable<bool> still_holds(s3_client& client, std::string key, std::string expected_body,
+asio::awaitable<bool> still_holds(storage& client, std::string key, std::string expected_body,
                                   check_report& report) {
   auto read = co_await get(client, std::move(key), report);
   co_return !read.ec && read.result.found && read.result.found->body == expected_body;
@@ -120,11 +120,12 @@ asio::awaitable<bool> still_holds(s3_client& client, std::string key, std::strin
 
 /// What the steps of the probe share.
 struct probe_context {
-  s3_client& client;
+  storage& client;
   std::string scratch_key;
   std::string missing_key;
   std::string nonce;  ///< In every body written, so that a leftover says which run wrote it.
   check_report& report;
+  bool azure = false;  ///< Azure Blob Storage: the client sends ETags quoted itself.
 };
 
 /// The body of the probe's write named `step`.
@@ -225,9 +226,16 @@ asio::awaitable<std::optional<std::string>> probe_if_match(probe_context& p,
   co_return replaced.result.etag;
 }
 
+asio::awaitable<void> probe_missing_if_match(probe_context& p, std::string current_etag);
+
 /// Quirks that s3lect copes with, reported so operators know their store; If-Match on a missing
 /// key must still be refused.
 asio::awaitable<void> probe_quirks(probe_context& p, std::string current_etag) {
+  if (p.azure) {
+    p.report.info("ETags in If-Match: sent quoted, as Azure's entity tags are");
+    co_await probe_missing_if_match(p, std::move(current_etag));
+    co_return;
+  }
   const auto quoted_condition = put_condition::matches("\"" + current_etag + "\"");
   const std::string quoted_body = probe_body(p, "quoted");
   auto quoted = co_await put(p.client, p.scratch_key, quoted_body, quoted_condition, p.report);
@@ -238,6 +246,11 @@ asio::awaitable<void> probe_quirks(probe_context& p, std::string current_etag) {
                   std::to_string(quoted.result.info.http_status) +
                   "); s3lect sends ETags unquoted");
   }
+  co_await probe_missing_if_match(p, std::move(current_etag));
+}
+
+/// If-Match on a missing key must be refused.
+asio::awaitable<void> probe_missing_if_match(probe_context& p, std::string current_etag) {
   const auto matches_missing = put_condition::matches(current_etag);
   const std::string missing_body = probe_body(p, "missing");
   auto missing = co_await put(p.client, p.missing_key, missing_body, matches_missing, p.report);
@@ -262,11 +275,11 @@ asio::awaitable<void> probe(probe_context& p) {
   co_await probe_quirks(p, *current_etag);
 }
 
-asio::awaitable<void> clean_up(s3_client& client, std::string scratch_key,
+asio::awaitable<void> clean_up(store_client& client, std::string scratch_key,
                                std::string missing_key) {
   // Best effort: a leftover scratch object is harmless and says what made it.
-  co_await client.async_delete(std::move(scratch_key), asio::as_tuple(asio::use_awaitable));
-  co_await client.async_delete(std::move(missing_key), asio::as_tuple(asio::use_awaitable));
+  co_await client.remove(std::move(scratch_key));
+  co_await client.remove(std::move(missing_key));
 }
 
 /// How many writers race, and for how many rounds (0: no races).
@@ -277,7 +290,7 @@ struct race_settings {
 
 /// The races, unless the store could not be probed at all: against a store that ignores
 /// conditions they show how many writers win.
-asio::awaitable<void> probe_races(s3_client& client, std::vector<storage*> writers,
+asio::awaitable<void> probe_races(store_client& client, std::vector<storage*> writers,
                                   std::string key_prefix, int rounds, check_report& report) {
   if (rounds == 0 || !report.store_error.empty()) co_return;
   const int writer_count = static_cast<int>(writers.size());
@@ -288,15 +301,16 @@ asio::awaitable<void> probe_races(s3_client& client, std::vector<storage*> write
   if (report.unsafe_reason.empty()) report.unsafe_reason = races.unsafe_reason;
   if (!races.store_error.empty()) report.store_error = "races: " + races.store_error;
   for (auto& key : races.keys) {
-    co_await client.async_delete(std::move(key), asio::as_tuple(asio::use_awaitable));
+    co_await client.remove(std::move(key));
   }
 }
 
-asio::awaitable<void> run(s3_client& client, std::vector<storage*> writers, std::string lock_key,
+asio::awaitable<void> run(store_client& client, std::vector<storage*> writers, std::string lock_key,
                           int rounds, check_report& report) {
   const std::string scratch_key = lock_key + ".s3lect-check-" + random_suffix();
   const std::string missing_key = scratch_key + "-missing";
-  probe_context context{client, scratch_key, missing_key, random_suffix(), report};
+  probe_context context{client, scratch_key, missing_key, random_suffix(), report,
+                        client.is_azure()};
   co_await probe(context);
   co_await clean_up(client, scratch_key, missing_key);
   const std::string race_prefix = scratch_key + "-race";
@@ -328,18 +342,6 @@ std::optional<race_settings> parse_race_settings(const parsed_args& args, std::s
     *option.value = value;
   }
   return settings;
-}
-
-/// Which provider supplied the credentials, with the key id masked and never the secret.
-std::string describe_credentials(const credentials_origin& origin) {
-  if (origin.provider.empty()) return "credentials: none obtained";
-  const std::string& id = origin.access_key_id;
-  std::string line = "credentials: from " + origin.provider + " (access key id ****" +
-                     (id.size() > 4 ? id.substr(id.size() - 4) : std::string()) + ", ";
-  if (!origin.expiration) return line + "long-term)";
-  const auto minutes =
-      std::chrono::duration_cast<std::chrono::minutes>(*origin.expiration - system_clock::now());
-  return line + "temporary, expire in " + std::to_string(minutes.count()) + " min)";
 }
 
 template <class T>
@@ -382,7 +384,7 @@ constexpr const char* race_options_help =
 }  // namespace
 
 const char* check_help() {
-  return "usage: s3lect check --lock s3://BUCKET/KEY [options]\n"
+  return "usage: s3lect check --lock s3://BUCKET/KEY|az://CONTAINER/BLOB [options]\n"
          "Probes, on a scratch key beside the lock key, that the store honours create-if-absent\n"
          "and If-Match, returns written bodies and ETags, and reports its quirks, the clock skew\n"
          "against its Date header and the round-trip latency. Then writers race: each round\n"
@@ -416,26 +418,23 @@ int run_check(const std::vector<std::string>& args) {
   }
 
   asio::io_context io;
-  s3_client client(io.get_executor(), target->config);
+  store_client client(io.get_executor(), *target);
   // One client per racing writer, each with its own connection as separate processes would
   // have, sharing one credential source.
-  s3_config writer_config = client.config();
-  if (writer_config.creds.access_key_id.empty() && !writer_config.creds_provider)
-    writer_config.creds_provider = make_default_credentials_chain(io.get_executor());
-  std::vector<std::unique_ptr<s3_client>> writer_clients;
+  std::vector<std::unique_ptr<store_client>> writer_clients;
   std::vector<storage*> writers;
   for (int i = 0; i < races->writers && races->rounds > 0; ++i) {
-    writer_clients.push_back(std::make_unique<s3_client>(io.get_executor(), writer_config));
-    writers.push_back(writer_clients.back().get());
+    writer_clients.push_back(client.sibling());
+    writers.push_back(&writer_clients.back()->store());
   }
   check_report report;
   const auto started = std::chrono::steady_clock::now();
   run_to_completion(io, run(client, writers, target->key, races->rounds, report));
   report.duration = std::chrono::steady_clock::now() - started;
 
-  print_out("s3lect check s3://" + client.config().bucket + "/" + target->key + " at " +
-            client.config().endpoint + " (region " + client.config().region + ")\n");
-  print_out("  info  " + describe_credentials(client.credentials_in_use()) + "\n");
+  print_out("s3lect check " + target->url() + " at " + client.endpoint() + " " + client.scope() +
+            "\n");
+  print_out("  info  " + client.credentials_description() + "\n");
   print_timing(report);
   for (const auto& line : report.lines) print_out(line + "\n");
   if (!report.store_error.empty()) {

@@ -252,7 +252,7 @@ bool read_timing(const parsed_args& args, const store_target& target, elector_ti
       return false;
     }
   }
-  if (args.has("request-timeout")) timing.request_timeout = target.config.request_timeout;
+  if (args.has("request-timeout")) timing.request_timeout = target.request_timeout();
   return read_retry_delays(args, timing.retry_delays, error);
 }
 
@@ -336,7 +336,8 @@ std::optional<elector_settings> make_elector_settings(const parsed_args& args, s
   }
   config.apply_timing(timing);
   settings.derived = derived_timing_options(args);
-  config.match_request_timeout(target.config);
+  // The client's requests beside the elector (the first read, a release) are bounded alike.
+  target.set_request_timeout(config.request_timeout);
   auto serve = make_serve_settings(args, config, error);
   if (!serve) return std::nullopt;
   settings.serve = std::move(*serve);
@@ -344,8 +345,8 @@ std::optional<elector_settings> make_elector_settings(const parsed_args& args, s
     error = invalid_configuration(args, *problem);
     return std::nullopt;
   }
-  if (validate_store_trust(config.peer, target.config.answers_authenticated())) {
-    error = "--peer: the store at " + target.config.endpoint +
+  if (validate_store_trust(config.peer, target.answers_authenticated())) {
+    error = "--peer: the store at " + target.endpoint() +
             " is reached over plain HTTP, which authenticates no answer: anyone on the network "
             "path can forge the lock record's leaderAddr and peerKeyPin and pin the followers "
             "to an impostor that keeps them off the store and the lock, and the session token "

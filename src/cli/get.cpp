@@ -5,12 +5,12 @@
 #include "cli/lock_reader.hpp"
 #include "cli/object_target.hpp"
 #include "cli/run_to_completion.hpp"
+#include "cli/store_client.hpp"
 
 #include "base/log_text.hpp"
 
 #include <s3lect/error.hpp>
 #include <s3lect/fenced_object.hpp>
-#include <s3lect/s3_client.hpp>
 
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/io_context.hpp>
@@ -70,7 +70,7 @@ int run_get(const std::vector<std::string>& args) {
     return exit_usage;
   }
   asio::io_context io;
-  s3_client client(io.get_executor(), command->target.config);
+  store_client client(io.get_executor(), command->target);
   const auto [ec, read] = run_to_completion(io, get(client, command->target.key));
   const bool flushed = std::fflush(stdout) == 0;
   const std::string url = log_text::value(command->target.url());

@@ -22,6 +22,23 @@ std::optional<s3_location> parse_s3_location(std::string_view text, std::string&
   return s3_location{std::string(text.substr(0, slash)), std::string(text.substr(slash + 1))};
 }
 
+std::optional<s3_location> parse_store_location(std::string_view text, std::string& error) {
+  constexpr std::string_view azure_scheme = "az://";
+  if (text.substr(0, azure_scheme.size()) != azure_scheme) {
+    if (text.substr(0, 5) == "s3://") return parse_s3_location(text, error);
+    error = "expected s3://BUCKET/KEY or az://CONTAINER/BLOB, got '" + std::string(text) + "'";
+    return std::nullopt;
+  }
+  text.remove_prefix(azure_scheme.size());
+  const auto slash = text.find('/');
+  if (slash == std::string_view::npos || slash == 0 || slash + 1 == text.size()) {
+    error = "expected az://CONTAINER/BLOB with a non-empty container and blob name";
+    return std::nullopt;
+  }
+  return s3_location{std::string(text.substr(0, slash)), std::string(text.substr(slash + 1)),
+                     true};
+}
+
 namespace {
 
 /// Durations beyond a year are certainly typos; refusing them also rules out overflow.

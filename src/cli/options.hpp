@@ -12,15 +12,19 @@
 
 namespace s3lect::cli {
 
-/// A bucket and key given as s3://BUCKET/KEY.
+/// A bucket and key given as s3://BUCKET/KEY, or a container and blob as az://CONTAINER/BLOB.
 struct s3_location {
-  std::string bucket;
-  std::string key;
+  std::string bucket;  ///< The bucket, or the container with `azure`.
+  std::string key;     ///< The key, or the blob's name with `azure`.
+  bool azure = false;  ///< az://: Azure Blob Storage.
 };
 
 /// Parses s3://BUCKET/KEY; the key keeps every character after the bucket's slash.
 /// Returns nullopt and sets `error` when malformed.
 std::optional<s3_location> parse_s3_location(std::string_view text, std::string& error);
+
+/// Parses s3://BUCKET/KEY or az://CONTAINER/BLOB, as parse_s3_location.
+std::optional<s3_location> parse_store_location(std::string_view text, std::string& error);
 
 /// Parses a duration such as 500ms, 15s, 1m, 1m30s, 2h or 0. Returns nullopt when malformed or
 /// longer than a year.

@@ -6,12 +6,12 @@
 #include "cli/object_target.hpp"
 #include "cli/put_body.hpp"
 #include "cli/run_to_completion.hpp"
+#include "cli/store_client.hpp"
 
 #include "base/log_text.hpp"
 
 #include <s3lect/error.hpp>
 #include <s3lect/fenced_object.hpp>
-#include <s3lect/s3_client.hpp>
 
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/io_context.hpp>
@@ -118,7 +118,7 @@ int run_put(const std::vector<std::string>& args) {
     return exit_usage;
   }
   asio::io_context io;
-  s3_client client(io.get_executor(), command->target.config);
+  store_client client(io.get_executor(), command->target);
   const put_outcome outcome =
       run_to_completion(io, put(client, command->target.key, log_text::value(command->target.url()),
                                 *term, body->file(), body->take_bytes()));

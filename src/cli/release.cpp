@@ -5,12 +5,12 @@
 #include "cli/lock_reader.hpp"
 #include "cli/options.hpp"
 #include "cli/run_to_completion.hpp"
+#include "cli/store_client.hpp"
 #include "cli/store_options.hpp"
 
 #include "base/log_text.hpp"
 
 #include <s3lect/error.hpp>
-#include <s3lect/s3_client.hpp>
 
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/io_context.hpp>
@@ -139,11 +139,11 @@ std::optional<std::string> unknown_successor(const lock_record& current,
          "); nothing was written. --force names it anyway";
 }
 
-asio::awaitable<release_outcome> release(s3_client& client, std::string key, std::string url,
+asio::awaitable<release_outcome> release(store_client& client, std::string key, std::string url,
                                          release_request request) {
   const retry_policy policy;  // Named: no aggregate temporaries in co_await (GCC 12).
   const lock_read read = co_await read_lock(client, key, policy);
-  const std::string endpoint = client.config().endpoint;
+  const std::string endpoint = client.endpoint();
   if (auto refused = refusal(read, url, endpoint, request.if_term)) co_return std::move(*refused);
   const lock_record current = *read.decoded.record;
   if (!request.to.empty() && request.to == current.leader_id) {
@@ -239,19 +239,18 @@ std::string release_help() {
          exit_code_table();
 }
 
-asio::awaitable<std::tuple<error_code, put_result>> write_released(s3_client& client,
+asio::awaitable<std::tuple<error_code, put_result>> write_released(storage& store,
                                                                    std::string key,
                                                                    std::string read_etag,
                                                                    lock_record next,
                                                                    retry_policy policy) {
   const std::string body = encode_record(next);
   const auto condition = put_condition::matches(read_etag);
-  storage& store = client;
   auto write = [&store, key, body, condition] { return put_attempt(store, key, body, condition); };
   const certainly_not_written retryable;
   auto [ec, result] = co_await async_retry(policy, write, retryable);
   if (ec == errc::conflict || ec == errc::outcome_unknown) {
-    lock_read check = co_await read_lock(client, key, policy);
+    lock_read check = co_await read_lock(store, key, policy);
     if (!check.error && check.decoded.record && check.decoded.record->nonce == next.nonce) {
       ec.clear();
     } else if (!check.error && check.found && check.found->etag != read_etag) {
@@ -318,7 +317,7 @@ int run_release(const std::vector<std::string>& args) {
   }
 
   asio::io_context io;
-  s3_client client(io.get_executor(), target->config);
+  store_client client(io.get_executor(), *target);
   const release_outcome outcome =
       run_to_completion(io, release(client, target->key, log_text::value(target->url()), request));
   if (!outcome.out.empty()) print_out(outcome.out + "\n");

@@ -5,7 +5,7 @@
 
 #include <s3lect/record.hpp>
 #include <s3lect/retry.hpp>
-#include <s3lect/s3_client.hpp>
+#include <s3lect/storage.hpp>
 
 #include <boost/asio/awaitable.hpp>
 #include <boost/system/error_code.hpp>
@@ -59,7 +59,7 @@ lock_record guardian_release_record(const lock_record& current,
 /// record tells, by its nonce, whether the write happened. errc::precondition_failed: the object
 /// is no longer the one read, and nothing was written.
 boost::asio::awaitable<std::tuple<boost::system::error_code, put_result>> write_released(
-    s3_client& client, std::string key, std::string read_etag, lock_record next,
+    storage& store, std::string key, std::string read_etag, lock_record next,
     retry_policy policy);
 
 }  // namespace s3lect::cli

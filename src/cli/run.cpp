@@ -7,6 +7,7 @@
 #include "cli/log_output.hpp"
 #include "cli/run_to_completion.hpp"
 #include "cli/server_limits.hpp"
+#include "cli/store_client.hpp"
 #include "supervision/command_supervisor.hpp"
 #include "supervision/job_isolation.hpp"
 #include "supervision/slot_supervisor.hpp"
@@ -19,7 +20,6 @@
 #include <s3lect/health.hpp>
 #include <s3lect/metrics.hpp>
 #include <s3lect/metrics_server.hpp>
-#include <s3lect/s3_client.hpp>
 
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/co_spawn.hpp>
@@ -95,7 +95,7 @@ asio::awaitable<void> observe(elector& election, const log_output& log, std::str
 /// (s3lect::is_transient: timeouts, refused connections, DNS, TLS handshakes, 5xx, throttling)
 /// is logged and the read retried every `interval` until the store answers; refused
 /// credentials or a missing bucket still end the wait. nullopt: SIGINT or SIGTERM came first.
-asio::awaitable<std::optional<lock_read>> read_at_start(s3_client& client, std::string key,
+asio::awaitable<std::optional<lock_read>> read_at_start(storage& client, std::string key,
                                                         retry_policy policy, bool wait,
                                                         milliseconds interval,
                                                         signal_inbox& signals,
@@ -162,7 +162,7 @@ struct run_context {
   const log_output& output;
   asio::io_context& io;
   signal_inbox& signals;
-  s3_client& client;
+  store_client& client;
   job_settings jobs;
   isolation_probe isolation;  ///< What the system allows, for the log.
 };
@@ -177,7 +177,7 @@ std::optional<int> read_before_campaigning(run_context& run) {
   if (!read) return exit_ok;  // Stopped while waiting for the store: nothing was held.
   if (read->error) {
     print_err("s3lect run: cannot read " + log_text::value(run.options.store.url()) + " at " +
-              run.client.config().endpoint + ": " + describe_store_error(read->error, read->info) +
+              run.client.endpoint() + ": " + describe_store_error(read->error, read->info) +
               "\n");
     return exit_store_error;
   }
@@ -250,7 +250,7 @@ std::vector<std::unique_ptr<elector>> make_electors(
       config.log = slot_logs[slot]->library_logger();
     }
     auto election = construct_or_report<elector>(
-        [&] { return std::make_unique<elector>(run.io.get_executor(), run.client, config); });
+        [&] { return std::make_unique<elector>(run.io.get_executor(), run.client.store(), config); });
     if (!election) return {};
     electors.push_back(std::move(election));
   }
@@ -296,12 +296,12 @@ int campaign(run_context& run, spawn_request command) {
   // --metrics-listen.
   metrics_registry registry;
   for (std::size_t slot = 0; slot < electors.size(); ++slot) {
-    std::vector<metric_label> labels{{"bucket", run.options.store.config.bucket}};
+    std::vector<metric_label> labels{{"bucket", run.options.store.bucket()}};
     if (run.options.extras.slots > 0) labels.push_back({"slot", std::to_string(slot)});
     registry.add(*electors[slot], labels);
   }
   const std::vector<metric_label> server_labels =
-      collect_metrics(*electors.front(), {{"bucket", run.options.store.config.bucket}}).labels;
+      collect_metrics(*electors.front(), {{"bucket", run.options.store.bucket()}}).labels;
   run_servers servers;
   const std::function<std::string()> render_metrics = [&registry, &servers, &server_labels] {
     return registry.render() + prometheus_text(servers_metrics(
@@ -510,7 +510,7 @@ int run_run(const std::vector<std::string>& args) {
   caught.add(SIGUSR1);
   caught.add(SIGUSR2);
   signal_inbox signals(caught);
-  s3_client client(io.get_executor(), options->store.config);
+  store_client client(io.get_executor(), options->store);
   run_context run{*options, output, io, signals, client, jobs, *probe};
   return campaign(run, std::move(command));
 }

@@ -6,12 +6,12 @@
 #include "cli/lock_reader.hpp"
 #include "cli/run_extra_options.hpp"
 #include "cli/run_to_completion.hpp"
+#include "cli/store_client.hpp"
 #include "cli/status_watch.hpp"
 #include "cli/store_options.hpp"
 
 #include "base/log_text.hpp"
 
-#include <s3lect/s3_client.hpp>
 
 #include <boost/asio/io_context.hpp>
 
@@ -46,7 +46,7 @@ store_timing timing_of(const lock_read& read) {
 
 /// For a key with no record whose slot 0 has one: it is the base key of `run --slots`, whose
 /// records are at KEY.slot-N. Empty otherwise.
-std::string slots_hint(asio::io_context& io, s3_client& client, const store_target& target) {
+std::string slots_hint(asio::io_context& io, storage& client, const store_target& target) {
   io.restart();
   const lock_read slot =
       run_to_completion(io, read_lock(client, slot_key(target.key, 0), retry_policy{}));
@@ -196,13 +196,13 @@ int run_status(const std::vector<std::string>& args) {
   }
 
   asio::io_context io;
-  s3_client client(io.get_executor(), target->config);
+  store_client client(io.get_executor(), *target);
   const lock_read read = run_to_completion(io, read_lock(client, target->key, retry_policy{}));
 
   const std::string url = target->url();
   const std::string shown_url = log_text::value(url);
   if (read.error) {
-    print_err("s3lect status: cannot read " + shown_url + " at " + client.config().endpoint + ": " +
+    print_err("s3lect status: cannot read " + shown_url + " at " + client.endpoint() + ": " +
               describe_store_error(read.error, read.info) + "\n");
     return exit_store_error;
   }

@@ -6,12 +6,12 @@
 #include "cli/leadership_watch.hpp"
 #include "cli/lock_reader.hpp"
 #include "cli/run_to_completion.hpp"
+#include "cli/store_client.hpp"
 
 #include "base/log_text.hpp"
 
 #include <s3lect/error.hpp>
 #include <s3lect/leader_endpoint.hpp>
-#include <s3lect/s3_client.hpp>
 
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/experimental/awaitable_operators.hpp>
@@ -152,7 +152,7 @@ asio::awaitable<bool> follow(const watch_settings& settings, watch_progress& pro
 /// endpoint while it can and reads again at once when it says it no longer leads. A store
 /// failure that retrying can fix is reported once per streak and retried; any other ends the
 /// watch with exit 4.
-asio::awaitable<int> watch(s3_client& client, leader_endpoint_client& endpoint,
+asio::awaitable<int> watch(storage& client, leader_endpoint_client& endpoint,
                            watch_settings settings, signal_inbox& signals) {
   const auto token = asio::as_tuple(asio::use_awaitable);
   asio::steady_timer timer(co_await asio::this_coro::executor);
@@ -224,8 +224,8 @@ int run_status_watch(const parsed_args& args, const store_target& target) {
   watch_settings settings;
   settings.key = target.key;
   settings.url = target.url();
-  settings.endpoint = target.config.endpoint;
-  settings.pins_trusted = target.config.answers_authenticated();
+  settings.endpoint = target.endpoint();
+  settings.pins_trusted = target.answers_authenticated();
   settings.json = args.has("json");
   if (auto interval = args.get("interval")) {
     const auto parsed = parse_duration(*interval);
@@ -257,8 +257,8 @@ int run_status_watch(const parsed_args& args, const store_target& target) {
   }
   asio::signal_set caught(io, SIGINT, SIGTERM);
   signal_inbox signals(caught);
-  s3_client client(io.get_executor(), target.config);
-  settings.endpoint = client.config().endpoint;
+  store_client client(io.get_executor(), target);
+  settings.endpoint = client.endpoint();
   return run_to_completion(io, watch(client, *endpoint, std::move(settings), signals));
 }
 

@@ -14,17 +14,22 @@ const std::vector<std::string>& store_valued_names() {
 }
 
 const char* store_location_help() {
-  return "  --lock s3://BUCKET/KEY   the lock object (required)\n"
+  return "  --lock s3://BUCKET/KEY   the lock object (required); az://CONTAINER/BLOB for Azure\n"
+         "                           Blob Storage\n"
          "  --endpoint URL           S3 endpoint, http:// or https:// (default: "
          "$AWS_ENDPOINT_URL_S3,\n"
-         "                           $AWS_ENDPOINT_URL, else https://s3.REGION.amazonaws.com)\n"
+         "                           $AWS_ENDPOINT_URL, else https://s3.REGION.amazonaws.com);\n"
+         "                           az://: the blob service URL (default: the connection\n"
+         "                           string's, $AZURE_STORAGE_BLOB_ENDPOINT, else\n"
+         "                           https://ACCOUNT.blob.core.windows.net)\n"
          "  --region R               signing region (default: $AWS_REGION, $AWS_DEFAULT_REGION,\n"
          "                           the profile's region; required for AWS, else us-east-1)\n"
          "  --ca-file PATH           PEM file of CAs trusted for HTTPS (default: system roots)\n"
          "  --path-style             address the bucket in the path, not the host name\n"
          "                           (default: in the host name, virtual-hosted style)\n"
          "  Credentials: the AWS chain (environment, web identity, profile files, container,\n"
-         "  instance metadata).\n";
+         "  instance metadata); az://: $AZURE_STORAGE_CONNECTION_STRING, else\n"
+         "  $AZURE_STORAGE_ACCOUNT with $AZURE_STORAGE_KEY or $AZURE_STORAGE_SAS_TOKEN.\n";
 }
 
 const char* store_options_help() {
@@ -66,14 +71,86 @@ std::optional<parsed_args> parse_store_command(const std::vector<std::string>& a
   return parsed;
 }
 
+namespace {
+
+/// The timeout --request-timeout gives, or nullopt with `error` set.
+std::optional<std::chrono::milliseconds> request_timeout_of(const std::string& text,
+                                                            std::string& error) {
+  auto parsed = parse_duration(text);
+  if (!parsed || parsed->count() == 0) {
+    error = "--request-timeout: expected a positive duration such as 500ms or 5s";
+    return std::nullopt;
+  }
+  return parsed;
+}
+
+/// The target of an az:// lock: the Azure SDKs' variables, then the options.
+std::optional<store_target> make_azure_target(const parsed_args& args, s3_location location,
+                                              std::string& error) {
+  for (const char* s3_only : {"region", "path-style"}) {
+    if (args.has(s3_only)) {
+      error = "--" + std::string(s3_only) + " does not apply to az:// (Azure Blob Storage)";
+      return std::nullopt;
+    }
+  }
+  store_target target;
+  target.key = std::move(location.key);
+  target.azure = azure_blob_config::from_environment(std::move(location.bucket));
+  if (auto endpoint = args.get("endpoint")) target.azure->endpoint = *endpoint;
+  if (auto ca_file = args.get("ca-file")) target.azure->tls.ca_file = *ca_file;
+  if (auto timeout = args.get("request-timeout")) {
+    auto parsed = request_timeout_of(*timeout, error);
+    if (!parsed) return std::nullopt;
+    target.azure->request_timeout = *parsed;
+  }
+  if (auto problem = target.azure->validate()) {
+    error = *problem;
+    if (problem->starts_with("account")) {
+      error += "; set AZURE_STORAGE_CONNECTION_STRING, or AZURE_STORAGE_ACCOUNT with "
+               "AZURE_STORAGE_KEY or AZURE_STORAGE_SAS_TOKEN";
+    }
+    return std::nullopt;
+  }
+  std::string problem;
+  target.azure = target.azure->resolved(problem);  // valid: the connection string applies
+  return target;
+}
+
+}  // namespace
+
+std::string store_target::url() const {
+  return (azure ? "az://" : "s3://") + bucket() + "/" + key;
+}
+
+const std::string& store_target::bucket() const noexcept {
+  return azure ? azure->container : config.bucket;
+}
+
+const std::string& store_target::endpoint() const noexcept {
+  return azure ? azure->endpoint : config.endpoint;
+}
+
+bool store_target::answers_authenticated() const {
+  return azure ? azure->answers_authenticated() : config.answers_authenticated();
+}
+
+std::chrono::milliseconds store_target::request_timeout() const noexcept {
+  return azure ? azure->request_timeout : config.request_timeout;
+}
+
+void store_target::set_request_timeout(std::chrono::milliseconds timeout) noexcept {
+  (azure ? azure->request_timeout : config.request_timeout) = timeout;
+}
+
 std::optional<store_target> make_store_target(const parsed_args& args, std::string& error) {
   const auto lock = args.get("lock");
   if (!lock) {
     error = "missing --lock s3://BUCKET/KEY";
     return std::nullopt;
   }
-  auto location = parse_s3_location(*lock, error);
+  auto location = parse_store_location(*lock, error);
   if (!location) return std::nullopt;
+  if (location->azure) return make_azure_target(args, std::move(*location), error);
 
   store_target target;
   target.key = location->key;
@@ -83,11 +160,8 @@ std::optional<store_target> make_store_target(const parsed_args& args, std::stri
   if (auto ca_file = args.get("ca-file")) target.config.tls.ca_file = *ca_file;
   if (args.has("path-style")) target.config.addressing = addressing_style::path;
   if (auto timeout = args.get("request-timeout")) {
-    auto parsed = parse_duration(*timeout);
-    if (!parsed || parsed->count() == 0) {
-      error = "--request-timeout: expected a positive duration such as 500ms or 5s";
-      return std::nullopt;
-    }
+    auto parsed = request_timeout_of(*timeout, error);
+    if (!parsed) return std::nullopt;
     target.config.request_timeout = *parsed;
   }
   target.config.apply_environment();

@@ -1,10 +1,14 @@
 // The options every subcommand uses to reach the lock: --lock, --endpoint, --region,
-// --ca-file, --path-style, --request-timeout, turned into an s3_config.
+// --ca-file, --path-style, --request-timeout, turned into an s3_config (s3://BUCKET/KEY) or an
+// azure_blob_config (az://CONTAINER/BLOB).
 #pragma once
 
 #include "cli/options.hpp"
 
+#include <s3lect/azure_blob_client.hpp>
 #include <s3lect/s3_client.hpp>
+
+#include <chrono>
 
 #include <optional>
 #include <string>
@@ -22,13 +26,26 @@ const char* store_options_help();
 /// their own default for it.
 const char* store_location_help();
 
-/// The store configuration and lock key from parsed options plus the AWS environment.
+/// The store configuration and lock key from parsed options plus the AWS environment (s3://)
+/// or the Azure SDKs' variables (az://).
 struct store_target {
-  s3_config config;
+  s3_config config;                        ///< s3://: the S3 client's configuration.
+  std::optional<azure_blob_config> azure;  ///< az://: the Azure client's, set instead.
   std::string key;
 
-  /// The lock as s3://BUCKET/KEY.
-  std::string url() const { return "s3://" + config.bucket + "/" + key; }
+  /// True for az://CONTAINER/BLOB.
+  bool is_azure() const noexcept { return azure.has_value(); }
+  /// The lock as s3://BUCKET/KEY or az://CONTAINER/BLOB.
+  std::string url() const;
+  /// The bucket, or the container.
+  const std::string& bucket() const noexcept;
+  /// The endpoint URL requests go to.
+  const std::string& endpoint() const noexcept;
+  /// Whether the store's answers are authenticated (storage::answers_authenticated()).
+  bool answers_authenticated() const;
+  /// The client's bound on one request attempt.
+  std::chrono::milliseconds request_timeout() const noexcept;
+  void set_request_timeout(std::chrono::milliseconds timeout) noexcept;
 };
 
 /// The option names a store command accepts: the store options, --help and the extras.
