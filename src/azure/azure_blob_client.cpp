@@ -9,8 +9,7 @@
 #include "azure_request.hpp"
 #include "etag.hpp"
 #include "http_client.hpp"
-#include "log_text.hpp"
-#include "request_operation.hpp"
+#include "object_operation.hpp"
 #include "shared_key.hpp"
 
 #include <boost/asio/co_spawn.hpp>
@@ -19,10 +18,6 @@
 
 #include <algorithm>
 #include <atomic>
-#include <charconv>
-#include <exception>
-#include <filesystem>
-#include <type_traits>
 
 namespace s3lect::inline v1 {
 
@@ -89,6 +84,12 @@ struct blob_client_core {
   std::atomic<std::uint64_t> deletes{0};
   std::atomic<std::uint64_t> failures{0};
 
+  static constexpr std::string_view log_name = "azure";
+  static constexpr std::string_view code_field = "azure_code";
+  std::chrono::milliseconds request_timeout() const noexcept { return config.request_timeout; }
+  const logger& log() const noexcept { return config.log; }
+  void after_reply(const response_info&) const noexcept {}
+
   detail::http_request request(detail::s3_operation kind, std::string_view key,
                                detail::blob_request_parts parts) const {
     return detail::build_blob_request(endpoint, config.container, authorization, kind, key,
@@ -96,116 +97,13 @@ struct blob_client_core {
   }
 };
 
+/// One running Blob service operation (object_operation.hpp: the same deadline, cancellation
+/// and debug line as an S3 request's).
 template <class Result>
-auto& info_of(Result& result) {
-  if constexpr (std::is_same_v<std::remove_const_t<Result>, response_info>) {
-    return result;
-  } else {
-    return result.info;
-  }
-}
-
-bool is_put(detail::s3_operation kind) {
-  return kind == detail::s3_operation::put_if_absent || kind == detail::s3_operation::put_if_match;
-}
-
-std::string_view method_name(detail::s3_operation kind) {
-  if (kind == detail::s3_operation::get) return "GET";
-  return kind == detail::s3_operation::remove ? "DELETE" : "PUT";
-}
-
-/// One running Blob service operation (request_operation ends it at the deadline or on the
-/// caller's terminal cancellation without waiting for the I/O).
+using blob_operation = detail::object_operation<Result, blob_client_core>;
 template <class Result>
-class blob_operation final : public detail::request_operation<Result> {
- public:
-  using base = detail::request_operation<Result>;
-
-  blob_operation(std::shared_ptr<blob_client_core> client, detail::s3_operation kind,
-                 std::string key, typename base::handler_type handler)
-      : base(asio::make_strand(client->executor), client->executor, std::move(handler)),
-        client_(std::move(client)),
-        kind_(kind),
-        key_(std::move(key)) {}
-
-  blob_client_core& client() const noexcept { return *client_; }
-  const std::string& key() const noexcept { return key_; }
-
-  void arm_timer() {
-    const auto timeout = client_->config.request_timeout;
-    if (timeout.count() > 0) this->arm_deadline(timeout);
-    last_armed_ = std::chrono::steady_clock::now();
-  }
-
-  /// A streamed body moved: the deadline bounds a stall, not the whole transfer.
-  void note_progress() {
-    const auto timeout = client_->config.request_timeout;
-    if (timeout.count() > 0 && std::chrono::steady_clock::now() - last_armed_ > timeout / 8) {
-      arm_timer();
-    }
-  }
-
-  /// Completes at once with `problem` as asio::error::invalid_argument.
-  void refuse(std::string problem) {
-    Result invalid{};
-    info_of(invalid).message = std::move(problem);
-    this->finish(asio::error::invalid_argument, std::move(invalid));
-  }
-
- private:
-  void on_cancelled() override {
-    this->control()->abort();
-    Result result{};
-    info_of(result).message = "cancelled";
-    this->finish(asio::error::operation_aborted, std::move(result));
-  }
-
-  void on_deadline() override {
-    this->control()->abort();
-    Result result{};
-    response_info& info = info_of(result);
-    const std::string waited =
-        "no reply within " + std::to_string(client_->config.request_timeout.count()) + " ms";
-    const bool maybe_written = is_put(kind_) && this->control()->may_be_delivered;
-    info.message = maybe_written ? waited + "; the write may have been applied" : waited;
-    this->finish(maybe_written ? errc::outcome_unknown : errc::timeout, std::move(result));
-  }
-
-  void on_internal_error(std::string what) override {
-    Result result{};
-    info_of(result).message = std::move(what);
-    const error_code ec = is_put(kind_) && this->control()->may_be_delivered
-                              ? make_error_code(errc::outcome_unknown)
-                              : make_error_code(errc::protocol_error);
-    this->finish(ec, std::move(result));
-  }
-
-  void on_finish(const error_code& ec, const Result& result) override {
-    const response_info& info = info_of(result);
-    if (ec && ec != errc::precondition_failed) ++client_->failures;
-    const logger& log = client_->config.log;
-    if (!log.enabled(log_level::debug)) return;
-    std::string line = "azure request method=" + std::string(method_name(kind_)) +
-                       " key=" + log_text::value(key_) +
-                       " status=" + std::to_string(info.http_status) + " ms=" + this->elapsed_ms();
-    line += ec ? " result=" + log_text::value(ec.message()) : std::string(" result=ok");
-    if (!info.error_code.empty()) line += " azure_code=" + log_text::value(info.error_code);
-    if (ec && !info.message.empty()) line += " detail=" + log_text::value(info.message);
-    if (!info.request_id.empty()) line += " request_id=" + log_text::value(info.request_id);
-    log.log(log_level::debug, line);
-  }
-
-  std::shared_ptr<blob_client_core> client_;
-  detail::s3_operation kind_;
-  std::string key_;
-  std::chrono::steady_clock::time_point last_armed_{};
-};
-
-template <class Result>
-struct coroutine_end {
-  std::shared_ptr<blob_operation<Result>> op;
-  void operator()(std::exception_ptr error) const { op->on_coroutine_end(error); }
-};
+using coroutine_end = detail::operation_end<blob_operation<Result>>;
+using detail::get_shape;
 
 /// Why a request for `key` cannot be sent, or an empty string.
 std::string key_problem(std::string_view key) {
@@ -223,13 +121,6 @@ std::string condition_problem(const put_condition& condition) {
   return {};
 }
 
-/// How a GET takes the body.
-struct get_shape {
-  body_sink sink;              ///< set: streamed into it
-  std::string if_etag;         ///< set: only this version
-  std::size_t head_bytes = 0;  ///< above 0: the first bytes only, by a ranged GET
-};
-
 detail::http_request get_request(const std::shared_ptr<blob_operation<get_result>>& op,
                                  const get_shape& shape, bool ranged) {
   detail::blob_request_parts parts;
@@ -239,18 +130,8 @@ detail::http_request get_request(const std::shared_ptr<blob_operation<get_result
       op->client().request(detail::s3_operation::get, op->key(), std::move(parts));
   request.reply_sink = shape.sink;
   request.truncate_long_reply = !shape.sink;
-  if (shape.sink) request.on_progress = [raw = op.get()] { raw->note_progress(); };
+  if (shape.sink) request.on_progress = op->progress_callback();
   return request;
-}
-
-/// Whether a 206 reply's `Content-Range: bytes 0-N/TOTAL` leaves bytes after `received`.
-bool range_leaves_more(std::string_view content_range, std::size_t received) {
-  const std::size_t slash = content_range.rfind('/');
-  if (slash == std::string_view::npos) return true;
-  const std::string_view total = content_range.substr(slash + 1);
-  std::uint64_t size = 0;
-  const auto [end, ec] = std::from_chars(total.data(), total.data() + total.size(), size);
-  return ec != std::errc{} || end != total.data() + total.size() || size > received;
 }
 
 error_code take_found(detail::http_response& response, std::size_t head_bytes, get_result& result) {
@@ -265,7 +146,7 @@ error_code take_found(detail::http_response& response, std::size_t head_bytes, g
   found.metadata = detail::blob_metadata_from_headers(response.headers);
   found.truncated = response.truncated;
   if (response.status == 206) {
-    found.truncated = range_leaves_more(response.header("Content-Range"), response.body.size());
+    found.truncated = detail::range_leaves_more(response.header("Content-Range"), response.body.size());
   }
   if (head_bytes > 0 && response.body.size() > head_bytes) {
     response.body.resize(head_bytes);
@@ -304,17 +185,6 @@ asio::awaitable<void> run_get(std::shared_ptr<blob_operation<get_result>> op, ge
   op->finish(ec, std::move(result));
 }
 
-std::optional<std::uint64_t> regular_file_size(const std::string& path, std::string& problem) {
-  std::error_code ec;
-  const bool regular = std::filesystem::is_regular_file(path, ec);
-  const std::uintmax_t size = regular ? std::filesystem::file_size(path, ec) : 0;
-  if (ec || !regular) {
-    problem = "body file '" + path + "': " + (ec ? ec.message() : "not a regular file");
-    return std::nullopt;
-  }
-  return size;
-}
-
 /// Put Blob takes up to 5,000 MiB in one request (API versions since 2019-12-12).
 constexpr std::uint64_t max_put_blob_bytes = 5000ull * 1024 * 1024;
 
@@ -327,7 +197,7 @@ asio::awaitable<void> run_put(std::shared_ptr<blob_operation<put_result>> op,
   if (problem.empty()) problem = detail::blob_metadata_problem(metadata);
   std::optional<std::uint64_t> file_size{0};
   if (problem.empty() && !parts.body_file.empty()) {
-    file_size = regular_file_size(parts.body_file, problem);
+    file_size = detail::regular_file_size(parts.body_file, problem);
   }
   if (problem.empty() && parts.body.size() + *file_size > max_put_blob_bytes) {
     problem = "body: over the 5,000 MiB one Put Blob takes";
@@ -344,7 +214,7 @@ asio::awaitable<void> run_put(std::shared_ptr<blob_operation<put_result>> op,
   parts.metadata = &metadata;
   const bool streamed = !parts.body_file.empty();
   detail::http_request request = op->client().request(kind, op->key(), std::move(parts));
-  if (streamed) request.on_progress = [raw = op.get()] { raw->note_progress(); };
+  if (streamed) request.on_progress = op->progress_callback();
   std::shared_ptr<detail::request_control> control = op->control();
   detail::exchange_result exchanged = co_await op->client().pool.exchange(
       control, std::move(request), detail::replay_policy::unless_written);

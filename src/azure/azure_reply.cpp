@@ -3,15 +3,12 @@
 #include <s3lect/error.hpp>
 
 #include "s3_error_xml.hpp"
+#include "s3_request.hpp"
 
 #include <string>
 
 namespace s3lect::inline v1::detail {
 namespace {
-
-bool is_put(s3_operation operation) {
-  return operation == s3_operation::put_if_absent || operation == s3_operation::put_if_match;
-}
 
 reply_verdict fail(errc e) {
   return {make_error_code(e), false};

@@ -1,5 +1,6 @@
 #include "azure_request.hpp"
 
+#include "s3_request.hpp"
 #include "shared_key.hpp"
 
 #include <chrono>
@@ -22,17 +23,6 @@ std::string http_date_now() {
   char text[40];
   const std::size_t size = std::strftime(text, sizeof text, "%a, %d %b %Y %H:%M:%S GMT", &utc);
   return std::string(text, size);
-}
-
-std::string_view method_of(s3_operation kind) {
-  switch (kind) {
-    case s3_operation::get:
-      return "GET";
-    case s3_operation::remove:
-      return "DELETE";
-    default:
-      return "PUT";
-  }
 }
 
 void add_put_headers(const blob_request_parts& parts,

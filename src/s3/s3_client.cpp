@@ -7,9 +7,8 @@
 #include "credentials_cache.hpp"
 #include "etag.hpp"
 #include "http_client.hpp"
-#include "log_text.hpp"
 #include "metadata_headers.hpp"
-#include "request_operation.hpp"
+#include "object_operation.hpp"
 #include "s3_endpoint.hpp"
 #include "s3_reply.hpp"
 #include "s3_request.hpp"
@@ -22,12 +21,9 @@
 
 #include <algorithm>
 #include <atomic>
-#include <charconv>
 #include <exception>
-#include <filesystem>
 #include <functional>
 #include <optional>
-#include <type_traits>
 
 namespace s3lect::inline v1 {
 
@@ -112,6 +108,15 @@ struct client_core {
   std::atomic<std::uint64_t> deletes{0};
   std::atomic<std::uint64_t> failures{0};
 
+  static constexpr std::string_view log_name = "s3";
+  static constexpr std::string_view code_field = "s3_code";
+  std::chrono::milliseconds request_timeout() const noexcept { return config.request_timeout; }
+  const logger& log() const noexcept { return config.log; }
+  /// Temporary credentials revoked or expired early: fetch new ones for the next request.
+  void after_reply(const response_info& info) const {
+    if (info.error_code == "ExpiredToken" && credentials) credentials->invalidate();
+  }
+
   /// The request of one operation on `key`, signed with `creds`.
   detail::http_request request(const aws_credentials& creds, detail::s3_operation kind,
                                std::string_view key, detail::s3_request_parts parts) const {
@@ -119,112 +124,13 @@ struct client_core {
   }
 };
 
-/// The response_info of any operation's result (const or not).
+/// One running S3 operation (object_operation.hpp).
 template <class Result>
-auto& info_of(Result& result) {
-  if constexpr (std::is_same_v<std::remove_const_t<Result>, response_info>) {
-    return result;
-  } else {
-    return result.info;
-  }
-}
-
-/// One running S3 operation (see request_operation for how the deadline and the caller's
-/// terminal cancellation end it without waiting for the I/O).
+using operation = detail::object_operation<Result, client_core>;
 template <class Result>
-class operation final : public detail::request_operation<Result> {
- public:
-  using base = detail::request_operation<Result>;
-
-  operation(std::shared_ptr<client_core> client, detail::s3_operation kind, std::string key,
-            typename base::handler_type handler)
-      : base(asio::make_strand(client->executor), client->executor, std::move(handler)),
-        client_(std::move(client)),
-        kind_(kind),
-        key_(std::move(key)) {}
-
-  client_core& client() const noexcept { return *client_; }
-  const std::string& key() const noexcept { return key_; }
-
-  /// Starts the deadline covering the whole request, if there is one.
-  void arm_timer() {
-    const auto timeout = client_->config.request_timeout;
-    if (timeout.count() > 0) this->arm_deadline(timeout);
-    last_armed_ = std::chrono::steady_clock::now();
-  }
-
-  /// A streamed body moved: the deadline starts again, so that it bounds a stall rather than
-  /// the whole transfer (restarted at most eight times per timeout, not for every chunk).
-  void note_progress() {
-    const auto timeout = client_->config.request_timeout;
-    if (timeout.count() > 0 && std::chrono::steady_clock::now() - last_armed_ > timeout / 8) {
-      arm_timer();
-    }
-  }
-
- private:
-  void on_cancelled() override {
-    this->control()->abort();
-    Result result{};
-    info_of(result).message = "cancelled";
-    this->finish(asio::error::operation_aborted, std::move(result));
-  }
-
-  void on_deadline() override {
-    this->control()->abort();
-    Result result{};
-    response_info& info = info_of(result);
-    const std::string waited =
-        "no reply within " + std::to_string(client_->config.request_timeout.count()) + " ms";
-    if (detail::is_put(kind_) && this->control()->may_be_delivered) {
-      info.message = waited + "; the write may have been applied";
-      this->finish(errc::outcome_unknown, std::move(result));
-      return;
-    }
-    info.message = waited;
-    this->finish(errc::timeout, std::move(result));
-  }
-
-  void on_internal_error(std::string what) override {
-    Result result{};
-    info_of(result).message = std::move(what);
-    const error_code ec = detail::is_put(kind_) && this->control()->may_be_delivered
-                              ? make_error_code(errc::outcome_unknown)
-                              : make_error_code(errc::protocol_error);
-    this->finish(ec, std::move(result));
-  }
-
-  void on_finish(const error_code& ec, const Result& result) override {
-    const response_info& info = info_of(result);
-    if (ec && ec != errc::precondition_failed) ++client_->failures;
-    // Temporary credentials revoked or expired early: fetch new ones for the next request.
-    if (info.error_code == "ExpiredToken" && client_->credentials) {
-      client_->credentials->invalidate();
-    }
-    const logger& log = client_->config.log;
-    if (!log.enabled(log_level::debug)) return;
-    std::string line = "s3 request method=" + std::string(detail::method_of(kind_)) +
-                       " key=" + log_text::value(key_) +
-                       " status=" + std::to_string(info.http_status) + " ms=" + this->elapsed_ms();
-    line += ec ? " result=" + log_text::value(ec.message()) : std::string(" result=ok");
-    if (!info.error_code.empty()) line += " s3_code=" + log_text::value(info.error_code);
-    if (ec && !info.message.empty()) line += " detail=" + log_text::value(info.message);
-    if (!info.request_id.empty()) line += " request_id=" + log_text::value(info.request_id);
-    log.log(log_level::debug, line);
-  }
-
-  std::shared_ptr<client_core> client_;
-  detail::s3_operation kind_;
-  std::string key_;
-  std::chrono::steady_clock::time_point last_armed_{};
-};
-
-/// co_spawn's completion handler for an operation's coroutine.
-template <class Result>
-struct coroutine_end {
-  std::shared_ptr<operation<Result>> op;
-  void operator()(std::exception_ptr error) const { op->on_coroutine_end(error); }
-};
+using coroutine_end = detail::operation_end<operation<Result>>;
+using detail::get_shape;
+using detail::info_of;
 
 /// The credentials to sign with: at once when cached ones are usable (a refresh due by then runs
 /// in the background), else after the fetch. nullopt when the operation ended meanwhile: a
@@ -246,19 +152,6 @@ asio::awaitable<std::optional<aws_credentials>> signing_credentials(
   co_return std::move(fetched.credentials);
 }
 
-/// How a GET takes the body.
-struct get_shape {
-  body_sink sink;              ///< set: streamed into it
-  std::string if_etag;         ///< set: only this version
-  std::size_t head_bytes = 0;  ///< above 0: the first bytes only, by a ranged GET
-};
-
-/// A progress callback that restarts `op`'s deadline (the operation outlives its exchange).
-template <class Result>
-std::function<void()> progress_of(const std::shared_ptr<operation<Result>>& op) {
-  return [raw = op.get()] { raw->note_progress(); };
-}
-
 detail::http_request get_request(const std::shared_ptr<operation<get_result>>& op,
                                  const aws_credentials& creds, const get_shape& shape,
                                  bool ranged) {
@@ -270,18 +163,8 @@ detail::http_request get_request(const std::shared_ptr<operation<get_result>>& o
   request.reply_sink = shape.sink;
   // A body over max_body_bytes is an answer too: the headers are read, the body cut.
   request.truncate_long_reply = !shape.sink;
-  if (shape.sink) request.on_progress = progress_of(op);
+  if (shape.sink) request.on_progress = op->progress_callback();
   return request;
-}
-
-/// Whether a 206 reply's `Content-Range: bytes 0-N/TOTAL` leaves bytes after `received`.
-bool range_leaves_more(std::string_view content_range, std::size_t received) {
-  const std::size_t slash = content_range.rfind('/');
-  if (slash == std::string_view::npos) return true;
-  const std::string_view total = content_range.substr(slash + 1);
-  std::uint64_t size = 0;
-  const auto [end, ec] = std::from_chars(total.data(), total.data() + total.size(), size);
-  return ec != std::errc{} || end != total.data() + total.size() || size > received;
 }
 
 /// The object of a successful GET reply, or protocol_error for a reply without ETag.
@@ -298,7 +181,7 @@ error_code take_found(detail::http_response& response, std::size_t head_bytes, g
   found.metadata = detail::metadata_from_headers(response.headers);
   found.truncated = response.truncated;
   if (response.status == 206) {
-    found.truncated = range_leaves_more(response.header("Content-Range"), response.body.size());
+    found.truncated = detail::range_leaves_more(response.header("Content-Range"), response.body.size());
   }
   if (head_bytes > 0 && response.body.size() > head_bytes) {
     response.body.resize(head_bytes);  // a store that ignored the Range header
@@ -311,10 +194,8 @@ error_code take_found(detail::http_response& response, std::size_t head_bytes, g
 
 asio::awaitable<void> run_get(std::shared_ptr<operation<get_result>> op, get_shape shape) {
   op->arm_timer();
-  if (const std::string problem = detail::argument_problem(op->key(), nullptr); !problem.empty()) {
-    get_result invalid;
-    invalid.info.message = problem;
-    op->finish(asio::error::invalid_argument, std::move(invalid));
+  if (std::string problem = detail::argument_problem(op->key(), nullptr); !problem.empty()) {
+    op->refuse(std::move(problem));
     co_return;
   }
   const std::optional<aws_credentials> creds = co_await signing_credentials(op);
@@ -341,18 +222,6 @@ asio::awaitable<void> run_get(std::shared_ptr<operation<get_result>> op, get_sha
   op->finish(ec, std::move(result));
 }
 
-/// The size of the regular file at `path`, or nullopt with `problem` set.
-std::optional<std::uint64_t> regular_file_size(const std::string& path, std::string& problem) {
-  std::error_code ec;
-  const bool regular = std::filesystem::is_regular_file(path, ec);
-  const std::uintmax_t size = regular ? std::filesystem::file_size(path, ec) : 0;
-  if (ec || !regular) {
-    problem = "body file '" + path + "': " + (ec ? ec.message() : "not a regular file");
-    return std::nullopt;
-  }
-  return size;
-}
-
 asio::awaitable<void> run_put(std::shared_ptr<operation<put_result>> op,
                               detail::s3_request_parts parts, put_condition condition,
                               object_metadata metadata) {
@@ -361,12 +230,10 @@ asio::awaitable<void> run_put(std::shared_ptr<operation<put_result>> op,
   if (problem.empty()) problem = detail::metadata_problem(metadata);
   std::optional<std::uint64_t> file_size{0};
   if (problem.empty() && !parts.body_file.empty()) {
-    file_size = regular_file_size(parts.body_file, problem);
+    file_size = detail::regular_file_size(parts.body_file, problem);
   }
   if (!problem.empty()) {
-    put_result invalid;
-    invalid.info.message = problem;
-    op->finish(asio::error::invalid_argument, std::move(invalid));
+    op->refuse(std::move(problem));
     co_return;
   }
   const detail::s3_operation kind = condition.type == put_condition::kind::if_absent
@@ -379,7 +246,7 @@ asio::awaitable<void> run_put(std::shared_ptr<operation<put_result>> op,
   parts.metadata = &metadata;
   const bool streamed = !parts.body_file.empty();
   detail::http_request request = op->client().request(*creds, kind, op->key(), std::move(parts));
-  if (streamed) request.on_progress = progress_of(op);
+  if (streamed) request.on_progress = op->progress_callback();
   std::shared_ptr<detail::request_control> control = op->control();
   detail::exchange_result exchanged = co_await op->client().pool.exchange(
       control, std::move(request), detail::replay_policy::unless_written);
@@ -395,10 +262,8 @@ asio::awaitable<void> run_put(std::shared_ptr<operation<put_result>> op,
 
 asio::awaitable<void> run_delete(std::shared_ptr<operation<response_info>> op) {
   op->arm_timer();
-  if (const std::string problem = detail::argument_problem(op->key(), nullptr); !problem.empty()) {
-    response_info invalid;
-    invalid.message = problem;
-    op->finish(asio::error::invalid_argument, std::move(invalid));
+  if (std::string problem = detail::argument_problem(op->key(), nullptr); !problem.empty()) {
+    op->refuse(std::move(problem));
     co_return;
   }
   const std::optional<aws_credentials> creds = co_await signing_credentials(op);

@@ -12,7 +12,7 @@
 #                        [--peer-watch [--peer-base-port P] [--peer-tls ca|zero-config]]
 #                        [--clock-fault ahead|behind [--clock-offset DUR]] [--slots K] [--fencing]
 #                        [--priorities P1,P2,...] [--claim-flood] [--isolation LEVEL]
-#                        [--attacks]
+#                        [--attacks] [--azure]
 #
 # --bin DIR (repeatable): where to find s3lect, s3lect_fault_proxy, s3lect_tree_watch and
 # s3lect_chaos_checker (DIR, DIR/bin and DIR/tests/chaos are searched; default build/chaos).
@@ -50,6 +50,9 @@
 # without one it stops its guardian (its parent) with SIGSTOP again and again. The driver then
 # spares that node's s3lect the freeze and group-stop faults: a job that stops its guardian while
 # its s3lect is stopped too is outside the promise (docs/safety-and-fencing.md).
+# --azure: the store is Azurite, the Azure Blob server, from the S3LECT_AZURE_* variables of
+# scripts/local-s3/azurite-start.sh's env file: the lock is az://CONTAINER/..., reached through
+# the proxy with Shared Key (not with --claim-flood, whose forger speaks S3 only).
 # Exit status: the checker's (0 pass, 1 violations or too few transitions), 2 for bad usage or
 # a harness failure.
 set -u
@@ -77,6 +80,7 @@ priorities=()
 isolation=""
 attacks=0
 claim_flood=0
+azure=0
 
 # The nodes' timings: short, so that a two-minute run sees many transitions. The retry schedule
 # (3 x 250 ms + 50 ms + 100 ms = 900 ms) fits in renew deadline - frequent (1100 ms), and the kill
@@ -93,7 +97,7 @@ kill_grace_ms=200
 leftover_ms=$((3 * lease_ms))
 
 usage() {
-  sed -n '10,54p' "$0" | sed 's/^# \{0,1\}//'
+  sed -n '10,57p' "$0" | sed 's/^# \{0,1\}//'
   exit 2
 }
 
@@ -117,6 +121,7 @@ while (($#)); do
     --isolation) isolation=${2:?}; shift 2 ;;
     --attacks) attacks=1; shift ;;
     --claim-flood) claim_flood=1; shift ;;
+    --azure) azure=1; shift ;;
     -h | --help) usage ;;
     *) echo "chaos.sh: unknown argument $1" >&2; usage ;;
   esac
@@ -150,6 +155,10 @@ if ((${#priorities[@]})); then
 fi
 if ((claim_flood && !peer_watch)); then
   echo "chaos.sh: --claim-flood goes with --peer-watch" >&2
+  exit 2
+fi
+if ((claim_flood && azure)); then
+  echo "chaos.sh: --claim-flood does not go with --azure (the forger speaks S3 only)" >&2
   exit 2
 fi
 if [[ -n $clock_fault && $clock_fault != ahead && $clock_fault != behind ]]; then
@@ -203,11 +212,34 @@ forger_bin=""
 child_script=$here/child.sh
 
 # The store: from the environment when the caller sourced an env file (scripts/test.sh does, for
-# the radosgw and for moto), else the local radosgw, started if it does not run.
-# shellcheck source=scripts/lib/local-s3.sh
-source "$root/scripts/lib/local-s3.sh"
-use_local_s3 || exit 2
-upstream=${S3LECT_TEST_ENDPOINT_HTTP#http://}
+# the radosgw and for moto), else the local radosgw, started if it does not run. With --azure,
+# Azurite's variables must be set (scripts/test.sh sources its env file).
+if ((azure)); then
+  for variable in S3LECT_AZURE_ENDPOINT_HTTP S3LECT_AZURE_ACCOUNT S3LECT_AZURE_KEY \
+    S3LECT_AZURE_CONTAINER; do
+    [[ -n ${!variable:-} ]] || {
+      echo "chaos.sh: --azure needs $variable: source \$(bash scripts/local-s3/azurite-start.sh)" >&2
+      exit 2
+    }
+  done
+  store_endpoint=$S3LECT_AZURE_ENDPOINT_HTTP
+  upstream=${store_endpoint#http://}
+  endpoint_path=/${upstream#*/}  # Azurite's account, the first segment of its blob URLs
+  upstream=${upstream%%/*}
+  store_bucket=$S3LECT_AZURE_CONTAINER scheme=az
+  store_flags=() fence_flags=""
+  export AZURE_STORAGE_ACCOUNT=$S3LECT_AZURE_ACCOUNT AZURE_STORAGE_KEY=$S3LECT_AZURE_KEY
+  unset AZURE_STORAGE_CONNECTION_STRING AZURE_STORAGE_SAS_TOKEN AZURE_STORAGE_BLOB_ENDPOINT
+else
+  # shellcheck source=scripts/lib/local-s3.sh
+  source "$root/scripts/lib/local-s3.sh"
+  use_local_s3 || exit 2
+  store_endpoint=$S3LECT_TEST_ENDPOINT_HTTP
+  upstream=${store_endpoint#http://}
+  endpoint_path=""
+  store_bucket=$S3LECT_TEST_BUCKET scheme=s3
+  store_flags=(--path-style --region "$S3LECT_TEST_REGION") fence_flags=--path-style
+fi
 unset AWS_SESSION_TOKEN AWS_PROFILE
 
 run_id=chaos-$(date -u +%Y%m%dT%H%M%SZ)-seed$seed-$$
@@ -215,12 +247,12 @@ run_id=chaos-$(date -u +%Y%m%dT%H%M%SZ)-seed$seed-$$
 mkdir -p "$out_dir" || exit 2
 events=$out_dir/events.log
 : >"$events"
-lock=s3://$S3LECT_TEST_BUCKET/chaos/$run_id.json
+lock=$scheme://$store_bucket/chaos/$run_id.json
 # Fencing mode: the writers go straight to the store, not through the proxy, so that a write
 # fails only for fencing's reasons.
 writes=$out_dir/writes.log
-export FENCE_S3LECT=$s3lect FENCE_OBJECT=s3://$S3LECT_TEST_BUCKET/chaos/$run_id.data
-export FENCE_ENDPOINT=$S3LECT_TEST_ENDPOINT_HTTP
+export FENCE_S3LECT=$s3lect FENCE_OBJECT=$scheme://$store_bucket/chaos/$run_id.data
+export FENCE_ENDPOINT=$store_endpoint FENCE_STORE_FLAGS=$fence_flags
 
 # Clock fault: node 1's s3lect runs with libfaketime, its wall clock off by the offset and its
 # monotonic clocks left alone (FAKETIME_DONT_FAKE_MONOTONIC), as on a machine whose NTP is broken.
@@ -403,8 +435,9 @@ start_node() {
     export CHAOS_TAG=$tags CHAOS_THIEF=$thief_bin
     # --allow-core-dumps: the harness reads the node's /proc/PID/environ (--no-cgroup) and maps
     # (the clock fault), which a non-dumpable process keeps from other processes of its user.
-    exec "${launcher[@]}" "$s3lect" run --lock "$lock" --endpoint "http://${endpoint[i]}" \
-      --path-style --region "$S3LECT_TEST_REGION" --id "node$i" --allow-core-dumps \
+    exec "${launcher[@]}" "$s3lect" run --lock "$lock" \
+      --endpoint "http://${endpoint[i]}$endpoint_path" "${store_flags[@]}" --id "node$i" \
+      --allow-core-dumps \
       --lease "${lease_ms}ms" --renew-deadline "${renew_deadline_ms}ms" \
       --frequent "${frequent_ms}ms" --infrequent "${infrequent_ms}ms" \
       --request-timeout "${request_timeout_ms}ms" \
@@ -948,6 +981,7 @@ clock=right
 ((${#priorities[@]})) && mode+=", priorities $(IFS=,; echo "${priorities[*]}")"
 [[ -n $isolation ]] && mode+=", isolation $isolation"
 ((claim_flood)) && mode+=", claim flood"
+((azure)) && mode+=", on Azurite (az://)"
 ((attacks)) && mode+=", jobs attack their guardians ($( ((job_namespace)) && echo thief || echo SIGSTOP))"
 say "run $run_id: $node_count nodes, ${duration}s, seed $seed, mode $mode, clock $clock, lock $lock"
 say "logs in $out_dir"

@@ -9,7 +9,8 @@
 # outlives the leadership writes on, and must be refused too. Stopped by s3lect with SIGTERM (or
 # SIGKILL) like any command.
 #   fenced_writer.sh WRITES_LOG NODE [...]   (further arguments, chaos.sh's job flags, ignored)
-# Environment: FENCE_S3LECT (the s3lect binary), FENCE_OBJECT (s3://BUCKET/KEY), FENCE_ENDPOINT.
+# Environment: FENCE_S3LECT (the s3lect binary), FENCE_OBJECT (s3://BUCKET/KEY or
+# az://CONTAINER/BLOB), FENCE_ENDPOINT, FENCE_STORE_FLAGS (--path-style for S3, empty for Azure).
 set -u
 export FENCE_LOG=$1 FENCE_NODE=$2
 export FENCE_TERM=${S3LECT_TERM:?S3LECT_TERM is not set: run me under s3lect run}
@@ -19,7 +20,8 @@ write_loop() {
   while :; do
     sequence=$((sequence + 1))
     start=$EPOCHREALTIME
-    "$FENCE_S3LECT" put --endpoint "$FENCE_ENDPOINT" --path-style --request-timeout 1s \
+    # shellcheck disable=SC2086 # FENCE_STORE_FLAGS: no flag or one, split on purpose
+    "$FENCE_S3LECT" put --endpoint "$FENCE_ENDPOINT" $FENCE_STORE_FLAGS --request-timeout 1s \
       "$FENCE_OBJECT" <<<"$FENCE_NODE term=$FENCE_TERM write=$sequence" 2>>"$FENCE_LOG.err"
     code=$?
     echo "write $FENCE_NODE $FENCE_TERM $start $EPOCHREALTIME $code" >>"$FENCE_LOG"
