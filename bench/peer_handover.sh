@@ -17,7 +17,7 @@
 # that both see the same load: before/after in the same run.
 #
 # usage: bench/peer_handover.sh [--runs N] [--settle SECONDS] [--s3lect PATH] [--baseline PATH]
-#                               [--base-port N] [--zero-config]
+#                               [--base-port N] [--zero-config] [--azure]
 #   --runs N          rounds (default 10)
 #   --settle S        seconds between the election and the SIGTERM (default 9: two reads at
 #                     F = 5 s make the followers stable, then a plain check and a watch)
@@ -25,6 +25,8 @@
 #   --baseline PATH   a second binary to compare with (e.g. built from an earlier commit)
 #   --base-port N     health endpoints on 127.0.0.1:N+1..N+3 (default 18540)
 #   --zero-config     no certificate options: zero-configuration TLS (default: a throw-away CA)
+#   --azure           the store is Azurite (az://, from S3LECT_AZURE_*: source the env file of
+#                     scripts/local-s3/azurite-start.sh), its baseline two Shared Key PUTs
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/lib/build.sh
@@ -32,11 +34,12 @@ source scripts/lib/certs.sh
 source scripts/lib/local-s3.sh
 source scripts/lib/measure.sh
 
-runs=10 settle=9 s3lect="" baseline="" base_port=18540 zero_config=0
+runs=10 settle=9 s3lect="" baseline="" base_port=18540 zero_config=0 azure=0
 while [ $# -gt 0 ]; do
   case $1 in
     --baseline) baseline=$2; shift 2 ;;
     --zero-config) zero_config=1; shift ;;
+    --azure) azure=1; shift ;;
     --runs) runs=$2; shift 2 ;;
     --settle) settle=$2; shift 2 ;;
     --s3lect) s3lect=$2; shift 2 ;;
@@ -45,7 +48,16 @@ while [ $# -gt 0 ]; do
   esac
 done
 [ -n "$s3lect" ] || s3lect=$(release_s3lect)
-use_local_s3
+if [ "$azure" = 1 ]; then
+  : "${S3LECT_AZURE_ENDPOINT_HTTP:?--azure: source \$(bash scripts/local-s3/azurite-start.sh)}"
+  export AZURE_STORAGE_ACCOUNT=$S3LECT_AZURE_ACCOUNT AZURE_STORAGE_KEY=$S3LECT_AZURE_KEY
+  unset AZURE_STORAGE_CONNECTION_STRING
+  lock_base="az://$S3LECT_AZURE_CONTAINER" store_options=(--endpoint "$S3LECT_AZURE_ENDPOINT_HTTP")
+else
+  use_local_s3
+  lock_base="s3://$S3LECT_TEST_BUCKET"
+  store_options=(--endpoint "$S3LECT_TEST_ENDPOINT_HTTP" --path-style)
+fi
 
 work=$(mktemp -d)
 pids=()
@@ -64,10 +76,10 @@ tls_options=(--peer-cert "$work/node.pem" --peer-key "$work/node.key" --peer-ca 
 # One handover with binary $1; appends "released stopped sigterm" to the array named $2.
 one_round() {
   local binary=$1 into=$2 key leader n signalled started acquired released stopped a line
-  key="s3://$S3LECT_TEST_BUCKET/bench/peer-handover/$(date +%s%N).json"
+  key="$lock_base/bench/peer-handover/$(date +%s%N).json"
   pids=()
   for n in 1 2 3; do
-    "$binary" run --lock "$key" --endpoint "$S3LECT_TEST_ENDPOINT_HTTP" --path-style \
+    "$binary" run --lock "$key" "${store_options[@]}" \
       --id "node-$n" --peer --peer-listen "127.0.0.1:$((base_port + n))" "${tls_options[@]}" \
       --peer-watch -- bash -c 'echo "$(date +%s%3N) command started term=$S3LECT_TERM"
         trap "exit 0" TERM; while :; do sleep 0.2; done' >"$work/node-$n.log" 2>&1 &
@@ -105,8 +117,32 @@ one_round() {
   pids=()
 }
 
+# Two sequential Put Blobs on one kept-alive connection (Shared Key, by azurite-request.py's
+# signer): three are sent, the first opens it.
+two_azure_puts_ms() {
+  python3 - "$S3LECT_AZURE_ENDPOINT_HTTP/$S3LECT_AZURE_CONTAINER/bench/peer-handover/two-puts.json" <<'PY'
+import http.client, importlib.util, sys, time, urllib.parse
+spec = importlib.util.spec_from_file_location("signer", "scripts/local-s3/azurite-request.py")
+signer = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(signer)
+url = sys.argv[1]
+parts = urllib.parse.urlsplit(url)
+conn = http.client.HTTPConnection(parts.hostname, parts.port, timeout=10)
+times = []
+for _ in range(3):
+    start = time.perf_counter()
+    signer.request("PUT", url, [("x-ms-blob-type", "BlockBlob")], '{"bench":true}', conn=conn)
+    times.append(time.perf_counter() - start)
+print("%.1f" % ((times[1] + times[2]) * 1000))
+PY
+}
+
 # Two sequential PUTs on one kept-alive connection: curl sends three, the first opens it.
 two_puts_ms() {
+  if [ "$azure" = 1 ]; then
+    two_azure_puts_ms
+    return
+  fi
   local url="$S3LECT_TEST_ENDPOINT_HTTP/$S3LECT_TEST_BUCKET/bench/peer-handover/two-puts.json"
   curl -s -o /dev/null --aws-sigv4 "aws:amz:us-east-1:s3" \
     --user "$AWS_ACCESS_KEY_ID:$AWS_SECRET_ACCESS_KEY" -H "x-amz-content-sha256: UNSIGNED-PAYLOAD" \

@@ -458,6 +458,15 @@ if [ -f tests/chaos/chaos.sh ]; then
   )
 fi
 
+if [ -f tests/chaos/chaos.sh ]; then
+  # Azure Blob Storage (Azurite): the election under every fault, jobs attacking their guardians
+  # included, then fenced writes with zombies in peer-watch mode (issue 38).
+  stage "Azure Blob store: three s3lect run nodes on Azurite, az:// (chaos.sh --azure)"
+  chaos_sanitizers --azure --duration 45 --min-transitions 10 --attacks
+  stage "Azure Blob store: fencing mode, peer-watch (chaos.sh --azure)"
+  chaos_sanitizers --azure --duration 45 --fencing --peer-watch
+fi
+
 stage "clang 14 syntax pass, clang 19 + libc++ build (what is left of them); its unit tests"
 wait_clang_builds
 ctest --test-dir "$libcxx_build" --output-on-failure -j "$jobs" -L '^unit$' || {

@@ -31,7 +31,8 @@ struct azure_blob_config {
   /// The blob service URL: `https://ACCOUNT.blob.core.windows.net` (the default when empty), or
   /// an emulator's, whose path names the account: `http://127.0.0.1:10000/devstoreaccount1`.
   std::string endpoint;
-  std::string account;      ///< The storage account's name.
+  /// The storage account's name; may stay empty with a SAS and an endpoint.
+  std::string account;
   std::string account_key;  ///< Its access key (base64) for Shared Key; never logged.
   /// A shared access signature (`sv=...&sig=...`, with or without a leading '?'), used when
   /// `account_key` is empty; never logged. It needs read, create and write permissions on the
@@ -51,9 +52,10 @@ struct azure_blob_config {
   std::size_t max_idle_connections = 4;
   logger log;  ///< Where the client logs.
 
-  /// A configuration for `container` from the variables the Azure SDKs read:
+  /// A configuration for `container` from the variables the Azure CLI reads:
   /// AZURE_STORAGE_CONNECTION_STRING, else AZURE_STORAGE_ACCOUNT with AZURE_STORAGE_KEY or
-  /// AZURE_STORAGE_SAS_TOKEN; AZURE_STORAGE_BLOB_ENDPOINT, when set, names the endpoint.
+  /// AZURE_STORAGE_SAS_TOKEN. The endpoint is the connection string's BlobEndpoint, else
+  /// Azure's for the account; set `endpoint` to name another.
   static azure_blob_config from_environment(std::string container);
 
   /// This configuration with `connection_string` applied to the empty fields. Returns nullopt

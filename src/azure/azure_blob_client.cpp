@@ -115,8 +115,13 @@ std::string key_problem(std::string_view key) {
 std::string condition_problem(const put_condition& condition) {
   if (condition.type != put_condition::kind::if_match) return {};
   if (condition.etag.empty()) return "condition: If-Match needs an ETag";
+  // One entity tag, never `*` (Azurite #2589 lets If-Match: * create a missing blob) nor a
+  // list (',' separates entity tags).
+  if (condition.etag == "*") return "condition: If-Match needs an ETag, not *";
   for (const unsigned char c : condition.etag) {
-    if (c < ' ' || c == 0x7f || c == '"') return "condition: ETag has control characters or '\"'";
+    if (c < ' ' || c == 0x7f || c == '"' || c == ',') {
+      return "condition: ETag has control characters, '\"' or ','";
+    }
   }
   return {};
 }

@@ -44,7 +44,6 @@ azure_blob_config azure_blob_config::from_environment(std::string container) {
     config.account_key = environment("AZURE_STORAGE_KEY");
     config.sas_token = environment("AZURE_STORAGE_SAS_TOKEN");
   }
-  config.endpoint = environment("AZURE_STORAGE_BLOB_ENDPOINT");
   return config;
 }
 
@@ -89,7 +88,9 @@ std::optional<std::string> azure_blob_config::validate() const {
   if (problem = detail::container_name_problem(full->container); !problem.empty()) {
     return "container: " + problem;
   }
-  if (full->account.empty()) {
+  // A SAS signs nothing with the account's name, so a SAS with an endpoint needs no account.
+  const bool sas_only = full->account_key.empty() && !full->sas_token.empty();
+  if (full->account.empty() && !(sas_only && !full->endpoint.empty())) {
     return "account: not set (give the account, or a connection string that names it)";
   }
   if (has_space_or_control(full->account) || full->account.find(':') != std::string::npos ||
@@ -110,6 +111,11 @@ std::optional<std::string> azure_blob_config::validate() const {
     return "request_timeout: must not be negative (0 disables it)";
   }
   if (full->max_body_bytes == 0) return "max_body_bytes: must be positive";
+  std::string unused;
+  if (detail::parse_blob_endpoint(full->endpoint, unused)->url.tls && !full->tls.verify_peer &&
+      (!full->tls.ca_file.empty() || !full->tls.ca_pem.empty())) {
+    return "tls.verify_peer: is off although a CA is configured";
+  }
   return std::nullopt;
 }
 

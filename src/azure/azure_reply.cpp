@@ -42,6 +42,8 @@ reply_verdict classify_blob_reply(s3_operation operation, unsigned status,
       return fail(errc::bad_request);
     case 412:
       return fail(errc::precondition_failed);
+    case 401:  // a bearer token Azure does not take (InvalidAuthenticationInfo)
+      return fail(errc::invalid_access_key);
     case 403:
       if (azure_code == "AuthenticationFailed") return fail(errc::signature_mismatch);
       if (azure_code == "InvalidAuthenticationInfo") return fail(errc::invalid_access_key);

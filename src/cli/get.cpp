@@ -44,7 +44,7 @@ asio::awaitable<std::tuple<boost::system::error_code, fenced_read_result>> get(s
 }  // namespace
 
 std::string get_help() {
-  return "usage: s3lect get [--term-file PATH] [options] s3://BUCKET/KEY\n"
+  return "usage: s3lect get [--term-file PATH] [options] s3://BUCKET/KEY|az://CONTAINER/BLOB\n"
          "Reads an object written by `s3lect put`: its body to stdout, streamed (any size),\n"
          "then its term to stderr as `term N` (or to --term-file). An object no fenced\n"
          "write wrote has term 0. After a failure part of the body may have been written.\n"

@@ -18,12 +18,13 @@ std::optional<object_command> parse_object_command(const std::vector<std::string
   help = parsed->has("help");
   if (help) return std::nullopt;
   if (parsed->has("lock")) {
-    error = "--lock does not apply: name the object as s3://BUCKET/KEY";
+    error = "--lock does not apply: name the object as s3://BUCKET/KEY or az://CONTAINER/BLOB";
     return std::nullopt;
   }
   if (parsed->positional().size() != 1 || !parsed->trailing().empty()) {
-    error = parsed->positional().empty() ? "missing the object s3://BUCKET/KEY"
-                                         : "expected exactly one object s3://BUCKET/KEY";
+    error = parsed->positional().empty()
+                ? "missing the object s3://BUCKET/KEY or az://CONTAINER/BLOB"
+                : "expected exactly one object s3://BUCKET/KEY or az://CONTAINER/BLOB";
     return std::nullopt;
   }
   // make_store_target reads the location from --lock: hand it the object instead.

@@ -1,5 +1,5 @@
-// The arguments `put` and `get` share: one s3://BUCKET/KEY as a positional argument (the object,
-// not the lock) plus the store options of every command.
+// The arguments `put` and `get` share: one s3://BUCKET/KEY or az://CONTAINER/BLOB as a positional
+// argument (the object, not the lock) plus the store options of every command.
 #pragma once
 
 #include "cli/options.hpp"

@@ -20,7 +20,7 @@ const char* store_location_help() {
          "$AWS_ENDPOINT_URL_S3,\n"
          "                           $AWS_ENDPOINT_URL, else https://s3.REGION.amazonaws.com);\n"
          "                           az://: the blob service URL (default: the connection\n"
-         "                           string's, $AZURE_STORAGE_BLOB_ENDPOINT, else\n"
+         "                           string's BlobEndpoint, else\n"
          "                           https://ACCOUNT.blob.core.windows.net)\n"
          "  --region R               signing region (default: $AWS_REGION, $AWS_DEFAULT_REGION,\n"
          "                           the profile's region; required for AWS, else us-east-1)\n"

@@ -229,7 +229,7 @@ if ((azure)); then
   store_bucket=$S3LECT_AZURE_CONTAINER scheme=az
   store_flags=() fence_flags=""
   export AZURE_STORAGE_ACCOUNT=$S3LECT_AZURE_ACCOUNT AZURE_STORAGE_KEY=$S3LECT_AZURE_KEY
-  unset AZURE_STORAGE_CONNECTION_STRING AZURE_STORAGE_SAS_TOKEN AZURE_STORAGE_BLOB_ENDPOINT
+  unset AZURE_STORAGE_CONNECTION_STRING AZURE_STORAGE_SAS_TOKEN
 else
   # shellcheck source=scripts/lib/local-s3.sh
   source "$root/scripts/lib/local-s3.sh"

@@ -134,6 +134,17 @@ TEST_F(AzureBlobClientIntegration, IfMatchOnAMissingBlobFailsAndCreatesNothing) 
   EXPECT_FALSE(current.found);
 }
 
+TEST_F(AzureBlobClientIntegration, AnIfMatchOfStarOrOfAListIsRefusedBeforeAnythingIsSent) {
+  // `If-Match: "*"` would reach Azurite as `*`, which creates a missing blob (#2589).
+  azure_blob_client client(io.get_executor(), azurite.config());
+  for (const char* etag : {"*", "\"0x1\",\"0x2\"", "0x1,0x2"}) {
+    auto [ec, result] = put(client, key, "x", put_condition::matches(etag));
+    EXPECT_EQ(ec, asio::error::invalid_argument) << etag;
+    EXPECT_EQ(result.info.http_status, 0u) << etag;
+  }
+  EXPECT_FALSE(get(client, key).second.found);
+}
+
 TEST_F(AzureBlobClientIntegration, MetadataRoundTripsAndAnOverwriteReplacesIt) {
   azure_blob_client client(io.get_executor(), azurite.config());
   auto [ec, created] = put(client, key, "{}", put_condition::absent(),

@@ -96,6 +96,20 @@ TEST(AzureConfig, ValidationNamesTheFieldAndNeverTheKey) {
   EXPECT_FALSE(config.answers_authenticated());  // plain HTTP off this host
 }
 
+TEST(AzureConfig, ASasWithAnEndpointNeedsNoAccountAndAVerifiedCaNeedsVerification) {
+  azure_blob_config config;
+  config.container = "locks";
+  config.connection_string = "BlobEndpoint=https://acct.blob.core.windows.net;"
+                             "SharedAccessSignature=sv=2025-01-05&sp=rcw&sig=x";
+  EXPECT_EQ(config.validate(), std::nullopt);
+  config.connection_string = "SharedAccessSignature=sv=2025-01-05&sp=rcw&sig=x";
+  EXPECT_NE(config.validate()->find("account: not set"), std::string::npos);  // no endpoint
+  config.account = "acct";
+  config.tls.verify_peer = false;
+  config.tls.ca_file = "/etc/ssl/ca.pem";
+  EXPECT_EQ(config.validate(), "tls.verify_peer: is off although a CA is configured");
+}
+
 TEST(AzureConfig, TheClientRefusesAnInvalidConfigurationNamingTheField) {
   boost::asio::io_context io;
   azure_blob_config config;

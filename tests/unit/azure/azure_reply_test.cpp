@@ -41,6 +41,7 @@ TEST(AzureReply, RefusedCredentialsAreNamed) {
   EXPECT_EQ(error_of(op::get, 403, "InvalidAuthenticationInfo"), errc::invalid_access_key);
   EXPECT_EQ(error_of(op::get, 403, "AuthorizationPermissionMismatch"), errc::access_denied);
   EXPECT_EQ(error_of(op::put_if_match, 403, ""), errc::access_denied);
+  EXPECT_EQ(error_of(op::get, 401, "InvalidAuthenticationInfo"), errc::invalid_access_key);
 }
 
 TEST(AzureReply, ServerTroubleIsTransientAndAPutsOutcomeThenUnknown) {

@@ -23,7 +23,7 @@ constexpr const char* azurite_string =
 struct azure_environment {
   explicit azure_environment(const char* connection_string) {
     for (const char* name : {"AZURE_STORAGE_ACCOUNT", "AZURE_STORAGE_KEY", "AZURE_STORAGE_SAS_TOKEN",
-                             "AZURE_STORAGE_BLOB_ENDPOINT", "AZURE_STORAGE_CONNECTION_STRING"}) {
+                             "AZURE_STORAGE_CONNECTION_STRING"}) {
       ::unsetenv(name);
     }
     if (connection_string) ::setenv("AZURE_STORAGE_CONNECTION_STRING", connection_string, 1);
