@@ -151,7 +151,8 @@ error_code take_found(detail::http_response& response, std::size_t head_bytes, g
   found.metadata = detail::blob_metadata_from_headers(response.headers);
   found.truncated = response.truncated;
   if (response.status == 206) {
-    found.truncated = detail::range_leaves_more(response.header("Content-Range"), response.body.size());
+    found.truncated =
+        detail::range_leaves_more(response.header("Content-Range"), response.body.size());
   }
   if (head_bytes > 0 && response.body.size() > head_bytes) {
     response.body.resize(head_bytes);
@@ -261,8 +262,8 @@ void start_get(const std::shared_ptr<blob_client_core>& client, std::string key,
 }
 
 void start_put(const std::shared_ptr<blob_client_core>& client, std::string key,
-               detail::blob_request_parts parts, put_condition condition,
-               object_metadata metadata, asio::any_completion_handler<put_signature> handler) {
+               detail::blob_request_parts parts, put_condition condition, object_metadata metadata,
+               asio::any_completion_handler<put_signature> handler) {
   ++client->puts;
   const auto kind = condition.type == put_condition::kind::if_absent
                         ? detail::s3_operation::put_if_absent

@@ -57,15 +57,14 @@ reply_verdict classify_blob_reply(s3_operation operation, unsigned status,
     // As on S3: a PUT that met a server error may have committed (500 OperationTimedOut says
     // only that the server gave up waiting), and only a re-read can tell.
     if (is_put(operation)) return fail(errc::outcome_unknown);
-    return fail(status == 503 && azure_code == "ServerBusy" ? errc::throttled
-                                                            : errc::server_error);
+    return fail(status == 503 && azure_code == "ServerBusy" ? errc::throttled : errc::server_error);
   }
   return fail(errc::bad_request);
 }
 
 boost::system::error_code interpret_blob_reply(s3_operation kind, exchange_result& exchanged,
-                                               const request_control& control,
-                                               response_info& info, bool& missing) {
+                                               const request_control& control, response_info& info,
+                                               bool& missing) {
   info.round_trip = exchanged.round_trip;
   if (exchanged.error) {
     info.message = exchanged.detail;

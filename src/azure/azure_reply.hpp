@@ -23,7 +23,7 @@ reply_verdict classify_blob_reply(s3_operation operation, unsigned status,
 /// that found no blob. A 4xx without an Azure error code or request id is some other server's
 /// answer: never "no blob".
 boost::system::error_code interpret_blob_reply(s3_operation kind, exchange_result& exchanged,
-                                               const request_control& control,
-                                               response_info& info, bool& missing);
+                                               const request_control& control, response_info& info,
+                                               bool& missing);
 
 }  // namespace s3lect::inline v1::detail

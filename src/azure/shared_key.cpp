@@ -38,9 +38,9 @@ std::string_view header_value(const shared_key_request& request, std::string_vie
 
 std::string base64_encode(std::string_view bytes) {
   std::string out(4 * ((bytes.size() + 2) / 3), '\0');
-  const int written =
-      EVP_EncodeBlock(reinterpret_cast<unsigned char*>(out.data()),
-                      reinterpret_cast<const unsigned char*>(bytes.data()), static_cast<int>(bytes.size()));
+  const int written = EVP_EncodeBlock(reinterpret_cast<unsigned char*>(out.data()),
+                                      reinterpret_cast<const unsigned char*>(bytes.data()),
+                                      static_cast<int>(bytes.size()));
   out.resize(written < 0 ? 0 : static_cast<std::size_t>(written));
   return out;
 }
@@ -48,9 +48,9 @@ std::string base64_encode(std::string_view bytes) {
 std::optional<std::string> base64_decode(std::string_view text) {
   if (text.empty() || text.size() % 4 != 0) return std::nullopt;
   std::string out(3 * (text.size() / 4), '\0');
-  const int written =
-      EVP_DecodeBlock(reinterpret_cast<unsigned char*>(out.data()),
-                      reinterpret_cast<const unsigned char*>(text.data()), static_cast<int>(text.size()));
+  const int written = EVP_DecodeBlock(reinterpret_cast<unsigned char*>(out.data()),
+                                      reinterpret_cast<const unsigned char*>(text.data()),
+                                      static_cast<int>(text.size()));
   if (written < 0) return std::nullopt;
   // EVP_DecodeBlock counts the padding as zero bytes.
   std::size_t size = static_cast<std::size_t>(written);
@@ -65,10 +65,17 @@ std::optional<std::string> base64_decode(std::string_view text) {
 
 std::string shared_key_string_to_sign(const shared_key_request& request, std::string_view account) {
   // The standard headers in the order the reference fixes. Date stays empty: x-ms-date is sent.
-  static constexpr std::array<std::string_view, 11> standard = {
-      "content-encoding", "content-language",    "content-length", "content-md5",
-      "content-type",     "date",                "if-modified-since", "if-match",
-      "if-none-match",    "if-unmodified-since", "range"};
+  static constexpr std::array<std::string_view, 11> standard = {"content-encoding",
+                                                                "content-language",
+                                                                "content-length",
+                                                                "content-md5",
+                                                                "content-type",
+                                                                "date",
+                                                                "if-modified-since",
+                                                                "if-match",
+                                                                "if-none-match",
+                                                                "if-unmodified-since",
+                                                                "range"};
   std::string out = request.method + "\n";
   for (const std::string_view name : standard) {
     if (name == "content-length") {

@@ -309,8 +309,8 @@ asio::awaitable<void> run(store_client& client, std::vector<storage*> writers, s
                           int rounds, check_report& report) {
   const std::string scratch_key = lock_key + ".s3lect-check-" + random_suffix();
   const std::string missing_key = scratch_key + "-missing";
-  probe_context context{client, scratch_key, missing_key, random_suffix(), report,
-                        client.is_azure()};
+  probe_context context{client,          scratch_key, missing_key,
+                        random_suffix(), report,      client.is_azure()};
   co_await probe(context);
   co_await clean_up(client, scratch_key, missing_key);
   const std::string race_prefix = scratch_key + "-race";

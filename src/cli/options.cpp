@@ -35,8 +35,7 @@ std::optional<s3_location> parse_store_location(std::string_view text, std::stri
     error = "expected az://CONTAINER/BLOB with a non-empty container and blob name";
     return std::nullopt;
   }
-  return s3_location{std::string(text.substr(0, slash)), std::string(text.substr(slash + 1)),
-                     true};
+  return s3_location{std::string(text.substr(0, slash)), std::string(text.substr(slash + 1)), true};
 }
 
 namespace {

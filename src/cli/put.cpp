@@ -82,7 +82,8 @@ asio::awaitable<put_outcome> put(storage& store, std::string key, std::string ur
 }  // namespace
 
 std::string put_help() {
-  return "usage: s3lect put [--term T] [--file PATH] [options] s3://BUCKET/KEY|az://CONTAINER/BLOB\n"
+  return "usage: s3lect put [--term T] [--file PATH] [options] "
+         "s3://BUCKET/KEY|az://CONTAINER/BLOB\n"
          "Writes the object fenced by a leadership term: refused once a higher term has\n"
          "written it, so a leader that lost its lease cannot overwrite its successor's work.\n"
          "The body is read from stdin (or --file) and streamed: any size S3 takes in one\n"

@@ -239,8 +239,7 @@ std::string release_help() {
          exit_code_table();
 }
 
-asio::awaitable<std::tuple<error_code, put_result>> write_released(storage& store,
-                                                                   std::string key,
+asio::awaitable<std::tuple<error_code, put_result>> write_released(storage& store, std::string key,
                                                                    std::string read_etag,
                                                                    lock_record next,
                                                                    retry_policy policy) {

@@ -59,7 +59,6 @@ lock_record guardian_release_record(const lock_record& current,
 /// record tells, by its nonce, whether the write happened. errc::precondition_failed: the object
 /// is no longer the one read, and nothing was written.
 boost::asio::awaitable<std::tuple<boost::system::error_code, put_result>> write_released(
-    storage& store, std::string key, std::string read_etag, lock_record next,
-    retry_policy policy);
+    storage& store, std::string key, std::string read_etag, lock_record next, retry_policy policy);
 
 }  // namespace s3lect::cli

@@ -177,8 +177,7 @@ std::optional<int> read_before_campaigning(run_context& run) {
   if (!read) return exit_ok;  // Stopped while waiting for the store: nothing was held.
   if (read->error) {
     print_err("s3lect run: cannot read " + log_text::value(run.options.store.url()) + " at " +
-              run.client.endpoint() + ": " + describe_store_error(read->error, read->info) +
-              "\n");
+              run.client.endpoint() + ": " + describe_store_error(read->error, read->info) + "\n");
     return exit_store_error;
   }
   if (read->found && !read->decoded.record) {
@@ -249,8 +248,9 @@ std::vector<std::unique_ptr<elector>> make_electors(
       config.lock_key = slot_key(run.options.elector.config.lock_key, slot);
       config.log = slot_logs[slot]->library_logger();
     }
-    auto election = construct_or_report<elector>(
-        [&] { return std::make_unique<elector>(run.io.get_executor(), run.client.store(), config); });
+    auto election = construct_or_report<elector>([&] {
+      return std::make_unique<elector>(run.io.get_executor(), run.client.store(), config);
+    });
     if (!election) return {};
     electors.push_back(std::move(election));
   }

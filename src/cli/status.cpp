@@ -6,12 +6,11 @@
 #include "cli/lock_reader.hpp"
 #include "cli/run_extra_options.hpp"
 #include "cli/run_to_completion.hpp"
-#include "cli/store_client.hpp"
 #include "cli/status_watch.hpp"
+#include "cli/store_client.hpp"
 #include "cli/store_options.hpp"
 
 #include "base/log_text.hpp"
-
 
 #include <boost/asio/io_context.hpp>
 

@@ -52,9 +52,9 @@ std::string store_client::scope() const {
 std::string store_client::credentials_description() const {
   if (s3_) return describe_aws_credentials(s3_->credentials_in_use());
   const azure_blob_config& config = azure_->config();
-  return config.account_key.empty() ? "credentials: a shared access signature (SAS)"
-                                    : "credentials: the account key (Shared Key) of " +
-                                          config.account;
+  return config.account_key.empty()
+             ? "credentials: a shared access signature (SAS)"
+             : "credentials: the account key (Shared Key) of " + config.account;
 }
 
 std::unique_ptr<store_client> store_client::sibling() const {
@@ -72,7 +72,8 @@ std::unique_ptr<store_client> store_client::sibling() const {
 
 asio::awaitable<std::tuple<boost::system::error_code, response_info>> store_client::remove(
     std::string key) {
-  if (azure_) co_return co_await azure_->async_delete(std::move(key), asio::as_tuple(asio::use_awaitable));
+  if (azure_)
+    co_return co_await azure_->async_delete(std::move(key), asio::as_tuple(asio::use_awaitable));
   co_return co_await s3_->async_delete(std::move(key), asio::as_tuple(asio::use_awaitable));
 }
 

@@ -181,7 +181,8 @@ error_code take_found(detail::http_response& response, std::size_t head_bytes, g
   found.metadata = detail::metadata_from_headers(response.headers);
   found.truncated = response.truncated;
   if (response.status == 206) {
-    found.truncated = detail::range_leaves_more(response.header("Content-Range"), response.body.size());
+    found.truncated =
+        detail::range_leaves_more(response.header("Content-Range"), response.body.size());
   }
   if (head_bytes > 0 && response.body.size() > head_bytes) {
     response.body.resize(head_bytes);  // a store that ignored the Range header

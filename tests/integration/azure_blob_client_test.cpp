@@ -147,8 +147,8 @@ TEST_F(AzureBlobClientIntegration, AnIfMatchOfStarOrOfAListIsRefusedBeforeAnythi
 
 TEST_F(AzureBlobClientIntegration, MetadataRoundTripsAndAnOverwriteReplacesIt) {
   azure_blob_client client(io.get_executor(), azurite.config());
-  auto [ec, created] = put(client, key, "{}", put_condition::absent(),
-                           {{"s3lect-term", "7"}, {"owner", "node a"}});
+  auto [ec, created] =
+      put(client, key, "{}", put_condition::absent(), {{"s3lect-term", "7"}, {"owner", "node a"}});
   ASSERT_FALSE(ec) << ec.message() << " " << created.info.message;
   auto [get_ec, read] = get(client, key);
   ASSERT_FALSE(get_ec);
@@ -200,7 +200,8 @@ TEST_F(AzureBlobClientIntegration, AMissingContainerIsNoSuchBucketAndTheDefaultT
   }
 }
 
-TEST_F(AzureBlobClientIntegration, AWrongKeyIsRefusedWithTheServersMessageAndNeverRetriedAsMissing) {
+TEST_F(AzureBlobClientIntegration,
+       AWrongKeyIsRefusedWithTheServersMessageAndNeverRetriedAsMissing) {
   azure_blob_config config = azurite.config();
   config.account_key = "d3Jvbmcga2V5IHdyb25nIGtleSB3cm9uZyBrZXk=";
   azure_blob_client client(io.get_executor(), config);
@@ -278,9 +279,8 @@ TEST_F(AzureBlobClientIntegration, AFencedWriteOfAnOlderTermIsRefused) {
   azure_blob_client client(io.get_executor(), azurite.config());
   fenced_object target(client, key);
   const auto write = [&](std::uint64_t term, std::string body) {
-    return test::run_until_complete<fenced_write_result>(io, [&](auto handler) {
-      target.async_write(term, std::move(body), std::move(handler));
-    });
+    return test::run_until_complete<fenced_write_result>(
+        io, [&](auto handler) { target.async_write(term, std::move(body), std::move(handler)); });
   };
   auto [six_ec, six] = write(6, "term six");
   ASSERT_FALSE(six_ec) << six_ec.message() << " " << six.info.message;

@@ -99,8 +99,9 @@ TEST(AzureConfig, ValidationNamesTheFieldAndNeverTheKey) {
 TEST(AzureConfig, ASasWithAnEndpointNeedsNoAccountAndAVerifiedCaNeedsVerification) {
   azure_blob_config config;
   config.container = "locks";
-  config.connection_string = "BlobEndpoint=https://acct.blob.core.windows.net;"
-                             "SharedAccessSignature=sv=2025-01-05&sp=rcw&sig=x";
+  config.connection_string =
+      "BlobEndpoint=https://acct.blob.core.windows.net;"
+      "SharedAccessSignature=sv=2025-01-05&sp=rcw&sig=x";
   EXPECT_EQ(config.validate(), std::nullopt);
   config.connection_string = "SharedAccessSignature=sv=2025-01-05&sp=rcw&sig=x";
   EXPECT_NE(config.validate()->find("account: not set"), std::string::npos);  // no endpoint

@@ -65,11 +65,11 @@ exchange_result reply(unsigned status, std::vector<std::pair<std::string, std::s
 }
 
 TEST(AzureReply, TheRequestIdAndTheFirstLineOfTheMessageReachResponseInfo) {
-  auto exchanged = reply(
-      403, {{"x-ms-request-id", "rid-1"}, {"x-ms-error-code", "AuthenticationFailed"}},
-      "<?xml version=\"1.0\" encoding=\"utf-8\"?><Error><Code>AuthenticationFailed</Code>"
-      "<Message>Server failed to authenticate the request.\nRequestId:rid-1\nTime:x</Message>"
-      "</Error>");
+  auto exchanged =
+      reply(403, {{"x-ms-request-id", "rid-1"}, {"x-ms-error-code", "AuthenticationFailed"}},
+            "<?xml version=\"1.0\" encoding=\"utf-8\"?><Error><Code>AuthenticationFailed</Code>"
+            "<Message>Server failed to authenticate the request.\nRequestId:rid-1\nTime:x</Message>"
+            "</Error>");
   request_control control;
   response_info info;
   bool missing = false;

@@ -32,8 +32,8 @@ TEST(AzureRequest, AConditionalPutCarriesItsConditionTypeAndMetadata) {
   parts.body = "{}";
   parts.condition = &condition;
   parts.metadata = &metadata;
-  const http_request request = build_blob_request(
-      azurite(), "locks", shared_key(), s3_operation::put_if_match, "a b/c.json", parts);
+  const http_request request = build_blob_request(azurite(), "locks", shared_key(),
+                                                  s3_operation::put_if_match, "a b/c.json", parts);
   EXPECT_EQ(request.method, "PUT");
   EXPECT_EQ(request.target, "/devstoreaccount1/locks/a%20b/c.json");
   EXPECT_EQ(header(request, "Host"), "127.0.0.1:10000");
@@ -46,8 +46,8 @@ TEST(AzureRequest, AConditionalPutCarriesItsConditionTypeAndMetadata) {
 
   put_condition absent = put_condition::absent();
   parts.condition = &absent;
-  const http_request create = build_blob_request(azurite(), "locks", shared_key(),
-                                                 s3_operation::put_if_absent, "k", parts);
+  const http_request create =
+      build_blob_request(azurite(), "locks", shared_key(), s3_operation::put_if_absent, "k", parts);
   EXPECT_EQ(header(create, "If-None-Match"), "*");
   EXPECT_EQ(header(create, "If-Match"), "<none>");
 }

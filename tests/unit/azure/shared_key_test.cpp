@@ -48,13 +48,13 @@ shared_key_request conditional_put() {
 TEST(SharedKey, TheStringToSignHasTheStandardHeadersInOrderThenTheSortedMsHeaders) {
   const std::string expected =
       "PUT\n"
-      "\n\n"                  // Content-Encoding, Content-Language
-      "17\n"                  // Content-Length
-      "\n"                    // Content-MD5
-      "application/json\n"    // Content-Type
-      "\n\n"                  // Date (x-ms-date is signed instead), If-Modified-Since
-      "\"0x8DC1\"\n"          // If-Match
-      "\n\n\n"                // If-None-Match, If-Unmodified-Since, Range
+      "\n\n"                // Content-Encoding, Content-Language
+      "17\n"                // Content-Length
+      "\n"                  // Content-MD5
+      "application/json\n"  // Content-Type
+      "\n\n"                // Date (x-ms-date is signed instead), If-Modified-Since
+      "\"0x8DC1\"\n"        // If-Match
+      "\n\n\n"              // If-None-Match, If-Unmodified-Since, Range
       "x-ms-blob-type:BlockBlob\n"
       "x-ms-date:Tue, 01 Dec 2026 10:00:00 GMT\n"
       "x-ms-meta-s3lect_term:7\n"  // trimmed

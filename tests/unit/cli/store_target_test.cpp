@@ -22,8 +22,8 @@ constexpr const char* azurite_string =
 /// Sets AZURE_STORAGE_CONNECTION_STRING for one test and clears the other Azure variables.
 struct azure_environment {
   explicit azure_environment(const char* connection_string) {
-    for (const char* name : {"AZURE_STORAGE_ACCOUNT", "AZURE_STORAGE_KEY", "AZURE_STORAGE_SAS_TOKEN",
-                             "AZURE_STORAGE_CONNECTION_STRING"}) {
+    for (const char* name : {"AZURE_STORAGE_ACCOUNT", "AZURE_STORAGE_KEY",
+                             "AZURE_STORAGE_SAS_TOKEN", "AZURE_STORAGE_CONNECTION_STRING"}) {
       ::unsetenv(name);
     }
     if (connection_string) ::setenv("AZURE_STORAGE_CONNECTION_STRING", connection_string, 1);
