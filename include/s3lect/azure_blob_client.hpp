@@ -6,6 +6,7 @@
 
 #include <s3lect/detail/abi.hpp>
 
+#include <s3lect/azure_credentials.hpp>
 #include <s3lect/logger.hpp>
 #include <s3lect/storage.hpp>
 #include <s3lect/tls.hpp>
@@ -23,9 +24,11 @@ namespace s3lect::inline v1 {
 /// Configuration of an azure_blob_client. Nothing is read from the environment unless asked
 /// for: from_environment() is the explicit way.
 ///
-/// Authorisation: Shared Key when `account_key` is set, else the SAS token in `sas_token`.
-/// Requests are signed for the Storage REST API version 2025-01-05 (`x-ms-version`), which
-/// Azure and Azurite 3.33 and later serve.
+/// Authorisation, the first that is set: Shared Key (`account_key`), the SAS token in
+/// `sas_token`, else a Microsoft Entra ID bearer token from `token_provider` (or from
+/// make_azure_default_token_chain() when `use_default_token_chain` is set). Requests are made for
+/// the Storage REST API version 2025-01-05 (`x-ms-version`), which Azure and Azurite 3.33 and
+/// later serve; bearer tokens need 2017-11-09 or later.
 struct azure_blob_config {
   std::string container;  ///< The container that holds the lock blob.
   /// The blob service URL: `https://ACCOUNT.blob.core.windows.net` (the default when empty), or
@@ -42,6 +45,18 @@ struct azure_blob_config {
   /// `UseDevelopmentStorage=true` for Azurite's defaults). It fills the fields above that are
   /// empty; the fields set explicitly win. Never logged.
   std::string connection_string;
+  /// Entra ID tokens (audience https://storage.azure.com/), used when neither `account_key` nor
+  /// `sas_token` is set: every request carries `Authorization: Bearer`. The client caches the
+  /// token and refreshes it in the background five minutes before expiry; a request waits only
+  /// when no usable token exists, and fails with the provider's credentials_errc and message when
+  /// the fetch fails. A 401, or a 403 AuthenticationFailed or InvalidAuthenticationInfo, drops
+  /// the cached token. The identity needs a data role on the container, e.g. "Storage Blob Data
+  /// Contributor".
+  std::shared_ptr<azure_token_provider> token_provider;
+  /// With no key, SAS or token_provider: the client makes make_azure_default_token_chain() on its
+  /// own executor (workload identity, else managed identity). from_environment() sets it when it
+  /// finds no connection string, key or SAS.
+  bool use_default_token_chain = false;
   tls_config tls;  ///< TLS to the endpoint (CAs, client certificate).
   /// Bound on one attempt: resolve, connect, handshake, write and read. 0 disables it. For a
   /// streamed body it bounds a stall: it restarts while bytes flow.
@@ -54,8 +69,12 @@ struct azure_blob_config {
 
   /// A configuration for `container` from the variables the Azure CLI reads:
   /// AZURE_STORAGE_CONNECTION_STRING, else AZURE_STORAGE_ACCOUNT with AZURE_STORAGE_KEY or
-  /// AZURE_STORAGE_SAS_TOKEN. The endpoint is the connection string's BlobEndpoint, else
-  /// Azure's for the account; set `endpoint` to name another.
+  /// AZURE_STORAGE_SAS_TOKEN. When none of the three credentials is set, Entra ID is used
+  /// (`use_default_token_chain`), as the Azure SDKs' DefaultAzureCredential does: AKS workload
+  /// identity when AZURE_FEDERATED_TOKEN_FILE is set (with AZURE_CLIENT_ID, AZURE_TENANT_ID),
+  /// else managed identity; the account still comes from AZURE_STORAGE_ACCOUNT. The endpoint is
+  /// the connection string's BlobEndpoint, else Azure's for the account; set `endpoint` to name
+  /// another.
   static azure_blob_config from_environment(std::string container);
 
   /// This configuration with `connection_string` applied to the empty fields. Returns nullopt

@@ -11,9 +11,12 @@
 #include "http_client.hpp"
 #include "object_operation.hpp"
 #include "shared_key.hpp"
+#include "token_cache.hpp"
 
+#include <boost/asio/as_tuple.hpp>
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/strand.hpp>
+#include <boost/asio/use_awaitable.hpp>
 #include <boost/system/system_error.hpp>
 
 #include <algorithm>
@@ -51,6 +54,25 @@ detail::blob_authorization make_authorization(const azure_blob_config& config) {
   return out;
 }
 
+/// The token cache when requests carry Entra ID bearer tokens, else null.
+std::shared_ptr<detail::token_cache> make_token_cache(const asio::any_io_executor& executor,
+                                                      const azure_blob_config& config) {
+  if (!config.account_key.empty() || !config.sas_token.empty()) return nullptr;
+  std::shared_ptr<azure_token_provider> provider = config.token_provider;
+  if (!provider) provider = make_azure_default_token_chain(executor);
+  detail::cache_settings settings;
+  settings.log = config.log;
+  return std::make_shared<detail::token_cache>(executor, std::move(provider), std::move(settings));
+}
+
+/// True when the store refused the bearer token itself (not a missing role: that 403 is
+/// AuthorizationPermissionMismatch, and a new token would not help).
+bool token_refused(const response_info& info) {
+  return info.http_status == 401 ||
+         (info.http_status == 403 && (info.error_code == "AuthenticationFailed" ||
+                                      info.error_code == "InvalidAuthenticationInfo"));
+}
+
 detail::http_client_settings make_http_client_settings(const azure_blob_config& config,
                                                        const detail::blob_endpoint& endpoint) {
   detail::http_client_settings settings;
@@ -72,12 +94,14 @@ struct blob_client_core {
         config(resolved_config(cfg)),
         endpoint(parsed_endpoint(config)),
         authorization(make_authorization(config)),
+        tokens(make_token_cache(executor, config)),
         pool(executor, make_http_client_settings(config, endpoint)) {}
 
   asio::any_io_executor executor;
   azure_blob_config config;
   detail::blob_endpoint endpoint;
   detail::blob_authorization authorization;
+  std::shared_ptr<detail::token_cache> tokens;  ///< null unless bearer tokens authorise
   detail::http_client pool;
   std::atomic<std::uint64_t> gets{0};
   std::atomic<std::uint64_t> puts{0};
@@ -88,11 +112,21 @@ struct blob_client_core {
   static constexpr std::string_view code_field = "azure_code";
   std::chrono::milliseconds request_timeout() const noexcept { return config.request_timeout; }
   const logger& log() const noexcept { return config.log; }
-  void after_reply(const response_info&) const noexcept {}
+  void after_reply(const response_info& info) const noexcept {
+    if (tokens && token_refused(info)) tokens->invalidate();
+  }
 
+  /// The request, carrying `bearer_token` when bearer tokens authorise.
   detail::http_request request(detail::s3_operation kind, std::string_view key,
-                               detail::blob_request_parts parts) const {
-    return detail::build_blob_request(endpoint, config.container, authorization, kind, key,
+                               detail::blob_request_parts parts,
+                               const std::string& bearer_token) const {
+    if (bearer_token.empty()) {
+      return detail::build_blob_request(endpoint, config.container, authorization, kind, key,
+                                        std::move(parts));
+    }
+    detail::blob_authorization with_token = authorization;
+    with_token.bearer_token = bearer_token;
+    return detail::build_blob_request(endpoint, config.container, with_token, kind, key,
                                       std::move(parts));
   }
 };
@@ -126,13 +160,35 @@ std::string condition_problem(const put_condition& condition) {
   return {};
 }
 
+/// The bearer token for the operation's request: "" when bearer tokens do not authorise, the
+/// cached one when usable, else one fetched now. nullopt when the fetch failed: the operation is
+/// then finished with the provider's error and message.
+template <class Result>
+asio::awaitable<std::optional<std::string>> bearer_token(
+    std::shared_ptr<blob_operation<Result>> op) {
+  blob_client_core& client = op->client();
+  if (!client.tokens) co_return std::string();
+  if (std::optional<azure_token> cached = client.tokens->current()) {
+    co_return std::move(cached->access_token);
+  }
+  auto [ec, fetched] = co_await client.tokens->async_get(asio::as_tuple(asio::use_awaitable));
+  if (op->finished()) co_return std::nullopt;
+  if (ec) {
+    Result failed{};
+    detail::info_of(failed).message = "credentials: " + fetched.message;
+    op->finish(ec, std::move(failed));
+    co_return std::nullopt;
+  }
+  co_return std::move(fetched.access_token);
+}
+
 detail::http_request get_request(const std::shared_ptr<blob_operation<get_result>>& op,
-                                 const get_shape& shape, bool ranged) {
+                                 const get_shape& shape, bool ranged, const std::string& bearer) {
   detail::blob_request_parts parts;
   parts.read_if_match = shape.if_etag;
   if (ranged) parts.range = "bytes=0-" + std::to_string(shape.head_bytes - 1);
   detail::http_request request =
-      op->client().request(detail::s3_operation::get, op->key(), std::move(parts));
+      op->client().request(detail::s3_operation::get, op->key(), std::move(parts), bearer);
   request.reply_sink = shape.sink;
   request.truncate_long_reply = !shape.sink;
   if (shape.sink) request.on_progress = op->progress_callback();
@@ -169,16 +225,18 @@ asio::awaitable<void> run_get(std::shared_ptr<blob_operation<get_result>> op, ge
     op->refuse(std::move(problem));
     co_return;
   }
+  const std::optional<std::string> bearer = co_await bearer_token(op);
+  if (!bearer) co_return;
   std::shared_ptr<detail::request_control> control = op->control();
   const bool ranged = shape.head_bytes > 0;
   // Requests are named before the co_await (GCC 12, docs/architecture.md).
-  detail::http_request request = get_request(op, shape, ranged);
+  detail::http_request request = get_request(op, shape, ranged, *bearer);
   detail::exchange_result exchanged = co_await op->client().pool.exchange(
       control, std::move(request), detail::replay_policy::idempotent);
   if (control->aborted()) co_return;
   if (ranged && !exchanged.error && exchanged.response.status == 416) {
     // An empty blob has no first byte, so the range is refused: read it whole instead.
-    detail::http_request whole = get_request(op, shape, false);
+    detail::http_request whole = get_request(op, shape, false, *bearer);
     exchanged = co_await op->client().pool.exchange(control, std::move(whole),
                                                     detail::replay_policy::idempotent);
     if (control->aborted()) co_return;
@@ -215,11 +273,13 @@ asio::awaitable<void> run_put(std::shared_ptr<blob_operation<put_result>> op,
   const detail::s3_operation kind = condition.type == put_condition::kind::if_absent
                                         ? detail::s3_operation::put_if_absent
                                         : detail::s3_operation::put_if_match;
+  const std::optional<std::string> bearer = co_await bearer_token(op);
+  if (!bearer) co_return;
   parts.body_file_size = *file_size;
   parts.condition = &condition;
   parts.metadata = &metadata;
   const bool streamed = !parts.body_file.empty();
-  detail::http_request request = op->client().request(kind, op->key(), std::move(parts));
+  detail::http_request request = op->client().request(kind, op->key(), std::move(parts), *bearer);
   if (streamed) request.on_progress = op->progress_callback();
   std::shared_ptr<detail::request_control> control = op->control();
   detail::exchange_result exchanged = co_await op->client().pool.exchange(
@@ -240,7 +300,10 @@ asio::awaitable<void> run_delete(std::shared_ptr<blob_operation<response_info>> 
     op->refuse(std::move(problem));
     co_return;
   }
-  detail::http_request request = op->client().request(detail::s3_operation::remove, op->key(), {});
+  const std::optional<std::string> bearer = co_await bearer_token(op);
+  if (!bearer) co_return;
+  detail::http_request request =
+      op->client().request(detail::s3_operation::remove, op->key(), {}, *bearer);
   std::shared_ptr<detail::request_control> control = op->control();
   detail::exchange_result exchanged = co_await op->client().pool.exchange(
       control, std::move(request), detail::replay_policy::idempotent);

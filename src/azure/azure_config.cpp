@@ -43,6 +43,8 @@ azure_blob_config azure_blob_config::from_environment(std::string container) {
     config.account = environment("AZURE_STORAGE_ACCOUNT");
     config.account_key = environment("AZURE_STORAGE_KEY");
     config.sas_token = environment("AZURE_STORAGE_SAS_TOKEN");
+    // No secret in the environment: Entra ID, as DefaultAzureCredential would.
+    config.use_default_token_chain = config.account_key.empty() && config.sas_token.empty();
   }
   return config;
 }
@@ -88,9 +90,13 @@ std::optional<std::string> azure_blob_config::validate() const {
   if (problem = detail::container_name_problem(full->container); !problem.empty()) {
     return "container: " + problem;
   }
-  // A SAS signs nothing with the account's name, so a SAS with an endpoint needs no account.
-  const bool sas_only = full->account_key.empty() && !full->sas_token.empty();
-  if (full->account.empty() && !(sas_only && !full->endpoint.empty())) {
+  // A SAS or a bearer token signs nothing with the account's name: with an endpoint, no account
+  // is needed.
+  const bool no_key = full->account_key.empty();
+  const bool bearer =
+      no_key && full->sas_token.empty() && (full->token_provider || full->use_default_token_chain);
+  const bool sas_only = no_key && !full->sas_token.empty();
+  if (full->account.empty() && !((sas_only || bearer) && !full->endpoint.empty())) {
     return "account: not set (give the account, or a connection string that names it)";
   }
   if (has_space_or_control(full->account) || full->account.find(':') != std::string::npos ||
@@ -98,8 +104,9 @@ std::optional<std::string> azure_blob_config::validate() const {
     return "account: must not contain ':', '/', spaces or control characters";
   }
   if (!detail::parse_blob_endpoint(full->endpoint, problem)) return "endpoint: " + problem;
-  if (full->account_key.empty() && full->sas_token.empty()) {
-    return "account_key: not set, and no sas_token either (Shared Key or a SAS is needed)";
+  if (no_key && full->sas_token.empty() && !bearer) {
+    return "account_key: not set, and no sas_token or token_provider either (Shared Key, a SAS "
+           "or an Entra ID token is needed)";
   }
   if (!full->account_key.empty() && !detail::base64_decode(full->account_key)) {
     return "account_key: is not base64 (the key as the portal shows it)";

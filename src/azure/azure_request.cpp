@@ -52,7 +52,8 @@ http_request build_blob_request(const blob_endpoint& endpoint, std::string_view 
   request.method = std::string(method_of(kind));
   const std::string path = blob_path(endpoint, container, key);
   request.target = path;
-  if (authorization.decoded_key.empty()) request.target += "?" + authorization.sas_query;
+  const bool sas = authorization.decoded_key.empty() && !authorization.sas_query.empty();
+  if (sas) request.target += "?" + authorization.sas_query;
   auto& headers = request.headers;
   headers.emplace_back("Host", endpoint.host_header);
   headers.emplace_back("x-ms-date", http_date_now());
@@ -70,6 +71,10 @@ http_request build_blob_request(const blob_endpoint& endpoint, std::string_view 
     to_sign.content_length = parts.body.size() + parts.body_file_size;
     headers.emplace_back("Authorization", shared_key_authorization(to_sign, authorization.account,
                                                                    authorization.decoded_key));
+  } else if (!sas && !authorization.bearer_token.empty()) {
+    // "Authorize with Microsoft Entra ID" (Storage REST API): a bearer token needs
+    // x-ms-version 2017-11-09 or later, and HTTPS on Azure itself.
+    headers.emplace_back("Authorization", "Bearer " + authorization.bearer_token);
   }
   headers.emplace_back("User-Agent", "s3lect");
   request.body = std::move(parts.body);

@@ -19,11 +19,13 @@ namespace s3lect::inline v1::detail {
 /// The Storage REST API version every request asks for (`x-ms-version`).
 inline constexpr std::string_view blob_api_version = "2025-01-05";
 
-/// How requests are authorised: Shared Key when `decoded_key` is set, else the SAS query.
+/// How requests are authorised: Shared Key when `decoded_key` is set, else the SAS query when
+/// set, else `Authorization: Bearer` with the Entra ID token in `bearer_token`.
 struct blob_authorization {
   std::string account;
-  std::string decoded_key;  ///< the account key's bytes
-  std::string sas_query;    ///< the SAS token without its leading '?'
+  std::string decoded_key;   ///< the account key's bytes
+  std::string sas_query;     ///< the SAS token without its leading '?'
+  std::string bearer_token;  ///< an Entra ID access token, fetched per request
 };
 
 /// What goes into one request besides its operation and key (the operations are the storage

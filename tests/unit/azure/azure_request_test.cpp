@@ -22,7 +22,7 @@ blob_endpoint azurite() {
 }
 
 blob_authorization shared_key() {
-  return {"devstoreaccount1", "0123456789abcdef", ""};
+  return {"devstoreaccount1", "0123456789abcdef", "", ""};
 }
 
 TEST(AzureRequest, AConditionalPutCarriesItsConditionTypeAndMetadata) {
@@ -53,13 +53,24 @@ TEST(AzureRequest, AConditionalPutCarriesItsConditionTypeAndMetadata) {
 }
 
 TEST(AzureRequest, WithASasTheTokenIsTheQueryAndNothingIsSigned) {
-  const blob_authorization sas{"acct", "", "sv=2025-01-05&sp=rcw&sig=abc%3D"};
+  const blob_authorization sas{"acct", "", "sv=2025-01-05&sp=rcw&sig=abc%3D", ""};
   std::string problem;
   const auto azure = *parse_blob_endpoint("https://acct.blob.core.windows.net", problem);
   const http_request request = build_blob_request(azure, "locks", sas, s3_operation::get, "k", {});
   EXPECT_EQ(request.target, "/locks/k?sv=2025-01-05&sp=rcw&sig=abc%3D");
   EXPECT_EQ(header(request, "Host"), "acct.blob.core.windows.net");
   EXPECT_EQ(header(request, "Authorization"), "<none>");
+}
+
+TEST(AzureRequest, AnEntraIdTokenIsABearerHeaderAndNoQuery) {
+  const blob_authorization bearer{"", "", "", "eyJ.token"};
+  std::string problem;
+  const auto azure = *parse_blob_endpoint("https://acct.blob.core.windows.net", problem);
+  const http_request request =
+      build_blob_request(azure, "locks", bearer, s3_operation::get, "k", {});
+  EXPECT_EQ(request.target, "/locks/k");
+  EXPECT_EQ(header(request, "Authorization"), "Bearer eyJ.token");
+  EXPECT_EQ(header(request, "x-ms-version"), "2025-01-05");
 }
 
 TEST(AzureRequest, AReadOfOneVersionAndARangeUseIfMatchAndXMsRange) {
