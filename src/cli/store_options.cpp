@@ -107,8 +107,9 @@ std::optional<store_target> make_azure_target(const parsed_args& args, s3_locati
     error = *problem;
     if (problem->starts_with("account")) {
       error +=
-          "; set AZURE_STORAGE_CONNECTION_STRING, or AZURE_STORAGE_ACCOUNT with "
-          "AZURE_STORAGE_KEY or AZURE_STORAGE_SAS_TOKEN";
+          "; set AZURE_STORAGE_CONNECTION_STRING, or AZURE_STORAGE_ACCOUNT (with "
+          "AZURE_STORAGE_KEY or AZURE_STORAGE_SAS_TOKEN, or alone for Entra ID: workload "
+          "identity or managed identity)";
     }
     return std::nullopt;
   }
