@@ -13,7 +13,7 @@
 #
 # usage: bench/failover.sh [--runs N] [--lease-ms N] [--hold-ms N] [--program PATH] [--keep-logs]
 #                          [--cli | --peer-watch] [--s3lect PATH] [--base-port N] [--stable]
-#                          [--stratified] [--over-reads] [--crash kill|kill-all|stop]
+#                          [--stratified] [--over-reads] [--crash kill|kill-all|stop] [--azure]
 #   --runs N      rounds (default 5); one takes about L + 2F + 5 s (about 30 s with defaults)
 #   --lease-ms N  lease in ms, renewal and follower polls every third of it (default: the
 #                 library's defaults, lease 15 s, renewal every 5 s)
@@ -40,6 +40,9 @@
 #                 built here)
 #   --base-port N peer-watch mode: the nodes' health endpoints listen on 127.0.0.1:N+1..N+3
 #                 (default 18440)
+#   --azure       the store is Azurite, the Azure Blob server (az://; the env file of
+#                 scripts/local-s3/azurite-start.sh must be sourced): the same runs, to set
+#                 beside the radosgw's
 #   --crash C     how the second leader fails (default kill):
 #                 kill      SIGKILL to its process: with --cli or --peer-watch the s3lect process
 #                           alone, its machine staying up (the job guardian lives on)
@@ -97,7 +100,7 @@ ED_BIN=
 ED_LEASE_MS=
 ED_HOLD_MS=
 ED_CRASH='kill'
-mode=s3 cli=0 s3lect_bin='' base_port=18440 stable=0 stratified=0 over_reads=0
+mode=s3 cli=0 s3lect_bin='' base_port=18440 stable=0 stratified=0 over_reads=0 azure=0
 while (($#)); do
   case $1 in
     --runs) (($# >= 2)) || usage; runs=$2; shift 2 ;;
@@ -113,6 +116,7 @@ while (($#)); do
     --s3lect) (($# >= 2)) || usage; s3lect_bin=$2; shift 2 ;;
     --base-port) (($# >= 2)) || usage; base_port=$2; shift 2 ;;
     --crash) (($# >= 2)) || usage; ED_CRASH=$2; shift 2 ;;
+    --azure) azure=1; shift ;;
     *) usage ;;
   esac
 done
@@ -173,9 +177,16 @@ if [[ $mode == peer-watch ]]; then
   export BENCH_PEER_PORT_node_b=$((base_port + 2)) BENCH_PEER_PORT_node_c=$((base_port + 3))
 fi
 local_s3_wait
-use_local_s3_endpoint
-ED_BUCKET=$S3LECT_TEST_BUCKET
-ED_CA_FILE=$S3LECT_TEST_CA_FILE
+if ((azure)); then
+  : "${S3LECT_AZURE_CONNECTION_STRING:?--azure: source \$(bash scripts/local-s3/azurite-start.sh)}"
+  export AZURE_STORAGE_CONNECTION_STRING=$S3LECT_AZURE_CONNECTION_STRING
+  ED_BUCKET=az://$S3LECT_AZURE_CONTAINER
+  ED_CA_FILE=
+else
+  use_local_s3_endpoint
+  ED_BUCKET=$S3LECT_TEST_BUCKET
+  ED_CA_FILE=$S3LECT_TEST_CA_FILE
+fi
 ED_KEY_PREFIX=bench/failover
 ED_VERBOSE=0
 ed_init
@@ -198,10 +209,12 @@ case $mode in
   s3) mode_name="S3 mode" ;;
   peer-watch) mode_name="peer-watch mode" ;;
 esac
+store_name="local radosgw at ${AWS_ENDPOINT_URL:-}"
+((azure)) && store_name="Azurite at $S3LECT_AZURE_ENDPOINT_HTTP"
 if ((cli)); then
-  echo "store: local radosgw at $AWS_ENDPOINT_URL; candidates: $s3lect_bin run ($mode_name)"
+  echo "store: $store_name; candidates: $s3lect_bin run ($mode_name)"
 else
-  echo "store: local radosgw at $AWS_ENDPOINT_URL; candidates: $ED_BIN ($mode_name)"
+  echo "store: $store_name; candidates: $ED_BIN ($mode_name)"
 fi
 case $ED_CRASH in
   kill) crash_name="crash failover"; ((cli)) && crash_name="kill -9 of s3lect" ;;

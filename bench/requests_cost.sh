@@ -7,13 +7,16 @@
 # resident memory (VmRSS, VmHWM from /proc) at the end.
 #
 # usage: bench/requests_cost.sh [--minutes M] [--settle S] [--modes "s3 peer peer-watch"]
-#                               [--s3lect PATH] [--base-port N]
+#                               [--s3lect PATH] [--base-port N] [--azure]
 #   --minutes M   measuring window (default 3)
 #   --settle S    seconds from start to the first reading (default 60: elected, followers stable)
 #   --modes LIST  any of s3 (S3 mode), peer (--peer, a check every --infrequent) and
 #                 peer-watch (--peer --peer-watch); default all three
 #   --s3lect P    the s3lect binary (default build/release/bin/s3lect, built here)
 #   --base-port N peer health endpoints on 127.0.0.1:N+1.. (default 18500)
+#   --azure       on Azurite (az://; source the env file of scripts/local-s3/azurite-start.sh):
+#                 the same counts, to set beside the radosgw's (the prices stay S3's unless
+#                 overridden)
 # Prices (S3 Standard, us-east-1): PUT/COPY/POST/LIST $0.005 per 1,000, GET $0.0004 per 1,000;
 # a month is 730 hours. Override with PRICE_PUT_PER_1000 and PRICE_GET_PER_1000.
 set -euo pipefail
@@ -23,7 +26,7 @@ usage() {
   echo "usage: $0 [--minutes M] [--settle S] [--modes LIST] [--s3lect PATH] [--base-port N]" >&2
   exit 2
 }
-minutes=3 settle=60 modes="s3 peer peer-watch" s3lect_bin='' base_port=18500
+minutes=3 settle=60 modes="s3 peer peer-watch" s3lect_bin='' base_port=18500 azure=0
 while (($#)); do
   case $1 in
     --minutes) (($# >= 2)) || usage; minutes=$2; shift 2 ;;
@@ -31,6 +34,7 @@ while (($#)); do
     --modes) (($# >= 2)) || usage; modes=$2; shift 2 ;;
     --s3lect) (($# >= 2)) || usage; s3lect_bin=$2; shift 2 ;;
     --base-port) (($# >= 2)) || usage; base_port=$2; shift 2 ;;
+    --azure) azure=1; shift ;;
     *) usage ;;
   esac
 done
@@ -45,7 +49,16 @@ source scripts/lib/processes.sh
 
 [[ -n $s3lect_bin ]] || s3lect_bin=$(release_s3lect)
 s3lect_bin=$(realpath -e -- "$s3lect_bin")
-use_local_s3_endpoint
+if ((azure)); then
+  : "${S3LECT_AZURE_CONNECTION_STRING:?--azure: source \$(bash scripts/local-s3/azurite-start.sh)}"
+  export AZURE_STORAGE_CONNECTION_STRING=$S3LECT_AZURE_CONNECTION_STRING
+  store_args=()
+  lock_base=az://$S3LECT_AZURE_CONTAINER
+else
+  use_local_s3_endpoint
+  store_args=(--path-style --ca-file "$S3LECT_TEST_CA_FILE")
+  lock_base=s3://$S3LECT_TEST_BUCKET
+fi
 
 work=$(mktemp -d "${TMPDIR:-/tmp}/s3lect-bench-cost.XXXXXX")
 declare -A pid=() port=()
@@ -59,8 +72,8 @@ offset=0
 for mode in $modes; do
   for n in 1 2 3; do
     node=$mode/n$n
-    args=(run --lock "s3://$S3LECT_TEST_BUCKET/bench/cost/$stamp-$mode.json" --path-style
-      --ca-file "$S3LECT_TEST_CA_FILE" --id "$mode-n$n" --metrics-listen 127.0.0.1:0)
+    args=(run --lock "$lock_base/bench/cost/$stamp-$mode.json" "${store_args[@]}"
+      --id "$mode-n$n" --metrics-listen 127.0.0.1:0)
     if [[ $mode != s3 ]]; then
       p=$((base_port + offset + n))
       args+=(--peer --addr "127.0.0.1:$p" --peer-listen "127.0.0.1:$p"

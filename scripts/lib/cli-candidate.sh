@@ -12,13 +12,18 @@
 #   BENCH_PEER_PORT_node_a, ...  the health endpoint's port of each node (peer-watch mode)
 #   BENCH_RUN_OPTIONS further `s3lect run` options, split at spaces (e.g.
 #                    "--follower-reads economy")
-#   AWS_ENDPOINT_URL, AWS_REGION, AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY: the store
+#   AWS_ENDPOINT_URL, AWS_REGION, AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY: the store; with
+#                    BUCKET az://CONTAINER, AZURE_STORAGE_CONNECTION_STRING instead
 set -euo pipefail
 self=$(realpath -- "${BASH_SOURCE[0]}")
 here=$(dirname -- "$self")
 bucket=$1 key=$2 id=$3
 shift 3
-args=(--lock "s3://$bucket/$key" --path-style --id "$id")
+if [[ $bucket == az://* ]]; then
+  args=(--lock "$bucket/$key" --id "$id")
+else
+  args=(--lock "s3://$bucket/$key" --path-style --id "$id")
+fi
 while (($#)); do
   case $1 in
     --lease-ms)

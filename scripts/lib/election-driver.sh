@@ -452,7 +452,9 @@ ed_round() {
   [[ -n ${ED_CA_FILE:-} ]] && args+=("$ED_CA_FILE")
   [[ -n ${ED_LEASE_MS:-} ]] && args+=(--lease-ms "$ED_LEASE_MS")
 
-  _ed_say "three candidates campaign for s3://$ED_BUCKET/$ED_KEY"
+  local shown=s3://$ED_BUCKET
+  [[ $ED_BUCKET == az://* ]] && shown=$ED_BUCKET
+  _ed_say "three candidates campaign for $shown/$ED_KEY"
   now_ms
   start_ms=$REPLY
   for id in "${ED_IDS[@]}"; do

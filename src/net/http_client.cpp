@@ -255,13 +255,18 @@ asio::awaitable<tcp::resolver::results_type> http_client::impl::resolve(
   error_code ec;
   tcp::resolver resolver(executor);
   tcp::resolver::results_type endpoints;
-  {
+  if (host_is_ip) {
+    // An IP literal needs no lookup: getaddrinfo with AI_NUMERICHOST answers at once, here,
+    // instead of on the helper thread Asio's asynchronous resolve starts (no hidden thread, and
+    // no wait on another thread's scheduling before the connect starts).
+    endpoints = resolver.resolve(settings.host, port_text,
+                                 tcp::resolver::numeric_host | tcp::resolver::numeric_service, ec);
+  } else {
     // A resolve in progress cannot be interrupted (getaddrinfo runs on a helper thread); the
     // owner completes the operation at the deadline anyway and this coroutine ends later.
     control->phase = "resolving";
     abort_hook_scope hook(*control, [&resolver] { resolver.cancel(); });
-    const auto flags = host_is_ip ? tcp::resolver::numeric_host : tcp::resolver::flags{};
-    endpoints = co_await resolver.async_resolve(settings.host, port_text, flags,
+    endpoints = co_await resolver.async_resolve(settings.host, port_text, tcp::resolver::flags{},
                                                 asio::redirect_error(asio::use_awaitable, ec));
   }
   if (ec && !control->aborted()) {

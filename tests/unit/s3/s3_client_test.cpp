@@ -21,6 +21,7 @@
 #include <atomic>
 #include <chrono>
 #include <exception>
+#include <filesystem>
 #include <string>
 #include <thread>
 #include <utility>
@@ -618,6 +619,26 @@ TEST_F(S3ClientTest, ClientWorksWithIoContextOnSeveralThreads) {
   EXPECT_EQ(completed, requests);
   EXPECT_EQ(succeeded, requests);
   EXPECT_LE(client.stats().connections, static_cast<std::uint64_t>(requests));
+}
+
+/// The threads of this process, from /proc/self/task.
+std::size_t thread_count() {
+  std::size_t count = 0;
+  for ([[maybe_unused]] const auto& entry : std::filesystem::directory_iterator("/proc/self/task")) {
+    ++count;
+  }
+  return count;
+}
+
+// An endpoint given as an IP literal is connected to without Asio's asynchronous resolve, which
+// runs getaddrinfo on a thread of its own: the application's threads are the only ones (and
+// the connect starts at once, not after another thread was scheduled).
+TEST_F(S3ClientTest, ARequestToAnIpLiteralStartsNoThread) {
+  const std::size_t before = thread_count();
+  s3_client client(io.get_executor(), config_for("http://127.0.0.1:1"));
+  const auto [ec, result] = get(client, "k");
+  EXPECT_EQ(ec, errc::connect_failed) << ec.message() << " " << result.info.message;
+  EXPECT_EQ(thread_count(), before);
 }
 
 // --- construction, logging -----------------------------------------------------------------
