@@ -115,7 +115,9 @@ memory() {
   awk '/^VmRSS:/ { rss = $2 } /^VmHWM:/ { hwm = $2 } END { print rss, hwm }' "/proc/$1/status"
 }
 
-echo "requests per role: 3 x s3lect run per mode ($modes), default timings, local radosgw over HTTPS"
+store_name="local radosgw over HTTPS"
+((azure)) && store_name="Azurite over HTTP (loopback)"
+echo "requests per role: 3 x s3lect run per mode ($modes), default timings, $store_name"
 echo "settling ${settle} s, then measuring over $minutes min"
 sleep "$settle"
 declare -A first=() last=()
