@@ -624,7 +624,8 @@ TEST_F(S3ClientTest, ClientWorksWithIoContextOnSeveralThreads) {
 /// The threads of this process, from /proc/self/task.
 std::size_t thread_count() {
   std::size_t count = 0;
-  for ([[maybe_unused]] const auto& entry : std::filesystem::directory_iterator("/proc/self/task")) {
+  for ([[maybe_unused]] const auto& entry :
+       std::filesystem::directory_iterator("/proc/self/task")) {
     ++count;
   }
   return count;
