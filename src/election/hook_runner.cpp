@@ -13,6 +13,8 @@
 #include <boost/asio/post.hpp>
 
 #include <exception>
+#include <optional>
+#include <string>
 
 namespace s3lect::inline v1 {
 
@@ -36,6 +38,17 @@ struct hook_reported {
   std::shared_ptr<Impl> self;
   detail::hook_done done;
   void operator()() { self->push(std::move(done)); }
+};
+
+// Logs a failed lose hook on the loop's strand, where the configuration the log line reads
+// (its logger, the server id) is written by update_config().
+template <class Impl>
+struct lose_hook_failed {
+  std::shared_ptr<Impl> self;
+  std::string error;
+  void operator()() const {
+    self->log(log_level::warning, "on_lose hook failed error=" + log_text::value(error));
+  }
 };
 
 // Cancels a running acquire hook from its own strand: a cancellation signal must be emitted
@@ -127,14 +140,17 @@ void elector::impl::on_lost(std::uint64_t term, detail::loss_reason reason) {
 
 asio::awaitable<void> elector::impl::run_lose_hook(std::shared_ptr<impl> self, hook_function hook,
                                                    std::uint64_t term) {
+  std::optional<std::string> failed;
   try {
     co_await hook(term);
   } catch (const std::exception& e) {
-    // Best effort, as in the Go package: the transition has happened already.
-    self->log(log_level::warning, "on_lose hook failed error=" + log_text::value(e.what()));
+    failed = e.what();
   } catch (...) {
-    self->log(log_level::warning, "on_lose hook failed error=\"non-standard exception\"");
+    failed = "non-standard exception";
   }
+  // Best effort, as in the Go package: the transition has happened already. Logged from the
+  // loop's strand: this is the hook's strand, which must not read the configuration.
+  if (failed) asio::dispatch(self->strand, lose_hook_failed<impl>{self, std::move(*failed)});
 }
 
 }  // namespace s3lect::inline v1

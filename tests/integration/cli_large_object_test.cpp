@@ -98,15 +98,26 @@ TEST_F(CliLargeObjectIntegration, TwentyMegabyteLockObjectIsAnUnreadableRecord) 
 
 TEST_F(CliLargeObjectIntegration, RunTakesATwentyMegabyteLockObjectOverAfterOneLease) {
   put_raw(key, varied_bytes(twenty_megabytes));
-  auto args = run_args("over-large");
-  args.insert(args.end(), {"--", "true"});
+  // Each read of the record takes its first MiB, which under TSan on a loaded machine took
+  // longer than run_args()'s 150 ms request timeout: the timings of a 3 s lease instead, with
+  // 400 ms per attempt (3 x 400 ms + 250 ms of retry delays fit in D - F = 1.5 s). The takeover
+  // must still wait out one whole lease.
+  std::vector<std::string> args{"run"};
+  for (auto& arg : store_args()) args.push_back(arg);
+  for (const char* arg :
+       {"--lease",      "3s",    "--renew-deadline",  "2s",    "--frequent",     "500ms",
+        "--infrequent", "1s",    "--request-timeout", "400ms", "--retry-delays", "50ms,200ms",
+        "--kill-grace", "500ms", "--log-level",       "debug", "--id",           "over-large",
+        "--",           "true"}) {
+    args.push_back(arg);
+  }
   const auto started = std::chrono::steady_clock::now();
   auto& process = run(args);
   const auto took = std::chrono::steady_clock::now() - started;
   EXPECT_EQ(process.status, std::optional<int>(0)) << process.err();
   EXPECT_NE(process.err().find("unreadable lock record"), std::string::npos) << process.err();
   EXPECT_NE(process.err().find("msg=\"became leader\""), std::string::npos) << process.err();
-  EXPECT_GE(took, std::chrono::seconds(2)) << "took over before the 2 s lease had passed";
+  EXPECT_GE(took, std::chrono::seconds(3)) << "took over before the 3 s lease had passed";
   auto& after = status();
   EXPECT_EQ(after.status, std::optional<int>(0)) << after.err();
   EXPECT_NE(after.out().find("\"leaderID\":\"over-large\""), std::string::npos) << after.out();
