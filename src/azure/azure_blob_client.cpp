@@ -195,30 +195,6 @@ detail::http_request get_request(const std::shared_ptr<blob_operation<get_result
   return request;
 }
 
-error_code take_found(detail::http_response& response, std::size_t head_bytes, get_result& result) {
-  const std::string_view etag = response.header("ETag");
-  if (etag.empty()) {
-    result.info.message = "Get Blob reply has no ETag header";
-    return errc::protocol_error;
-  }
-  object found;
-  found.etag = detail::normalize_etag(etag);
-  found.last_modified = detail::parse_http_date(response.header("Last-Modified"));
-  found.metadata = detail::blob_metadata_from_headers(response.headers);
-  found.truncated = response.truncated;
-  if (response.status == 206) {
-    found.truncated =
-        detail::range_leaves_more(response.header("Content-Range"), response.body.size());
-  }
-  if (head_bytes > 0 && response.body.size() > head_bytes) {
-    response.body.resize(head_bytes);
-    found.truncated = true;
-  }
-  found.body = std::move(response.body);
-  result.found.emplace(std::move(found));
-  return {};
-}
-
 asio::awaitable<void> run_get(std::shared_ptr<blob_operation<get_result>> op, get_shape shape) {
   op->arm_timer();
   if (std::string problem = key_problem(op->key()); !problem.empty()) {
@@ -245,7 +221,10 @@ asio::awaitable<void> run_get(std::shared_ptr<blob_operation<get_result>> op, ge
   bool missing = false;
   error_code ec = detail::interpret_blob_reply(detail::s3_operation::get, exchanged, *control,
                                                result.info, missing);
-  if (!ec && !missing) ec = take_found(exchanged.response, shape.head_bytes, result);
+  if (!ec && !missing) {
+    object_metadata metadata = detail::blob_metadata_from_headers(exchanged.response.headers);
+    ec = detail::take_found(exchanged.response, shape.head_bytes, std::move(metadata), result);
+  }
   op->finish(ec, std::move(result));
 }
 

@@ -66,14 +66,7 @@ boost::system::error_code interpret_blob_reply(s3_operation kind, exchange_resul
                                                const request_control& control, response_info& info,
                                                bool& missing) {
   info.round_trip = exchanged.round_trip;
-  if (exchanged.error) {
-    info.message = exchanged.detail;
-    if (is_put(kind) && control.may_be_delivered) {
-      info.message = "the write may have been applied: " + info.message;
-      return errc::outcome_unknown;
-    }
-    return exchanged.error;
-  }
+  if (exchanged.error) return transport_failure(kind, exchanged, control, info);
   const http_response& response = exchanged.response;
   info.http_status = response.status;
   info.server_date = parse_http_date(response.header("Date"));

@@ -1,5 +1,7 @@
 #include "object_operation.hpp"
 
+#include "etag.hpp"
+
 #include <charconv>
 #include <filesystem>
 #include <system_error>
@@ -13,6 +15,30 @@ bool range_leaves_more(std::string_view content_range, std::size_t received) {
   std::uint64_t size = 0;
   const auto [end, ec] = std::from_chars(total.data(), total.data() + total.size(), size);
   return ec != std::errc{} || end != total.data() + total.size() || size > received;
+}
+
+boost::system::error_code take_found(http_response& response, std::size_t head_bytes,
+                                     object_metadata metadata, get_result& result) {
+  const std::string_view etag = response.header("ETag");
+  if (etag.empty()) {
+    result.info.message = "GET reply has no ETag header";
+    return errc::protocol_error;
+  }
+  object found;
+  found.etag = normalize_etag(etag);
+  found.last_modified = parse_http_date(response.header("Last-Modified"));
+  found.metadata = std::move(metadata);
+  found.truncated = response.truncated;
+  if (response.status == 206) {
+    found.truncated = range_leaves_more(response.header("Content-Range"), response.body.size());
+  }
+  if (head_bytes > 0 && response.body.size() > head_bytes) {
+    response.body.resize(head_bytes);  // a store that ignored the range
+    found.truncated = true;
+  }
+  found.body = std::move(response.body);
+  result.found.emplace(std::move(found));
+  return {};
 }
 
 std::optional<std::uint64_t> regular_file_size(const std::string& path, std::string& problem) {

@@ -49,6 +49,13 @@ struct get_shape {
 /// Whether a 206 reply's `Content-Range: bytes 0-N/TOTAL` leaves bytes after `received`.
 bool range_leaves_more(std::string_view content_range, std::size_t received);
 
+/// The object of a successful GET reply, with `metadata` read from its headers by the store's
+/// own rules, into `result`; protocol_error for a reply without ETag (no conditional write can
+/// follow it: such a store cannot host a lock). `head_bytes` above 0: a ranged read, cut there
+/// if the store ignored the range.
+boost::system::error_code take_found(http_response& response, std::size_t head_bytes,
+                                     object_metadata metadata, get_result& result);
+
 /// The size of the regular file at `path`, or nullopt with `problem` set.
 std::optional<std::uint64_t> regular_file_size(const std::string& path, std::string& problem);
 

@@ -102,17 +102,20 @@ http_request build_s3_request(const request_addressing& addressing, const std::s
   return request;
 }
 
+error_code transport_failure(s3_operation kind, const exchange_result& exchanged,
+                             const request_control& control, response_info& info) {
+  info.message = exchanged.detail;
+  if (is_put(kind) && control.may_be_delivered) {
+    info.message = "the write may have been applied: " + info.message;
+    return errc::outcome_unknown;
+  }
+  return exchanged.error;
+}
+
 error_code interpret_reply(s3_operation kind, exchange_result& exchanged,
                            const request_control& control, response_info& info, bool& missing) {
   info.round_trip = exchanged.round_trip;
-  if (exchanged.error) {
-    info.message = exchanged.detail;
-    if (is_put(kind) && control.may_be_delivered) {
-      info.message = "the write may have been applied: " + info.message;
-      return errc::outcome_unknown;
-    }
-    return exchanged.error;
-  }
+  if (exchanged.error) return transport_failure(kind, exchanged, control, info);
 
   const http_response& response = exchanged.response;
   info.http_status = response.status;

@@ -44,6 +44,11 @@ http_request build_s3_request(const request_addressing& addressing, const std::s
                               const aws_credentials& creds, s3_operation kind, std::string_view key,
                               s3_request_parts parts);
 
+/// The error of an exchange that brought no complete reply, its detail in `info`: the transport's
+/// error, or outcome_unknown for a PUT whose bytes may have reached the store.
+boost::system::error_code transport_failure(s3_operation kind, const exchange_result& exchanged,
+                                            const request_control& control, response_info& info);
+
 /// Fills `info` from an exchange and returns the operation's error; `missing` is set for a GET
 /// or DELETE that found no object.
 boost::system::error_code interpret_reply(s3_operation kind, exchange_result& exchanged,
