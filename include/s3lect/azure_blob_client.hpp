@@ -1,4 +1,5 @@
-// s3lect's own Azure Blob Storage client: Get Blob and conditional Put Blob over HTTP or HTTPS,
+// s3lect's own Azure Blob Storage client: Get Blob and conditional Put Blob (Put Block and a
+// conditional Put Block List for bodies above Put Blob's limit) over HTTP or HTTPS,
 // Shared Key or SAS, on the caller's executor. The same storage as s3_client, so the elector,
 // fenced objects and peer mode run on a container as on a bucket. Beast and OpenSSL stay inside
 // src/.
@@ -65,6 +66,15 @@ struct azure_blob_config {
   std::size_t max_body_bytes = 1024 * 1024;
   /// Idle keep-alive connections kept for reuse.
   std::size_t max_idle_connections = 4;
+  /// A PUT body larger than this does not go in one Put Blob (which takes up to 5,000 MiB, the
+  /// default and the most allowed) but as blocks of `block_bytes`, one Put Block each, one after
+  /// the other, then one Put Block List carrying the condition and the metadata: the blob
+  /// changes at that commit only, all at once, and a lost condition leaves it as it was.
+  std::uint64_t max_put_blob_bytes = 5000ull * 1024 * 1024;
+  /// The size of each block of such a body, at most 4,000 MiB. A body that would need more than
+  /// the 50,000 blocks a blob takes gets larger blocks; one over 50,000 blocks of 4,000 MiB is
+  /// refused before anything is sent.
+  std::uint64_t block_bytes = 100ull * 1024 * 1024;
   logger log;  ///< Where the client logs.
 
   /// A configuration for `container` from the variables the Azure CLI reads:

@@ -134,8 +134,9 @@ class fenced_object {
   }
 
   /// Writes the regular file at `path` with `term`, streamed (memory does not grow with the
-  /// file; S3 takes up to 5 GiB in one PUT). Completes and cancels as async_write; a file that
-  /// cannot be read fails with the error of storage::async_put_file.
+  /// file; S3 takes up to 5 GiB in one PUT, azure_blob_client uploads more in blocks committed
+  /// at once). Completes and cancels as async_write; a file that cannot be read fails with the
+  /// error of storage::async_put_file.
   template <class CompletionToken = default_token>
   auto async_write_file(std::uint64_t term, std::string path, CompletionToken&& token = {}) {
     return boost::asio::async_initiate<CompletionToken, fenced_write_signature>(

@@ -7,6 +7,7 @@
 #include "azure_endpoint.hpp"
 #include "azure_reply.hpp"
 #include "azure_request.hpp"
+#include "block_upload.hpp"
 #include "etag.hpp"
 #include "http_client.hpp"
 #include "object_operation.hpp"
@@ -228,22 +229,115 @@ asio::awaitable<void> run_get(std::shared_ptr<blob_operation<get_result>> op, ge
   op->finish(ec, std::move(result));
 }
 
-/// Put Blob takes up to 5,000 MiB in one request (API versions since 2019-12-12).
-constexpr std::uint64_t max_put_blob_bytes = 5000ull * 1024 * 1024;
+/// The Put Block request of block `index` of `whole`'s body.
+detail::http_request block_request(const std::shared_ptr<blob_operation<put_result>>& op,
+                                   const detail::blob_request_parts& whole,
+                                   const detail::block_span& span, std::string block_id,
+                                   const std::string& bearer) {
+  detail::blob_request_parts parts;
+  parts.put = detail::blob_put::block;
+  parts.block_id = std::move(block_id);
+  parts.body = whole.body.substr(span.head_offset, span.head_bytes);
+  if (span.file_bytes > 0) {
+    parts.body_file = whole.body_file;
+    parts.body_file_offset = span.file_offset;
+    parts.body_file_size = span.file_bytes;
+  }
+  detail::http_request request = op->client().request(detail::s3_operation::put_if_absent,
+                                                      op->key(), std::move(parts), bearer);
+  request.on_progress = op->progress_callback();
+  return request;
+}
+
+/// Sends block `index` of the plan; false when the operation has finished (failed, cancelled,
+/// timed out). A block changes no blob, so its reply is read as a GET's: no failure leaves the
+/// write's outcome unknown.
+asio::awaitable<bool> put_block(std::shared_ptr<blob_operation<put_result>> op,
+                                const detail::blob_request_parts& whole,
+                                const detail::block_plan& plan, const std::string& upload,
+                                std::uint64_t index) {
+  const std::optional<std::string> bearer = co_await bearer_token(op);
+  if (!bearer) co_return false;
+  ++op->client().puts;  // each block is a PUT sent; start_put counted the commit
+  std::shared_ptr<detail::request_control> control = op->control();
+  detail::http_request request =
+      block_request(op, whole, plan.span(index), detail::block_id(upload, index), *bearer);
+  detail::exchange_result exchanged = co_await op->client().pool.exchange(
+      control, std::move(request), detail::replay_policy::idempotent);
+  if (control->aborted()) co_return false;
+  put_result result;
+  bool missing = false;
+  error_code ec = detail::interpret_blob_reply(detail::s3_operation::get, exchanged, *control,
+                                               result.info, missing);
+  if (!ec && missing) ec = errc::bad_request;  // a 404 other than ContainerNotFound
+  if (!ec) co_return true;
+  result.info.message = "Put Block " + std::to_string(index + 1) + " of " +
+                        std::to_string(plan.count) + " (nothing written): " + result.info.message;
+  op->finish(ec, std::move(result));
+  co_return false;
+}
+
+/// A body over max_put_blob_bytes: its blocks one after the other under a fresh upload's IDs,
+/// then one Put Block List with the condition and the metadata, which makes them the blob at
+/// once or fails and leaves the blob as it was (the blocks stay uncommitted: Azure discards them
+/// at the blob's next commit, or after a week).
+asio::awaitable<void> run_block_put(std::shared_ptr<blob_operation<put_result>> op,
+                                    detail::blob_request_parts whole, detail::block_plan plan,
+                                    detail::s3_operation kind) {
+  const std::string upload = detail::new_upload_name();
+  op->set_changes_nothing(true);
+  for (std::uint64_t index = 0; index < plan.count; ++index) {
+    const bool sent = co_await put_block(op, whole, plan, upload, index);
+    if (!sent) co_return;
+  }
+  std::shared_ptr<detail::request_control> control = op->control();
+  control->may_be_delivered = false;  // the blocks' requests wrote no blob
+  op->set_changes_nothing(false);
+  const std::optional<std::string> bearer = co_await bearer_token(op);
+  if (!bearer) co_return;
+  detail::blob_request_parts commit;
+  commit.put = detail::blob_put::block_list;
+  commit.body = detail::block_list_body(upload, plan.count);
+  commit.condition = whole.condition;
+  commit.metadata = whole.metadata;
+  detail::http_request request = op->client().request(kind, op->key(), std::move(commit), *bearer);
+  detail::exchange_result exchanged = co_await op->client().pool.exchange(
+      control, std::move(request), detail::replay_policy::unless_written);
+  if (control->aborted()) co_return;
+  put_result result;
+  bool missing = false;
+  const error_code ec =
+      detail::interpret_blob_reply(kind, exchanged, *control, result.info, missing);
+  if (!ec) result.etag = detail::normalize_etag(exchanged.response.header("ETag"));
+  op->finish(ec, std::move(result));
+}
+
+/// Why the PUT cannot be sent (key, condition, metadata, file), or an empty string; sets
+/// `file_size` to the file's size (0 without one).
+std::string put_problem(const std::string& key, const detail::blob_request_parts& parts,
+                        const put_condition& condition, const object_metadata& metadata,
+                        std::uint64_t& file_size) {
+  std::string problem = key_problem(key);
+  if (problem.empty()) problem = condition_problem(condition);
+  if (problem.empty()) problem = detail::blob_metadata_problem(metadata);
+  file_size = 0;
+  if (problem.empty() && !parts.body_file.empty()) {
+    file_size = detail::regular_file_size(parts.body_file, problem).value_or(0);
+  }
+  return problem;
+}
 
 asio::awaitable<void> run_put(std::shared_ptr<blob_operation<put_result>> op,
                               detail::blob_request_parts parts, put_condition condition,
                               object_metadata metadata) {
   op->arm_timer();
-  std::string problem = key_problem(op->key());
-  if (problem.empty()) problem = condition_problem(condition);
-  if (problem.empty()) problem = detail::blob_metadata_problem(metadata);
-  std::optional<std::uint64_t> file_size{0};
-  if (problem.empty() && !parts.body_file.empty()) {
-    file_size = detail::regular_file_size(parts.body_file, problem);
-  }
-  if (problem.empty() && parts.body.size() + *file_size > max_put_blob_bytes) {
-    problem = "body: over the 5,000 MiB one Put Blob takes";
+  std::uint64_t file_size = 0;
+  std::string problem = put_problem(op->key(), parts, condition, metadata, file_size);
+  const azure_blob_config& config = op->client().config;
+  const bool in_blocks = parts.body.size() + file_size > config.max_put_blob_bytes;
+  detail::block_plan plan;
+  if (problem.empty() && in_blocks) {
+    plan = detail::plan_blocks(parts.body.size(), file_size, config.block_bytes, problem);
   }
   if (!problem.empty()) {
     op->refuse(std::move(problem));
@@ -252,11 +346,15 @@ asio::awaitable<void> run_put(std::shared_ptr<blob_operation<put_result>> op,
   const detail::s3_operation kind = condition.type == put_condition::kind::if_absent
                                         ? detail::s3_operation::put_if_absent
                                         : detail::s3_operation::put_if_match;
-  const std::optional<std::string> bearer = co_await bearer_token(op);
-  if (!bearer) co_return;
-  parts.body_file_size = *file_size;
+  parts.body_file_size = file_size;
   parts.condition = &condition;
   parts.metadata = &metadata;
+  if (in_blocks) {
+    co_await run_block_put(op, std::move(parts), plan, kind);
+    co_return;
+  }
+  const std::optional<std::string> bearer = co_await bearer_token(op);
+  if (!bearer) co_return;
   const bool streamed = !parts.body_file.empty();
   detail::http_request request = op->client().request(kind, op->key(), std::move(parts), *bearer);
   if (streamed) request.on_progress = op->progress_callback();

@@ -2,6 +2,7 @@
 #include <s3lect/azure_blob_client.hpp>
 
 #include "azure_endpoint.hpp"
+#include "block_upload.hpp"
 #include "connection_string.hpp"
 #include "shared_key.hpp"
 
@@ -118,6 +119,12 @@ std::optional<std::string> azure_blob_config::validate() const {
     return "request_timeout: must not be negative (0 disables it)";
   }
   if (full->max_body_bytes == 0) return "max_body_bytes: must be positive";
+  if (full->max_put_blob_bytes == 0 || full->max_put_blob_bytes > 5000ull * 1024 * 1024) {
+    return "max_put_blob_bytes: must be between 1 byte and the 5,000 MiB one Put Blob takes";
+  }
+  if (full->block_bytes == 0 || full->block_bytes > detail::max_block_bytes) {
+    return "block_bytes: must be between 1 byte and the 4,000 MiB one Put Block takes";
+  }
   std::string unused;
   if (detail::parse_blob_endpoint(full->endpoint, unused)->url.tls && !full->tls.verify_peer &&
       (!full->tls.ca_file.empty() || !full->tls.ca_pem.empty())) {

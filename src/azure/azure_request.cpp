@@ -2,6 +2,7 @@
 
 #include "s3_request.hpp"
 #include "shared_key.hpp"
+#include "uri_encode.hpp"
 
 #include <chrono>
 #include <ctime>
@@ -25,10 +26,17 @@ std::string http_date_now() {
   return std::string(text, size);
 }
 
+/// The headers of Put Blob and Put Block List: the blob's type, the condition and the metadata.
 void add_put_headers(const blob_request_parts& parts,
                      std::vector<std::pair<std::string, std::string>>& headers) {
-  headers.emplace_back("x-ms-blob-type", "BlockBlob");
-  headers.emplace_back("Content-Type", "application/json");
+  if (parts.put == blob_put::block_list) {
+    // The body is the list of blocks; the blob's own type goes in x-ms-blob-content-type.
+    headers.emplace_back("Content-Type", "application/xml");
+    headers.emplace_back("x-ms-blob-content-type", "application/json");
+  } else {
+    headers.emplace_back("x-ms-blob-type", "BlockBlob");
+    headers.emplace_back("Content-Type", "application/json");
+  }
   if (parts.condition->type == put_condition::kind::if_absent) {
     headers.emplace_back("If-None-Match", "*");
   } else {
@@ -43,6 +51,13 @@ void add_put_headers(const blob_request_parts& parts,
   }
 }
 
+/// The query parameters of a Put Block or Put Block List, decoded.
+std::vector<std::pair<std::string, std::string>> query_of(const blob_request_parts& parts) {
+  if (parts.put == blob_put::block) return {{"comp", "block"}, {"blockid", parts.block_id}};
+  if (parts.put == blob_put::block_list) return {{"comp", "blocklist"}};
+  return {};
+}
+
 }  // namespace
 
 http_request build_blob_request(const blob_endpoint& endpoint, std::string_view container,
@@ -52,8 +67,14 @@ http_request build_blob_request(const blob_endpoint& endpoint, std::string_view 
   request.method = std::string(method_of(kind));
   const std::string path = blob_path(endpoint, container, key);
   request.target = path;
+  std::vector<std::pair<std::string, std::string>> query = query_of(parts);
+  char separator = '?';
+  for (const auto& [name, value] : query) {
+    request.target += separator + name + "=" + uri_encode(value, false);  // base64 has + / =
+    separator = '&';
+  }
   const bool sas = authorization.decoded_key.empty() && !authorization.sas_query.empty();
-  if (sas) request.target += "?" + authorization.sas_query;
+  if (sas) request.target += separator + authorization.sas_query;
   auto& headers = request.headers;
   headers.emplace_back("Host", endpoint.host_header);
   headers.emplace_back("x-ms-date", http_date_now());
@@ -68,6 +89,7 @@ http_request build_blob_request(const blob_endpoint& endpoint, std::string_view 
     to_sign.method = request.method;
     to_sign.path = path;
     to_sign.headers = headers;
+    to_sign.query = std::move(query);
     to_sign.content_length = parts.body.size() + parts.body_file_size;
     headers.emplace_back("Authorization", shared_key_authorization(to_sign, authorization.account,
                                                                    authorization.decoded_key));
@@ -80,6 +102,7 @@ http_request build_blob_request(const blob_endpoint& endpoint, std::string_view 
   request.body = std::move(parts.body);
   request.body_file = std::move(parts.body_file);
   request.body_file_size = parts.body_file_size;
+  request.body_file_offset = parts.body_file_offset;
   return request;
 }
 

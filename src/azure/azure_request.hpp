@@ -1,5 +1,6 @@
 // One Blob service request as azure_blob_client sends it: the authorised HTTP request of an
-// operation (Get Blob, Put Blob, Delete Blob), and the blob metadata headers.
+// operation (Get Blob, Put Blob, Put Block, Put Block List, Delete Blob), and the blob metadata
+// headers.
 #pragma once
 
 #include <s3lect/storage.hpp>
@@ -28,12 +29,23 @@ struct blob_authorization {
   std::string bearer_token;  ///< an Entra ID access token, fetched per request
 };
 
+/// Which request a PUT is.
+enum class blob_put {
+  blob,        ///< Put Blob: the whole body, with the condition and the metadata
+  block,       ///< Put Block: one block of a larger body, which changes no blob
+  block_list,  ///< Put Block List: commits the blocks in its body, with the condition and metadata
+};
+
 /// What goes into one request besides its operation and key (the operations are the storage
 /// interface's, named as for S3: s3_reply.hpp).
 struct blob_request_parts {
   std::string body;
-  std::string body_file;  ///< set: the body continues with this file's first body_file_size bytes
+  /// Set: the body continues with body_file_size bytes of this file from body_file_offset on.
+  std::string body_file;
   std::uint64_t body_file_size = 0;
+  std::uint64_t body_file_offset = 0;
+  blob_put put = blob_put::blob;              ///< PUT only
+  std::string block_id;                       ///< Put Block: the block's ID (block_upload.hpp)
   const put_condition* condition = nullptr;   ///< PUT only
   const object_metadata* metadata = nullptr;  ///< PUT only
   std::string read_if_match;                  ///< GET: only this version

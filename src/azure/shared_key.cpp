@@ -100,6 +100,16 @@ std::string shared_key_string_to_sign(const shared_key_request& request, std::st
   out += '/';
   out += account;
   out += request.path;
+  // No parameter is repeated in s3lect's requests, so none needs its values joined by ','.
+  std::vector<std::pair<std::string, std::string_view>> query;
+  for (const auto& [name, value] : request.query) query.emplace_back(lowered(name), value);
+  std::sort(query.begin(), query.end());
+  for (const auto& [name, value] : query) {
+    out += '\n';
+    out += name;
+    out += ':';
+    out += value;
+  }
   return out;
 }
 

@@ -24,12 +24,16 @@ struct shared_key_request {
   /// "/devstoreaccount1/container/blob".
   std::string path;
   std::vector<std::pair<std::string, std::string>> headers;  ///< every header sent but these
+  /// The query's parameters, decoded (`comp`, `blockid`): each becomes a line of the
+  /// canonicalized resource.
+  std::vector<std::pair<std::string, std::string>> query;
   /// The body's length; 0 is signed as an empty line (API versions since 2015-02-21).
   unsigned long long content_length = 0;
 };
 
 /// The string to sign: the verb, the standard headers' values in their fixed order, the
-/// canonicalized `x-ms-` headers and the canonicalized resource "/ACCOUNT" + path.
+/// canonicalized `x-ms-` headers and the canonicalized resource: "/ACCOUNT" + path, then
+/// "\nname:value" for each query parameter, names lower-cased and sorted.
 std::string shared_key_string_to_sign(const shared_key_request& request, std::string_view account);
 
 /// "SharedKey ACCOUNT:SIGNATURE", the signature being base64(HMAC-SHA256(key, string to sign))

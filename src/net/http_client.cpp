@@ -154,6 +154,7 @@ request_message to_message(http_request& request) {
   message.body().head = std::move(request.body);
   message.body().file_path = std::move(request.body_file);
   message.body().file_size = request.body_file_size;
+  message.body().file_offset = request.body_file_offset;
   message.body().on_progress = request.on_progress;
   message.prepare_payload();
   return message;

@@ -35,10 +35,12 @@ struct http_request {
   std::string target;  ///< encoded path
   std::vector<std::pair<std::string, std::string>> headers;
   std::string body;
-  /// Set: the body is `body` followed by the first `body_file_size` bytes of this file, read
-  /// in chunks as the socket takes them (memory does not grow with the file).
+  /// Set: the body is `body` followed by `body_file_size` bytes of this file from byte
+  /// `body_file_offset` on, read in chunks as the socket takes them (memory does not grow with
+  /// the file).
   std::string body_file;
   std::uint64_t body_file_size = 0;
+  std::uint64_t body_file_offset = 0;
   /// Set: a 2xx reply's body goes here instead of http_response::body, with no size limit.
   reply_chunk_sink reply_sink;
   /// Without a sink: a body over max_body_bytes ends the read there with

@@ -21,12 +21,14 @@
 
 namespace s3lect::inline v1::detail {
 
-/// A request body: `head`, then the first `file_size` bytes of `file_path` (when set).
+/// A request body: `head`, then `file_size` bytes of `file_path` from `file_offset` on (when
+/// set).
 struct spliced_body {
   struct value_type {
     std::string head;
     std::string file_path;
     std::uint64_t file_size = 0;
+    std::uint64_t file_offset = 0;
     std::function<void()> on_progress;
   };
 
@@ -44,6 +46,7 @@ struct spliced_body {
       remaining_ = body_.file_size;
       if (remaining_ == 0) return;
       file_.open(body_.file_path.c_str(), beast::file_mode::scan, ec);
+      if (!ec && body_.file_offset > 0) file_.seek(body_.file_offset, ec);
       chunk_ = std::make_unique<char[]>(chunk_bytes);
     }
 

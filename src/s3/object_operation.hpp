@@ -98,6 +98,10 @@ class object_operation final : public request_operation<Result> {
     return [this] { note_progress(); };
   }
 
+  /// While set, the requests being sent change no object (an Azure block upload before its
+  /// commit): a deadline or an internal error then means that nothing was written.
+  void set_changes_nothing(bool value) noexcept { changes_nothing_ = value; }
+
   /// Completes at once with `problem`, as asio::error::invalid_argument: nothing was sent.
   void refuse(std::string problem) {
     Result invalid{};
@@ -119,7 +123,7 @@ class object_operation final : public request_operation<Result> {
     response_info& info = info_of(result);
     const std::string waited =
         "no reply within " + std::to_string(client_->request_timeout().count()) + " ms";
-    const bool maybe_written = is_put(kind_) && this->control()->may_be_delivered;
+    const bool maybe_written = may_have_written();
     info.message = maybe_written ? waited + "; the write may have been applied" : waited;
     this->finish(maybe_written ? errc::outcome_unknown : errc::timeout, std::move(result));
   }
@@ -127,8 +131,12 @@ class object_operation final : public request_operation<Result> {
   void on_internal_error(std::string what) override {
     Result result{};
     info_of(result).message = std::move(what);
-    const bool maybe_written = is_put(kind_) && this->control()->may_be_delivered;
-    this->finish(maybe_written ? errc::outcome_unknown : errc::protocol_error, std::move(result));
+    this->finish(may_have_written() ? errc::outcome_unknown : errc::protocol_error,
+                 std::move(result));
+  }
+
+  bool may_have_written() const {
+    return is_put(kind_) && !changes_nothing_ && this->control()->may_be_delivered;
   }
 
   void on_finish(const boost::system::error_code& ec, const Result& result) override {
@@ -154,6 +162,7 @@ class object_operation final : public request_operation<Result> {
   s3_operation kind_;
   std::string key_;
   std::chrono::steady_clock::time_point last_armed_{};
+  bool changes_nothing_ = false;
 };
 
 /// co_spawn's completion handler for an operation's coroutine.

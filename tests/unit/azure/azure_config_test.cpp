@@ -96,6 +96,26 @@ TEST(AzureConfig, ValidationNamesTheFieldAndNeverTheKey) {
   EXPECT_FALSE(config.answers_authenticated());  // plain HTTP off this host
 }
 
+TEST(AzureConfig, PutBlobsLimitAndTheBlockSizeAreBoundedByAzures) {
+  azure_blob_config config;
+  config.container = "locks";
+  config.connection_string = azurite_string;
+  ASSERT_EQ(config.validate(), std::nullopt);
+  EXPECT_EQ(config.max_put_blob_bytes, 5000ull * 1024 * 1024);  // Put Blob's own limit
+  config.max_put_blob_bytes = 0;
+  EXPECT_NE(config.validate()->find("max_put_blob_bytes:"), std::string::npos);
+  config.max_put_blob_bytes = 5000ull * 1024 * 1024 + 1;
+  EXPECT_NE(config.validate()->find("max_put_blob_bytes:"), std::string::npos);
+  config.max_put_blob_bytes = 1;
+  EXPECT_EQ(config.validate(), std::nullopt);
+  config.block_bytes = 0;
+  EXPECT_NE(config.validate()->find("block_bytes:"), std::string::npos);
+  config.block_bytes = 4000ull * 1024 * 1024 + 1;
+  EXPECT_NE(config.validate()->find("block_bytes:"), std::string::npos);
+  config.block_bytes = 4000ull * 1024 * 1024;
+  EXPECT_EQ(config.validate(), std::nullopt);
+}
+
 TEST(AzureConfig, ASasWithAnEndpointNeedsNoAccountAndAVerifiedCaNeedsVerification) {
   azure_blob_config config;
   config.container = "locks";

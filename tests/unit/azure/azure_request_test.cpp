@@ -73,6 +73,54 @@ TEST(AzureRequest, AnEntraIdTokenIsABearerHeaderAndNoQuery) {
   EXPECT_EQ(header(request, "x-ms-version"), "2025-01-05");
 }
 
+TEST(AzureRequest, APutBlockNamesItsBlockEncodedAndCarriesNoConditionNorBlobHeaders) {
+  blob_request_parts parts;
+  parts.put = blob_put::block;
+  parts.block_id = "czNs+/ZW==";
+  parts.body = "abc";
+  parts.body_file = "/tmp/body";
+  parts.body_file_offset = 7;
+  parts.body_file_size = 4;
+  const http_request request =
+      build_blob_request(azurite(), "locks", shared_key(), s3_operation::put_if_absent, "k", parts);
+  EXPECT_EQ(request.method, "PUT");
+  EXPECT_EQ(request.target, "/devstoreaccount1/locks/k?comp=block&blockid=czNs%2B%2FZW%3D%3D");
+  EXPECT_EQ(header(request, "If-None-Match"), "<none>");
+  EXPECT_EQ(header(request, "If-Match"), "<none>");
+  EXPECT_EQ(header(request, "x-ms-blob-type"), "<none>");
+  EXPECT_TRUE(header(request, "Authorization").starts_with("SharedKey devstoreaccount1:"));
+  EXPECT_EQ(request.body, "abc");
+  EXPECT_EQ(request.body_file, "/tmp/body");
+  EXPECT_EQ(request.body_file_offset, 7u);
+  EXPECT_EQ(request.body_file_size, 4u);
+
+  // The query is signed: the same block under another ID has another signature.
+  blob_request_parts other = parts;
+  other.block_id = "b3RoZXI=";
+  const http_request renamed =
+      build_blob_request(azurite(), "locks", shared_key(), s3_operation::put_if_absent, "k", other);
+  EXPECT_NE(header(renamed, "Authorization"), header(request, "Authorization"));
+}
+
+TEST(AzureRequest, APutBlockListCarriesTheConditionTheMetadataAndTheBlobsType) {
+  put_condition condition = put_condition::matches("0x8DC1");
+  object_metadata metadata{{"s3lect-term", "7"}};
+  blob_request_parts parts;
+  parts.put = blob_put::block_list;
+  parts.body = "<BlockList/>";
+  parts.condition = &condition;
+  parts.metadata = &metadata;
+  const blob_authorization sas{"acct", "", "sv=2025-01-05&sig=abc", ""};
+  const http_request request =
+      build_blob_request(azurite(), "locks", sas, s3_operation::put_if_match, "k", parts);
+  EXPECT_EQ(request.target, "/devstoreaccount1/locks/k?comp=blocklist&sv=2025-01-05&sig=abc");
+  EXPECT_EQ(header(request, "If-Match"), "\"0x8DC1\"");
+  EXPECT_EQ(header(request, "x-ms-meta-s3lect_term"), "7");
+  EXPECT_EQ(header(request, "x-ms-blob-content-type"), "application/json");
+  EXPECT_EQ(header(request, "Content-Type"), "application/xml");
+  EXPECT_EQ(header(request, "x-ms-blob-type"), "<none>");  // not a Put Blob
+}
+
 TEST(AzureRequest, AReadOfOneVersionAndARangeUseIfMatchAndXMsRange) {
   blob_request_parts parts;
   parts.read_if_match = "0x1";

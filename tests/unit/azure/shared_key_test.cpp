@@ -72,6 +72,21 @@ TEST(SharedKey, AnEmptyBodyIsSignedWithAnEmptyContentLength) {
             "GET\n\n\n\n\n\n\n\n\n\n\n\nx-ms-date:d\nx-ms-version:v\n/acct/c/k");
 }
 
+TEST(SharedKey, QueryParametersEndTheResourceLowerCasedAndSortedOnePerLine) {
+  // The shape of the reference's own example ("Authorize with Shared Key", canonicalized
+  // resource: "/myaccount/mycontainer\ncomp:metadata\nrestype:container\ntimeout:20"): the
+  // values decoded, the names lower-cased, sorted by name whatever order they were sent in.
+  shared_key_request block;
+  block.method = "PUT";
+  block.path = "/c/k";
+  block.content_length = 3;
+  block.headers = {{"x-ms-version", "v"}};
+  block.query = {{"comp", "block"}, {"BlockId", "czNsZWN0+/=="}};
+  EXPECT_EQ(
+      shared_key_string_to_sign(block, "acct"),
+      "PUT\n\n\n3\n\n\n\n\n\n\n\n\nx-ms-version:v\n/acct/c/k\nblockid:czNsZWN0+/==\ncomp:block");
+}
+
 TEST(SharedKey, TheAuthorizationIsTheBase64HmacUnderTheDecodedKey) {
   const std::string key = *base64_decode(
       "Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq/K1SZFPTOtr/KBHBeksoGMGw==");
