@@ -277,6 +277,23 @@ asio::awaitable<bool> put_block(std::shared_ptr<blob_operation<put_result>> op,
   co_return false;
 }
 
+/// Sends the request that may change the blob (a Put Blob, or the Put Block List that commits
+/// the blocks) and finishes the operation with its answer: the new ETag, or the error.
+asio::awaitable<void> send_conditional_put(std::shared_ptr<blob_operation<put_result>> op,
+                                           detail::http_request request,
+                                           detail::s3_operation kind) {
+  std::shared_ptr<detail::request_control> control = op->control();
+  detail::exchange_result exchanged = co_await op->client().pool.exchange(
+      control, std::move(request), detail::replay_policy::unless_written);
+  if (control->aborted()) co_return;
+  put_result result;
+  bool missing = false;
+  const error_code ec =
+      detail::interpret_blob_reply(kind, exchanged, *control, result.info, missing);
+  if (!ec) result.etag = detail::normalize_etag(exchanged.response.header("ETag"));
+  op->finish(ec, std::move(result));
+}
+
 /// A body over max_put_blob_bytes: its blocks one after the other under a fresh upload's IDs,
 /// then one Put Block List with the condition and the metadata, which makes them the blob at
 /// once or fails and leaves the blob as it was (the blocks stay uncommitted: Azure discards them
@@ -301,15 +318,7 @@ asio::awaitable<void> run_block_put(std::shared_ptr<blob_operation<put_result>> 
   commit.condition = whole.condition;
   commit.metadata = whole.metadata;
   detail::http_request request = op->client().request(kind, op->key(), std::move(commit), *bearer);
-  detail::exchange_result exchanged = co_await op->client().pool.exchange(
-      control, std::move(request), detail::replay_policy::unless_written);
-  if (control->aborted()) co_return;
-  put_result result;
-  bool missing = false;
-  const error_code ec =
-      detail::interpret_blob_reply(kind, exchanged, *control, result.info, missing);
-  if (!ec) result.etag = detail::normalize_etag(exchanged.response.header("ETag"));
-  op->finish(ec, std::move(result));
+  co_await send_conditional_put(op, std::move(request), kind);
 }
 
 /// Why the PUT cannot be sent (key, condition, metadata, file), or an empty string; sets
@@ -358,17 +367,7 @@ asio::awaitable<void> run_put(std::shared_ptr<blob_operation<put_result>> op,
   const bool streamed = !parts.body_file.empty();
   detail::http_request request = op->client().request(kind, op->key(), std::move(parts), *bearer);
   if (streamed) request.on_progress = op->progress_callback();
-  std::shared_ptr<detail::request_control> control = op->control();
-  detail::exchange_result exchanged = co_await op->client().pool.exchange(
-      control, std::move(request), detail::replay_policy::unless_written);
-  if (control->aborted()) co_return;
-
-  put_result result;
-  bool missing = false;
-  const error_code ec =
-      detail::interpret_blob_reply(kind, exchanged, *control, result.info, missing);
-  if (!ec) result.etag = detail::normalize_etag(exchanged.response.header("ETag"));
-  op->finish(ec, std::move(result));
+  co_await send_conditional_put(op, std::move(request), kind);
 }
 
 asio::awaitable<void> run_delete(std::shared_ptr<blob_operation<response_info>> op) {
