@@ -243,6 +243,8 @@ detail::http_request block_request(const std::shared_ptr<blob_operation<put_resu
     parts.body_file_offset = span.file_offset;
     parts.body_file_size = span.file_bytes;
   }
+  // The operation names only the method here: a block carries no condition (parts.condition is
+  // unset), and its reply is read by put_block.
   detail::http_request request = op->client().request(detail::s3_operation::put_if_absent,
                                                       op->key(), std::move(parts), bearer);
   request.on_progress = op->progress_callback();
